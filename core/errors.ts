@@ -1,0 +1,282 @@
+/**
+ * The typed errors hookscope throws. Each sets `name` and extends the closest built-in.
+ *
+ * @module
+ */
+
+/**
+ * A string is not one of the hook point values.
+ *
+ * @example
+ * ```ts
+ * import { UnknownHookPointError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new UnknownHookPointError("SESSION_START", ["session.start"]);
+ * assert.ok(error instanceof RangeError);
+ * assert.equal(error.point, "SESSION_START");
+ * ```
+ */
+export class UnknownHookPointError extends RangeError {
+  /** The rejected value. */
+  readonly point: unknown;
+  /** The accepted values. */
+  readonly valid: readonly string[];
+  /** Makes the error; `action` names what was attempted ("register hook", "emit", …). */
+  constructor(point: unknown, valid: readonly string[], action = "use hook point") {
+    super(
+      `Cannot ${action}: unknown point ${describeValue(point)}; valid points: ${
+        valid.map((v) => `"${v}"`).join(", ")
+      }`,
+    );
+    this.name = "UnknownHookPointError";
+    this.point = point;
+    this.valid = valid;
+  }
+}
+
+/**
+ * A declarative hook configuration is malformed.
+ *
+ * @example
+ * ```ts
+ * import { HookConfigError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new HookConfigError("hooks.session.start must be an array of handler names; got string");
+ * assert.ok(error instanceof TypeError);
+ * ```
+ */
+export class HookConfigError extends TypeError {
+  /** Makes the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "HookConfigError";
+  }
+}
+
+/**
+ * `resolveHandler` found no handler under a name.
+ *
+ * @example
+ * ```ts
+ * import { UnknownHandlerError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new UnknownHandlerError("nope", ["persistMessage"]);
+ * assert.deepEqual(error.registered, ["persistMessage"]);
+ * ```
+ */
+export class UnknownHandlerError extends Error {
+  /** The name that missed. */
+  readonly handlerName: string;
+  /** The registered names, sorted. */
+  readonly registered: readonly string[];
+  /** Makes the error. */
+  constructor(handlerName: string, registered: readonly string[]) {
+    const sorted = [...registered].sort();
+    super(
+      `Unknown hook handler ${describeValue(handlerName)}; registered: ${
+        sorted.map((n) => `"${n}"`).join(", ")
+      }`,
+    );
+    this.name = "UnknownHandlerError";
+    this.handlerName = handlerName;
+    this.registered = sorted;
+  }
+}
+
+/**
+ * Thrown by a Session hook handler to stop the handlers after it. It never surfaces to the emitter.
+ *
+ * @example
+ * ```ts
+ * import { HookBus, StopHook } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const bus = new HookBus();
+ * const ran: string[] = [];
+ * bus.on("session.start", () => { ran.push("a"); throw new StopHook(); });
+ * bus.on("session.start", () => { ran.push("b"); });
+ * await bus.emit("session.start", { sessionId: "s1" });
+ * assert.deepEqual(ran, ["a"]);
+ * ```
+ */
+export class StopHook extends Error {
+  /** Makes the control-flow signal. */
+  constructor(message = "Hook chain stopped") {
+    super(message);
+    this.name = "StopHook";
+  }
+}
+
+/**
+ * A branch that another session owns was included.
+ *
+ * @example
+ * ```ts
+ * import { BranchOwnershipError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new BranchOwnershipError("b1", "s1");
+ * assert.equal(error.branchId, "b1");
+ * ```
+ */
+export class BranchOwnershipError extends Error {
+  /** The branch that was refused. */
+  readonly branchId: string;
+  /** The session that owns it. */
+  readonly ownerId: string;
+  /** Makes the error. */
+  constructor(branchId: string, ownerId: string) {
+    super(
+      `Branch ${branchId} is already owned by session ${ownerId}; call removeBranch() on the owning session first to reparent it`,
+    );
+    this.name = "BranchOwnershipError";
+    this.branchId = branchId;
+    this.ownerId = ownerId;
+  }
+}
+
+/**
+ * An action names a tool that is not registered.
+ *
+ * @example
+ * ```ts
+ * import { ToolNotFoundError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(new ToolNotFoundError("search").toolName, "search");
+ * ```
+ */
+export class ToolNotFoundError extends Error {
+  /** The missing tool's name. */
+  readonly toolName: string;
+  /** Makes the error; `registered` is listed in the message. */
+  constructor(toolName: string, registered: readonly string[] = []) {
+    super(
+      `Function ${describeValue(toolName)} is not registered${
+        registered.length ? `; registered: ${registered.map((n) => `"${n}"`).join(", ")}` : ""
+      }`,
+    );
+    this.name = "ToolNotFoundError";
+    this.toolName = toolName;
+  }
+}
+
+/** One problem found while validating tool arguments. */
+export interface ArgumentIssue {
+  /** Where in the arguments (keys and indexes). */
+  readonly path: readonly PropertyKey[];
+  /** What is wrong. */
+  readonly message: string;
+  /** A machine-readable code (zod's issue code when zod found it). */
+  readonly code?: string;
+}
+
+/**
+ * Tool arguments failed the tool's schema.
+ *
+ * @example
+ * ```ts
+ * import { ToolArgumentsError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ToolArgumentsError("add", [{ path: ["a"], message: "Expected number" }]);
+ * assert.ok(error instanceof TypeError);
+ * assert.equal(error.issues.length, 1);
+ * ```
+ */
+export class ToolArgumentsError extends TypeError {
+  /** The tool whose schema rejected the arguments. */
+  readonly toolName: string;
+  /** The problems found. */
+  readonly issues: readonly ArgumentIssue[];
+  /** Makes the error. */
+  constructor(toolName: string, issues: readonly ArgumentIssue[], when = "") {
+    const detail = issues.slice(0, 5).map((i) =>
+      `${i.path.length ? i.path.map(String).join(".") : "(root)"}: ${i.message}`
+    ).join("; ");
+    super(
+      `Invalid arguments for tool ${describeValue(toolName)}${when ? ` ${when}` : ""}: ${detail}${
+        issues.length > 5 ? ` (and ${issues.length - 5} more)` : ""
+      }`,
+    );
+    this.name = "ToolArgumentsError";
+    this.toolName = toolName;
+    this.issues = issues;
+  }
+}
+
+/**
+ * A guard denied a tool call.
+ *
+ * @example
+ * ```ts
+ * import { PermissionDeniedError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(new PermissionDeniedError("no").name, "PermissionDeniedError");
+ * ```
+ */
+export class PermissionDeniedError extends Error {
+  /** Makes the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "PermissionDeniedError";
+  }
+}
+
+/**
+ * A security control in a pre-hook chain denied a tool call.
+ *
+ * @example
+ * ```ts
+ * import { GateDeniedError, PermissionDeniedError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new GateDeniedError("guardPaths", "Path not in allowed list: /etc");
+ * assert.ok(error instanceof PermissionDeniedError);
+ * assert.equal(error.message, "guardPaths: Path not in allowed list: /etc");
+ * ```
+ */
+export class GateDeniedError extends PermissionDeniedError {
+  /** The name of the control that denied. */
+  readonly control: string;
+  /** Why it denied. */
+  readonly reason: string;
+  /** Makes the error. */
+  constructor(control: string, reason: string, options?: ErrorOptions) {
+    super(`${control}: ${reason}`, options);
+    this.name = "GateDeniedError";
+    this.control = control;
+    this.reason = reason;
+  }
+}
+
+/**
+ * A service pre or post hook failed or was cancelled.
+ *
+ * @example
+ * ```ts
+ * import { HookPhaseError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new HookPhaseError("Pre-invoke hook cancelled: boom");
+ * assert.equal(error.name, "HookPhaseError");
+ * ```
+ */
+export class HookPhaseError extends Error {
+  /** Makes the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "HookPhaseError";
+  }
+}
+
+/** Quotes strings and names other values' types, for error messages. */
+function describeValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null) return "null";
+  return `(${typeof value})`;
+}

@@ -1,0 +1,21 @@
+/**
+ * Core types shared by every hook scope: elements, events, signals, errors, JSON-safe rendering
+ * and the library logger.
+ *
+ * @example
+ * ```ts
+ * import { Signal, summarize } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(summarize(new Signal({ data: 1 }).data), "1");
+ * ```
+ *
+ * @module
+ */
+
+export * from "./element.ts";
+export * from "./errors.ts";
+export * from "./event.ts";
+export * from "./json_safe.ts";
+export * from "./logger.ts";
+export * from "./signal.ts";

@@ -1,0 +1,220 @@
+/**
+ * An in-memory {@linkcode SessionStore}: the default for tests and short-lived sessions.
+ *
+ * @module
+ */
+
+import type {
+  MessageRecord,
+  SessionRow,
+  SessionStore,
+  SignalInsert,
+  SignalRow,
+} from "./session_store.ts";
+import { StoreClosedError, StoreConflictError } from "./store_errors.ts";
+import {
+  checkId,
+  copySignalRow,
+  normalizeBranchFields,
+  normalizeMessage,
+  normalizeMessageQuery,
+  normalizeSessionFields,
+  normalizeSessionRow,
+  normalizeSignal,
+  normalizeSignalQuery,
+  presentSession,
+} from "./_rows.ts";
+
+/**
+ * A complete {@linkcode SessionStore} held in memory.
+ *
+ * Rows are stored as JSON-safe deep copies and returned as fresh copies, so a caller can never
+ * change a stored row by mutating an argument or a result. Session rows come back with their
+ * `null` fields omitted. `updateSession` and `touchSessionActivity` of an unknown session change
+ * nothing (as an SQL `UPDATE` would). Signals get a `seq` that increases by one per insert across
+ * the whole store. After {@linkcode MemoryStore.close} every call rejects with
+ * {@linkcode StoreClosedError}; malformed arguments reject with a `TypeError` and store nothing.
+ *
+ * @example Sessions, messages and signals
+ * ```ts
+ * import { MemoryStore } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const store = new MemoryStore();
+ * await store.createSession({ id: "s1", status: "created" });
+ * await store.insertMessage({
+ *   id: "m1", role: "user", content: "hi", sender: null, recipient: null,
+ *   branchId: "b1", sessionId: "s1", createdAt: 1,
+ * });
+ * await store.insertSessionSignal({ sessionId: "s1", kind: "MessageAdded", opId: "", ts: 1, payload: {} });
+ * assert.equal((await store.listMessages({ branchId: "b1" }))[0].content, "hi");
+ * assert.equal((await store.listSessionSignals("s1"))[0].seq, 1);
+ * ```
+ */
+export class MemoryStore implements SessionStore {
+  #closed = false;
+  #seq = 0;
+  #sessions = new Map<string, Record<string, unknown>>();
+  #branches = new Map<string, Record<string, unknown>>();
+  #messages = new Map<string, MessageRecord>();
+  #progressions = new Map<string, string[]>();
+  #signals: SignalRow[] = [];
+
+  /** Whether {@linkcode MemoryStore.close} was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  #open(operation: string): void {
+    if (this.#closed) throw new StoreClosedError(operation, "memory store");
+  }
+
+  /** Inserts a session row; an existing id rejects with {@linkcode StoreConflictError}. */
+  async createSession(row: SessionRow): Promise<void> {
+    this.#open("create session");
+    const normalized = normalizeSessionRow(row);
+    if (this.#sessions.has(normalized.id)) {
+      throw new StoreConflictError(
+        `Cannot create session: id "${normalized.id}" already exists`,
+        normalized.id,
+      );
+    }
+    this.#sessions.set(normalized.id, normalized as unknown as Record<string, unknown>);
+    await undefined;
+  }
+
+  /** The row (a copy, `null` fields omitted), or `undefined`. */
+  async getSession(id: string): Promise<SessionRow | undefined> {
+    this.#open("get session");
+    checkId(id, "id", "get session");
+    const stored = this.#sessions.get(id);
+    await undefined;
+    return stored === undefined ? undefined : presentSession(stored);
+  }
+
+  /** Updates the given fields of an existing row; an unknown id changes nothing. */
+  async updateSession(id: string, fields: Partial<SessionRow>): Promise<void> {
+    this.#open("update session");
+    checkId(id, "id", "update session");
+    const normalized = normalizeSessionFields(fields, "update session");
+    const stored = this.#sessions.get(id);
+    if (stored !== undefined) Object.assign(stored, normalized);
+    await undefined;
+  }
+
+  /** Sets `lastActivityAt` to now; an unknown id changes nothing. */
+  async touchSessionActivity(id: string): Promise<void> {
+    this.#open("touch session activity");
+    checkId(id, "id", "touch session activity");
+    const stored = this.#sessions.get(id);
+    if (stored !== undefined) stored.lastActivityAt = Date.now();
+    await undefined;
+  }
+
+  /** Merges fields into a branch row, creating it when absent. */
+  async updateBranch(id: string, fields: Record<string, unknown>): Promise<void> {
+    this.#open("update branch");
+    checkId(id, "id", "update branch");
+    const normalized = normalizeBranchFields(fields);
+    const stored = this.#branches.get(id);
+    if (stored === undefined) this.#branches.set(id, { id, ...normalized });
+    else Object.assign(stored, normalized);
+    await undefined;
+  }
+
+  /** The branch row (a copy, with `id`), or `undefined`. */
+  async getBranch(id: string): Promise<Record<string, unknown> | undefined> {
+    this.#open("get branch");
+    checkId(id, "id", "get branch");
+    const stored = this.#branches.get(id);
+    await undefined;
+    return stored === undefined ? undefined : structuredClone(stored);
+  }
+
+  /** Inserts a message; a second insert of the same id is ignored (the first is kept). */
+  async insertMessage(message: MessageRecord): Promise<void> {
+    this.#open("insert message");
+    const normalized = normalizeMessage(message);
+    if (!this.#messages.has(normalized.id)) this.#messages.set(normalized.id, normalized);
+    await undefined;
+  }
+
+  /** Appends a message id to a progression; an id already in that progression is not repeated. */
+  async appendToProgression(progressionId: string, messageId: string): Promise<void> {
+    this.#open("append to progression");
+    checkId(progressionId, "progressionId", "append to progression");
+    checkId(messageId, "messageId", "append to progression");
+    const list = this.#progressions.get(progressionId);
+    if (list === undefined) this.#progressions.set(progressionId, [messageId]);
+    else if (!list.includes(messageId)) list.push(messageId);
+    await undefined;
+  }
+
+  /**
+   * Messages (copies) in insertion order, or in progression order when `progressionId` is given;
+   * every given filter must match.
+   */
+  async listMessages(
+    options: { sessionId?: string; branchId?: string; progressionId?: string },
+  ): Promise<MessageRecord[]> {
+    this.#open("list messages");
+    const query = normalizeMessageQuery(options);
+    let source: Iterable<MessageRecord>;
+    if (query.progressionId !== undefined) {
+      const ids = this.#progressions.get(query.progressionId) ?? [];
+      const found: MessageRecord[] = [];
+      for (const id of ids) {
+        const message = this.#messages.get(id);
+        if (message !== undefined) found.push(message);
+      }
+      source = found;
+    } else {
+      source = this.#messages.values();
+    }
+    const out: MessageRecord[] = [];
+    for (const message of source) {
+      if (query.sessionId !== undefined && message.sessionId !== query.sessionId) continue;
+      if (query.branchId !== undefined && message.branchId !== query.branchId) continue;
+      out.push(structuredClone(message));
+    }
+    await undefined;
+    return out;
+  }
+
+  /** Appends a signal row with the next `seq`. */
+  async insertSessionSignal(row: SignalInsert): Promise<void> {
+    this.#open("insert session signal");
+    const normalized = normalizeSignal(row);
+    this.#seq += 1;
+    this.#signals.push({ seq: this.#seq, ...normalized });
+    await undefined;
+  }
+
+  /** Signal rows (copies) of one session in `seq` order, after `afterSeq`, at most `limit`. */
+  async listSessionSignals(
+    sessionId: string,
+    options?: { afterSeq?: number; limit?: number },
+  ): Promise<SignalRow[]> {
+    this.#open("list session signals");
+    checkId(sessionId, "sessionId", "list session signals");
+    const { afterSeq, limit } = normalizeSignalQuery(options);
+    const out: SignalRow[] = [];
+    for (const row of this.#signals) {
+      if (out.length >= limit) break;
+      if (row.sessionId === sessionId && row.seq > afterSeq) out.push(copySignalRow(row));
+    }
+    await undefined;
+    return out;
+  }
+
+  /** Drops everything; later calls reject with {@linkcode StoreClosedError}. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#sessions.clear();
+    this.#branches.clear();
+    this.#messages.clear();
+    this.#progressions.clear();
+    this.#signals = [];
+    await undefined;
+  }
+}

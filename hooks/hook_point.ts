@@ -1,0 +1,216 @@
+/**
+ * The closed vocabulary of Session hook points and their typed payloads.
+ *
+ * @module
+ */
+
+import { UnknownHookPointError } from "../core/errors.ts";
+
+/**
+ * The eleven Session hook points. Only some have production emit sites; see
+ * {@linkcode HOOK_POINT_WIRING}.
+ *
+ * @example
+ * ```ts
+ * import { HookPoint } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(HookPoint.TOOL_PRE, "tool.pre");
+ * ```
+ */
+export const HookPoint = {
+  SESSION_START: "session.start",
+  SESSION_END: "session.end",
+  BRANCH_CREATE: "branch.create",
+  API_PRE_CALL: "api.pre_call",
+  API_POST_CALL: "api.post_call",
+  API_STREAM_CHUNK: "api.stream_chunk",
+  TOOL_PRE: "tool.pre",
+  TOOL_POST: "tool.post",
+  TOOL_ERROR: "tool.error",
+  MESSAGE_ADD: "message.add",
+  ARTIFACT_CREATED: "artifact.created",
+} as const;
+
+/** One of the {@linkcode HookPoint} values. */
+export type HookPoint = typeof HookPoint[keyof typeof HookPoint];
+
+/**
+ * The eleven point values, in declaration order.
+ *
+ * @example
+ * ```ts
+ * import { HOOK_POINTS } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(HOOK_POINTS.length, 11);
+ * assert.equal(HOOK_POINTS[0], "session.start");
+ * ```
+ */
+export const HOOK_POINTS: readonly HookPoint[] = Object.freeze(Object.values(HookPoint));
+
+const IS_POINT: Readonly<Record<string, true>> = (() => {
+  const table: Record<string, true> = Object.create(null);
+  for (const point of HOOK_POINTS) table[point] = true;
+  return table;
+})();
+
+/**
+ * Whether a value is one of the hook point strings (exact value, case-sensitive).
+ *
+ * @example
+ * ```ts
+ * import { isHookPoint } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(isHookPoint("tool.post"), true);
+ * assert.equal(isHookPoint("TOOL_POST"), false);
+ * ```
+ */
+export function isHookPoint(value: unknown): value is HookPoint {
+  return typeof value === "string" && IS_POINT[value] === true;
+}
+
+/**
+ * Checks that a string is a hook point value and returns it typed. Names (`"SESSION_START"`),
+ * padded strings and non-strings throw {@linkcode UnknownHookPointError}.
+ *
+ * @example
+ * ```ts
+ * import { toHookPoint, UnknownHookPointError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(toHookPoint("session.end"), "session.end");
+ * assert.throws(() => toHookPoint("SESSION_END"), UnknownHookPointError);
+ * ```
+ */
+export function toHookPoint(point: string, action?: string): HookPoint {
+  if (typeof point === "string" && IS_POINT[point] === true) return point as HookPoint;
+  throw new UnknownHookPointError(point, HOOK_POINTS, action);
+}
+
+/** A message as it travels in a `message.add` payload. */
+export interface MessagePayload {
+  /** The message id. */
+  readonly id: string;
+  /** Who wrote it. */
+  readonly role: string;
+  /** The content. */
+  readonly content: unknown;
+  /** The sender, if any. */
+  readonly sender?: string | null;
+  /** The recipient, if any. */
+  readonly recipient?: string | null;
+  /** The branch, if any. */
+  readonly branchId?: string | null;
+  /** Milliseconds since the epoch. */
+  readonly createdAt?: number;
+}
+
+/**
+ * The payload each hook point carries. Keys are camelCase; extra keys are allowed.
+ *
+ * @example A typed handler
+ * ```ts
+ * import type { HookPayloads } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const payload: HookPayloads["tool.pre"] = { toolName: "reader", callId: "c1", argsSummary: "{}" };
+ * assert.equal(payload.toolName, "reader");
+ * ```
+ */
+export interface HookPayloads {
+  /** A session started (Session.start). */
+  "session.start": {
+    sessionId: string;
+    model?: string | null;
+    provider?: string | null;
+    effort?: string | null;
+    agentName?: string | null;
+    agentHash?: string | null;
+    invocationId?: string | null;
+    [key: string]: unknown;
+  };
+  /** A session ended (Session.end). */
+  "session.end": {
+    sessionId: string;
+    status?: string;
+    error?: string | null;
+    inputTokens?: number | null;
+    outputTokens?: number | null;
+    totalCostUsd?: number | null;
+    numTurns?: number | null;
+    durationMs?: number | null;
+    [key: string]: unknown;
+  };
+  /** A branch was created in a session. */
+  "branch.create": {
+    branchId: string;
+    model?: string | null;
+    provider?: string | null;
+    agentName?: string | null;
+    [key: string]: unknown;
+  };
+  /** A model call is about to start (only through the optional model bridge). */
+  "api.pre_call": {
+    model: string;
+    provider: string;
+    eventId?: string;
+    requestSummary: string;
+    [key: string]: unknown;
+  };
+  /** A model call finished (only through the optional model bridge). */
+  "api.post_call": {
+    model: string;
+    provider: string;
+    eventId?: string;
+    status: string;
+    latencyMs: number;
+    tokens?: { prompt?: number; completion?: number; total?: number } | null;
+    [key: string]: unknown;
+  };
+  /** A stream chunk was handled (only through the optional model bridge). */
+  "api.stream_chunk": {
+    model: string;
+    provider: string;
+    eventId?: string;
+    chunkType: string;
+    chunkSummary: string;
+    [key: string]: unknown;
+  };
+  /** A tool call is about to run; a throwing handler blocks it. */
+  "tool.pre": {
+    toolName: string;
+    callId: string;
+    argsSummary: string;
+    branchId?: string;
+    [key: string]: unknown;
+  };
+  /** A tool call succeeded. */
+  "tool.post": {
+    callId: string;
+    toolName: string;
+    resultSummary: string;
+    durationMs: number | null;
+    branchId?: string;
+    [key: string]: unknown;
+  };
+  /** A tool call failed. */
+  "tool.error": {
+    callId: string;
+    toolName: string;
+    error: unknown;
+    durationMs: number | null;
+    branchId?: string;
+    [key: string]: unknown;
+  };
+  /** A message was added to a branch. */
+  "message.add": {
+    branchId: string;
+    message: MessagePayload;
+    sessionId?: string;
+    [key: string]: unknown;
+  };
+  /** Reserved: no emit site exists. */
+  "artifact.created": { [key: string]: unknown };
+}

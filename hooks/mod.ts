@@ -1,0 +1,26 @@
+/**
+ * Session scope: ordered hook dispatch (`HookBus`), the hook point vocabulary, the declarative
+ * loader and the built-in persistence and logging handlers.
+ *
+ * @example
+ * ```ts
+ * import { HookBus } from "@hookscope/core/hooks";
+ * import assert from "node:assert/strict";
+ *
+ * const bus = new HookBus();
+ * const calls: string[] = [];
+ * bus.on("session.start", (payload) => { calls.push(payload.sessionId); });
+ * await bus.emit("session.start", { sessionId: "s1" });
+ * assert.deepEqual(calls, ["s1"]);
+ * ```
+ *
+ * @module
+ */
+
+export * from "./hook_point.ts";
+export * from "./hook_signal.ts";
+export * from "./bus.ts";
+export * from "./decorator.ts";
+export * from "./wiring.ts";
+export * from "./builtins.ts";
+export * from "./loader.ts";

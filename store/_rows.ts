@@ -146,6 +146,11 @@ function nullableString(value: unknown, key: string, action: string): string | n
   return value;
 }
 
+function nullableId(value: unknown, key: string, action: string): string | null {
+  if (value === undefined || value === null) return null;
+  return checkId(value, key, action);
+}
+
 /** Validates a message record; returns a JSON-safe copy. */
 export function normalizeMessage(message: unknown): MessageRecord {
   const action = "insert message";
@@ -172,8 +177,8 @@ export function normalizeMessage(message: unknown): MessageRecord {
     content: toJsonSafe(message.content),
     sender: nullableString(message.sender, "sender", action),
     recipient: nullableString(message.recipient, "recipient", action),
-    branchId: nullableString(message.branchId, "branchId", action),
-    sessionId: nullableString(message.sessionId, "sessionId", action),
+    branchId: nullableId(message.branchId, "branchId", action),
+    sessionId: nullableId(message.sessionId, "sessionId", action),
     createdAt,
   };
 }

@@ -271,7 +271,7 @@ export function runStoreConformance(
           call(),
           (error: unknown) =>
             error instanceof StoreClosedError &&
-            /^Cannot [a-z ]+: the [a-z ]+ is closed$/.test(error.message),
+            /^Cannot [a-z ]+: the [A-Za-z ]+ is closed$/.test(error.message),
         );
       }
       await store.close();

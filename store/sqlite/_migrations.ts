@@ -1,0 +1,82 @@
+// The SQLite schema as an ordered list of migrations. Never edit a shipped migration: append one.
+
+/** One schema step; `version` values are 1, 2, 3, … in order. */
+export interface Migration {
+  /** The schema version this step produces. */
+  readonly version: number;
+  /** What it does. */
+  readonly description: string;
+  /** The statements, run in one transaction. */
+  readonly statements: readonly string[];
+}
+
+/** Every migration, in order. The last one's version is the current schema version. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "sessions, branches, messages, progressions, session signals",
+    statements: [
+      `CREATE TABLE sessions (
+        id TEXT PRIMARY KEY NOT NULL,
+        status TEXT NOT NULL,
+        status_reason_code TEXT,
+        started_at REAL,
+        ended_at REAL,
+        model TEXT,
+        provider TEXT,
+        effort TEXT,
+        agent_name TEXT,
+        agent_hash TEXT,
+        invocation_id TEXT,
+        node_metadata TEXT,
+        input_tokens REAL,
+        output_tokens REAL,
+        total_cost_usd REAL,
+        num_turns REAL,
+        duration_ms REAL,
+        last_activity_at REAL
+      )`,
+      `CREATE TABLE branches (
+        id TEXT PRIMARY KEY NOT NULL,
+        fields TEXT NOT NULL
+      )`,
+      `CREATE TABLE messages (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        sender TEXT,
+        recipient TEXT,
+        branch_id TEXT,
+        session_id TEXT,
+        created_at REAL NOT NULL
+      )`,
+      `CREATE TABLE progressions (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        progression_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        UNIQUE (progression_id, message_id)
+      )`,
+      `CREATE TABLE session_signals (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        op_id TEXT NOT NULL,
+        ts REAL NOT NULL,
+        payload TEXT NOT NULL
+      )`,
+    ],
+  },
+  {
+    version: 2,
+    description: "indexes for the list queries",
+    statements: [
+      "CREATE INDEX messages_by_session ON messages (session_id, position)",
+      "CREATE INDEX messages_by_branch ON messages (branch_id, position)",
+      "CREATE INDEX session_signals_by_session ON session_signals (session_id, seq)",
+    ],
+  },
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -1,0 +1,526 @@
+/**
+ * {@linkcode SqliteStore}: a {@linkcode SessionStore} on a real SQLite file.
+ *
+ * @module
+ */
+
+import type {
+  MessageRecord,
+  MessageRole,
+  SessionRow,
+  SessionStore,
+  SignalInsert,
+  SignalRow,
+} from "../session_store.ts";
+import { StoreClosedError, StoreConflictError, StoreUnavailableError } from "../store_errors.ts";
+import {
+  checkId,
+  normalizeBranchFields,
+  normalizeMessage,
+  normalizeMessageQuery,
+  normalizeSessionFields,
+  normalizeSessionRow,
+  normalizeSignal,
+  normalizeSignalQuery,
+  presentSession,
+  SESSION_FIELD_NAMES,
+} from "../_rows.ts";
+import { openDriver, type SqlDriver, type SqlRow, type SqlValue } from "./_driver.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "./_migrations.ts";
+
+/** Options for {@linkcode SqliteStore.open}. */
+export interface SqliteStoreOptions {
+  /**
+   * Open the file read-only: reads work, every write rejects with
+   * {@linkcode StoreUnavailableError}. The file must exist and carry the current schema.
+   */
+  readOnly?: boolean;
+  /** How long a write waits for another connection's lock, in milliseconds (default 5 000). */
+  busyTimeoutMs?: number;
+}
+
+/** What {@linkcode SqliteStore.info} reports. */
+export interface SqliteStoreInfo {
+  /** The file path. */
+  readonly path: string;
+  /** The schema version of the file (`PRAGMA user_version`). */
+  readonly schemaVersion: number;
+  /** The journal mode (`"wal"` for a writable store). */
+  readonly journalMode: string;
+  /** Whether the store was opened read-only. */
+  readonly readOnly: boolean;
+}
+
+function column(field: string): string {
+  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+const SESSION_COLUMNS: readonly string[] = SESSION_FIELD_NAMES.map(column);
+
+function isHookscopeError(error: unknown): boolean {
+  return error instanceof TypeError || error instanceof StoreClosedError ||
+    error instanceof StoreConflictError || error instanceof StoreUnavailableError;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// Free text (senders, models, op ids, …) is stored JSON-encoded: SQLite's C strings would cut it
+// at NUL and its UTF-8 conversion would replace lone surrogates. Ids are checked instead.
+function encodeText(value: string | null): string | null {
+  return value === null ? null : JSON.stringify(value);
+}
+
+function decodeText(value: SqlValue | undefined): string | null {
+  return typeof value === "string" ? JSON.parse(value) : null;
+}
+
+function toMessage(row: SqlRow): MessageRecord {
+  return {
+    id: row.id as string,
+    role: row.role as MessageRole,
+    content: JSON.parse(row.content as string),
+    sender: decodeText(row.sender),
+    recipient: decodeText(row.recipient),
+    branchId: row.branch_id as string | null,
+    sessionId: row.session_id as string | null,
+    createdAt: row.created_at as number,
+  };
+}
+
+/**
+ * A {@linkcode SessionStore} on a SQLite file, with the same behaviour as `MemoryStore` (the store
+ * conformance suite runs against both).
+ *
+ * - Driver: `node:sqlite` (`DatabaseSync`) in Deno ≥ 2.2 and Node ≥ 22.5, `bun:sqlite` in Bun. On
+ *   Node 20 {@linkcode SqliteStore.open} rejects with {@linkcode StoreUnavailableError} naming the
+ *   version needed.
+ * - Schema: ordered migrations recorded in a `schema_version` table and in `PRAGMA user_version`;
+ *   a file written by a newer schema is refused rather than misread.
+ * - The journal is WAL; every write runs in one `BEGIN IMMEDIATE` … `COMMIT` transaction and is
+ *   rolled back whole on failure. Signals get `seq` from an `AUTOINCREMENT` key, so sequence
+ *   numbers only increase, across reopenings too.
+ * - SQLite failures (a read-only file, a full disk) reject with {@linkcode StoreUnavailableError}
+ *   carrying the driver's error as `cause`; after {@linkcode SqliteStore.close} every call
+ *   rejects with {@linkcode StoreClosedError}.
+ *
+ * @example Persist, close, reopen
+ * ```ts
+ * import { SqliteStore } from "@hookscope/core/store/sqlite";
+ * import assert from "node:assert/strict";
+ *
+ * const isNode20 = !("Deno" in globalThis) && !("Bun" in globalThis) &&
+ *   /^v(1\d|20|21|22\.[0-4]\.)/.test(String((globalThis as { process?: { version?: string } }).process?.version));
+ * if (!isNode20) {
+ *   const store = await SqliteStore.open(":memory:");
+ *   await store.createSession({ id: "s1", status: "created" });
+ *   await store.insertSessionSignal({ sessionId: "s1", kind: "K", opId: "", ts: 1, payload: { a: 1 } });
+ *   assert.deepEqual((await store.listSessionSignals("s1")).map((row) => row.seq), [1]);
+ *   await store.close();
+ * }
+ * ```
+ */
+export class SqliteStore implements SessionStore {
+  #db: SqlDriver | null;
+  #path: string;
+  #readOnly: boolean;
+
+  private constructor(db: SqlDriver, path: string, readOnly: boolean) {
+    this.#db = db;
+    this.#path = path;
+    this.#readOnly = readOnly;
+  }
+
+  /**
+   * Opens (creating when absent, unless `readOnly`) the SQLite file at `path` and migrates it to
+   * the current schema. `":memory:"` opens a private in-memory database.
+   *
+   * @example Open an in-memory database
+   * ```ts
+   * import { SqliteStore, StoreUnavailableError } from "@hookscope/core/store/sqlite";
+   * import assert from "node:assert/strict";
+   *
+   * try {
+   *   const store = await SqliteStore.open(":memory:");
+   *   assert.equal(store.info().schemaVersion, 2);
+   *   await store.close();
+   * } catch (error) {
+   *   assert.ok(error instanceof StoreUnavailableError); // Node 20: no node:sqlite
+   * }
+   * ```
+   */
+  static async open(path: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    if (typeof path !== "string" || path.length === 0) {
+      throw new TypeError(
+        `Cannot open SQLite store: path must be a non-empty string; got ${
+          typeof path === "string" ? '""' : `(${typeof path})`
+        }`,
+      );
+    }
+    const readOnly = options.readOnly === true;
+    const busy = options.busyTimeoutMs ?? 5000;
+    if (typeof busy !== "number" || !Number.isFinite(busy) || busy < 0) {
+      throw new TypeError(
+        `Cannot open SQLite store: busyTimeoutMs must be a non-negative number; got ${
+          String(busy)
+        }`,
+      );
+    }
+    let db: SqlDriver;
+    try {
+      db = await openDriver(path, readOnly);
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error;
+      throw new StoreUnavailableError(
+        `Cannot open SQLite store ${JSON.stringify(path)}: ${messageOf(error)}`,
+        { cause: error },
+      );
+    }
+    try {
+      db.exec(`PRAGMA busy_timeout = ${Math.floor(busy)}`);
+      if (!readOnly) db.exec("PRAGMA journal_mode = WAL");
+      migrate(db, path, readOnly);
+    } catch (error) {
+      try {
+        db.close();
+      } catch { /* already failing */ }
+      if (isHookscopeError(error)) throw error;
+      throw new StoreUnavailableError(
+        `Cannot open SQLite store ${JSON.stringify(path)}: ${messageOf(error)}`,
+        { cause: error },
+      );
+    }
+    return new SqliteStore(db, path, readOnly);
+  }
+
+  /** Whether {@linkcode SqliteStore.close} was called. */
+  get closed(): boolean {
+    return this.#db === null;
+  }
+
+  /**
+   * The file path, schema version, journal mode and read-only flag.
+   *
+   * @example
+   * ```ts
+   * import { SqliteStore } from "@hookscope/core/store/sqlite";
+   * import assert from "node:assert/strict";
+   *
+   * const store = await SqliteStore.open(":memory:").catch(() => null); // null on Node 20
+   * if (store) {
+   *   assert.equal(store.info().path, ":memory:");
+   *   await store.close();
+   * }
+   * ```
+   */
+  info(): SqliteStoreInfo {
+    const db = this.#use("read store info");
+    return {
+      path: this.#path,
+      schemaVersion: Number(db.get("PRAGMA user_version")?.user_version ?? 0),
+      journalMode: String(db.get("PRAGMA journal_mode")?.journal_mode ?? ""),
+      readOnly: this.#readOnly,
+    };
+  }
+
+  #use(operation: string): SqlDriver {
+    if (this.#db === null) throw new StoreClosedError(operation, "SQLite store");
+    return this.#db;
+  }
+
+  #fail(operation: string, error: unknown): never {
+    if (isHookscopeError(error)) throw error;
+    throw new StoreUnavailableError(
+      `Cannot ${operation}: SQLite store ${JSON.stringify(this.#path)} failed: ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
+
+  #read<T>(operation: string, body: (db: SqlDriver) => T): T {
+    const db = this.#use(operation);
+    try {
+      return body(db);
+    } catch (error) {
+      this.#fail(operation, error);
+    }
+  }
+
+  #write(operation: string, body: (db: SqlDriver) => void): void {
+    const db = this.#use(operation);
+    try {
+      db.exec("BEGIN IMMEDIATE");
+    } catch (error) {
+      this.#fail(operation, error);
+    }
+    try {
+      body(db);
+      db.exec("COMMIT");
+    } catch (error) {
+      try {
+        db.exec("ROLLBACK");
+      } catch { /* the transaction is already gone */ }
+      this.#fail(operation, error);
+    }
+  }
+
+  /** Inserts a session row; an existing id rejects with {@linkcode StoreConflictError}. */
+  async createSession(row: SessionRow): Promise<void> {
+    this.#use("create session");
+    const normalized = normalizeSessionRow(row) as unknown as Record<string, unknown>;
+    this.#write("create session", (db) => {
+      if (db.get("SELECT 1 AS found FROM sessions WHERE id = ?", [normalized.id as string])) {
+        throw new StoreConflictError(
+          `Cannot create session: id ${JSON.stringify(normalized.id)} already exists`,
+          normalized.id as string,
+        );
+      }
+      const values: SqlValue[] = [normalized.id as string];
+      for (const field of SESSION_FIELD_NAMES) values.push(toSql(normalized[field]));
+      db.run(
+        `INSERT INTO sessions (id, ${SESSION_COLUMNS.join(", ")}) VALUES (?${
+          ", ?".repeat(SESSION_COLUMNS.length)
+        })`,
+        values,
+      );
+    });
+    await undefined;
+  }
+
+  /** The row (`null` fields omitted), or `undefined`. */
+  async getSession(id: string): Promise<SessionRow | undefined> {
+    this.#use("get session");
+    checkId(id, "id", "get session");
+    const row = this.#read(
+      "get session",
+      (db) => db.get("SELECT * FROM sessions WHERE id = ?", [id]),
+    );
+    await undefined;
+    if (row === undefined) return undefined;
+    const stored: Record<string, unknown> = { id: row.id };
+    for (const field of SESSION_FIELD_NAMES) {
+      const value = row[column(field)];
+      stored[field] = typeof value === "string" ? JSON.parse(value) : value;
+    }
+    return presentSession(stored);
+  }
+
+  /** Updates the given fields of an existing row; an unknown id changes nothing. */
+  async updateSession(id: string, fields: Partial<SessionRow>): Promise<void> {
+    this.#use("update session");
+    checkId(id, "id", "update session");
+    const normalized = normalizeSessionFields(fields, "update session");
+    const keys = Object.keys(normalized);
+    if (keys.length > 0) {
+      this.#write("update session", (db) => {
+        db.run(
+          `UPDATE sessions SET ${keys.map((k) => `${column(k)} = ?`).join(", ")} WHERE id = ?`,
+          [...keys.map((k) => toSql(normalized[k])), id],
+        );
+      });
+    }
+    await undefined;
+  }
+
+  /** Sets `lastActivityAt` to now; an unknown id changes nothing. */
+  async touchSessionActivity(id: string): Promise<void> {
+    this.#use("touch session activity");
+    checkId(id, "id", "touch session activity");
+    this.#write("touch session activity", (db) => {
+      db.run("UPDATE sessions SET last_activity_at = ? WHERE id = ?", [Date.now(), id]);
+    });
+    await undefined;
+  }
+
+  /** Merges fields into a branch row, creating it when absent. */
+  async updateBranch(id: string, fields: Record<string, unknown>): Promise<void> {
+    this.#use("update branch");
+    checkId(id, "id", "update branch");
+    const normalized = normalizeBranchFields(fields);
+    this.#write("update branch", (db) => {
+      const row = db.get("SELECT fields FROM branches WHERE id = ?", [id]);
+      const merged = row === undefined
+        ? normalized
+        : { ...JSON.parse(row.fields as string), ...normalized };
+      db.run(
+        "INSERT INTO branches (id, fields) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields",
+        [id, JSON.stringify(merged)],
+      );
+    });
+    await undefined;
+  }
+
+  /** The branch row (with `id`), or `undefined`. */
+  async getBranch(id: string): Promise<Record<string, unknown> | undefined> {
+    this.#use("get branch");
+    checkId(id, "id", "get branch");
+    const row = this.#read(
+      "get branch",
+      (db) => db.get("SELECT fields FROM branches WHERE id = ?", [id]),
+    );
+    await undefined;
+    return row === undefined ? undefined : { id, ...JSON.parse(row.fields as string) };
+  }
+
+  /** Inserts a message; a second insert of the same id is ignored (the first is kept). */
+  async insertMessage(message: MessageRecord): Promise<void> {
+    this.#use("insert message");
+    const m = normalizeMessage(message);
+    this.#write("insert message", (db) => {
+      db.run(
+        `INSERT INTO messages (id, role, content, sender, recipient, branch_id, session_id, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        [
+          m.id,
+          m.role,
+          JSON.stringify(m.content),
+          encodeText(m.sender),
+          encodeText(m.recipient),
+          m.branchId,
+          m.sessionId,
+          m.createdAt,
+        ],
+      );
+    });
+    await undefined;
+  }
+
+  /** Appends a message id to a progression; an id already in that progression is not repeated. */
+  async appendToProgression(progressionId: string, messageId: string): Promise<void> {
+    this.#use("append to progression");
+    checkId(progressionId, "progressionId", "append to progression");
+    checkId(messageId, "messageId", "append to progression");
+    this.#write("append to progression", (db) => {
+      db.run(
+        "INSERT INTO progressions (progression_id, message_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        [progressionId, messageId],
+      );
+    });
+    await undefined;
+  }
+
+  /**
+   * Messages in insertion order, or in progression order when `progressionId` is given; every
+   * given filter must match.
+   */
+  async listMessages(
+    options: { sessionId?: string; branchId?: string; progressionId?: string },
+  ): Promise<MessageRecord[]> {
+    this.#use("list messages");
+    const query = normalizeMessageQuery(options);
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    let sql: string;
+    if (query.progressionId !== undefined) {
+      sql = "SELECT m.* FROM progressions p JOIN messages m ON m.id = p.message_id";
+      where.push("p.progression_id = ?");
+      params.push(query.progressionId);
+    } else {
+      sql = "SELECT m.* FROM messages m";
+    }
+    if (query.sessionId !== undefined) {
+      where.push("m.session_id = ?");
+      params.push(query.sessionId);
+    }
+    if (query.branchId !== undefined) {
+      where.push("m.branch_id = ?");
+      params.push(query.branchId);
+    }
+    if (where.length > 0) sql += ` WHERE ${where.join(" AND ")}`;
+    sql += query.progressionId !== undefined ? " ORDER BY p.position" : " ORDER BY m.position";
+    const rows = this.#read("list messages", (db) => db.all(sql, params));
+    await undefined;
+    return rows.map(toMessage);
+  }
+
+  /** Appends a signal row with the next `seq`. */
+  async insertSessionSignal(row: SignalInsert): Promise<void> {
+    this.#use("insert session signal");
+    const s = normalizeSignal(row);
+    this.#write("insert session signal", (db) => {
+      db.run(
+        "INSERT INTO session_signals (session_id, kind, op_id, ts, payload) VALUES (?, ?, ?, ?, ?)",
+        [s.sessionId, s.kind, encodeText(s.opId), s.ts, JSON.stringify(s.payload)],
+      );
+    });
+    await undefined;
+  }
+
+  /** Signal rows of one session in `seq` order, after `afterSeq`, at most `limit`. */
+  async listSessionSignals(
+    sessionId: string,
+    options?: { afterSeq?: number; limit?: number },
+  ): Promise<SignalRow[]> {
+    this.#use("list session signals");
+    checkId(sessionId, "sessionId", "list session signals");
+    const { afterSeq, limit } = normalizeSignalQuery(options);
+    const rows = this.#read("list session signals", (db) =>
+      db.all(
+        "SELECT * FROM session_signals WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        [sessionId, afterSeq, Number.isFinite(limit) ? Math.floor(limit) : -1],
+      ));
+    await undefined;
+    return rows.map((r) => ({
+      seq: Number(r.seq),
+      sessionId: r.session_id as string,
+      kind: r.kind as string,
+      opId: decodeText(r.op_id) ?? "",
+      ts: r.ts as number,
+      payload: JSON.parse(r.payload as string),
+    }));
+  }
+
+  /** Closes the file; later calls reject with {@linkcode StoreClosedError}. Idempotent. */
+  async close(): Promise<void> {
+    const db = this.#db;
+    this.#db = null;
+    if (db !== null) db.close();
+    await undefined;
+  }
+}
+
+// Session text columns and node_metadata hold JSON; numeric columns hold numbers.
+function toSql(value: unknown): SqlValue {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "number") return value;
+  return JSON.stringify(value);
+}
+
+function migrate(db: SqlDriver, path: string, readOnly: boolean): void {
+  const current = Number(db.get("PRAGMA user_version")?.user_version ?? 0);
+  if (current > SCHEMA_VERSION) {
+    throw new StoreUnavailableError(
+      `Cannot open SQLite store ${JSON.stringify(path)}: schema version ${current} is newer than ` +
+        `version ${SCHEMA_VERSION} that this hookscope supports`,
+    );
+  }
+  if (current === SCHEMA_VERSION) return;
+  if (readOnly) {
+    throw new StoreUnavailableError(
+      `Cannot open SQLite store ${JSON.stringify(path)} read-only: schema version ${current} ` +
+        `needs migrating to version ${SCHEMA_VERSION}; open it writable once`,
+    );
+  }
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= current) continue;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      db.exec(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at REAL NOT NULL)",
+      );
+      for (const statement of migration.statements) db.exec(statement);
+      db.run("INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)", [
+        migration.version,
+        migration.description,
+        Date.now(),
+      ]);
+      db.exec(`PRAGMA user_version = ${migration.version}`);
+      db.exec("COMMIT");
+    } catch (error) {
+      try {
+        db.exec("ROLLBACK");
+      } catch { /* already rolled back */ }
+      throw error;
+    }
+  }
+}

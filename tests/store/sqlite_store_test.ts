@@ -1,0 +1,205 @@
+// SqliteStore on real SQLite files. Under Deno and Bun (and Node >= 22.5) every test runs for real;
+// under Node 20, which has no node:sqlite, the tests assert the clear StoreUnavailableError instead.
+
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SqliteStore, StoreClosedError, StoreUnavailableError } from "../../store/sqlite/mod.ts";
+import { message, runStoreConformance } from "./conformance.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "hookscope-sqlite-"));
+let counter = 0;
+function freshPath(): string {
+  counter += 1;
+  return join(dir, `store-${counter}.db`);
+}
+
+const g = globalThis as {
+  Deno?: unknown;
+  Bun?: unknown;
+  process?: { versions?: { node?: string } };
+};
+const nodeVersion = g.Deno === undefined && g.Bun === undefined
+  ? g.process?.versions?.node
+  : undefined;
+const [major, minor] = (nodeVersion ?? "99.0").split(".").map(Number);
+/** Node before 22.5 has no node:sqlite: there the store must refuse clearly. */
+const sqliteMissing = major < 22 || (major === 22 && minor < 5);
+
+if (sqliteMissing) {
+  describe("SqliteStore on Node without node:sqlite", () => {
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    it("SqliteStore.open() rejects with a StoreUnavailableError naming Node 22.5", async () => {
+      await assert.rejects(SqliteStore.open(freshPath()), (error: unknown) => {
+        assert.ok(error instanceof StoreUnavailableError);
+        assert.match(error.message, /node:sqlite is not available in Node v20\./);
+        assert.match(error.message, /Node >= 22\.5/);
+        return true;
+      });
+    });
+  });
+} else {
+  describe("SqliteStore", () => {
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    runStoreConformance("SqliteStore", () => SqliteStore.open(freshPath()));
+    it("SqliteStore persists sessions, messages in order and signals in sequence across close and reopen", async () => {
+      const path = freshPath();
+      const first = await SqliteStore.open(path);
+      await first.createSession({
+        id: "s1",
+        status: "created",
+        model: "m",
+        nodeMetadata: { k: "v" },
+      });
+      await first.updateSession("s1", { status: "running", startedAt: 1234, totalCostUsd: 0.25 });
+      await first.updateBranch("b1", { model: "m", systemMessageId: "m0" });
+      for (let i = 0; i < 20; i++) {
+        await first.insertMessage(message(`m${i}`, { content: { i, text: `"quoted" \\ ${i}` } }));
+        await first.appendToProgression("b1-prog", `m${i}`);
+        await first.insertSessionSignal({
+          sessionId: "s1",
+          kind: "MessageAdded",
+          opId: "",
+          ts: i,
+          payload: { i },
+        });
+      }
+      const before = {
+        session: await first.getSession("s1"),
+        branch: await first.getBranch("b1"),
+        messages: await first.listMessages({ sessionId: "s1" }),
+        progression: await first.listMessages({ progressionId: "b1-prog" }),
+        signals: await first.listSessionSignals("s1"),
+      };
+      await first.close();
+
+      const second = await SqliteStore.open(path);
+      try {
+        const afterReopen = {
+          session: await second.getSession("s1"),
+          branch: await second.getBranch("b1"),
+          messages: await second.listMessages({ sessionId: "s1" }),
+          progression: await second.listMessages({ progressionId: "b1-prog" }),
+          signals: await second.listSessionSignals("s1"),
+        };
+        assert.deepEqual(afterReopen, before);
+        assert.deepEqual(
+          afterReopen.messages.map((m) => m.id),
+          Array.from({ length: 20 }, (_, i) => `m${i}`),
+        );
+        assert.deepEqual(
+          afterReopen.signals.map((s) => s.seq),
+          Array.from({ length: 20 }, (_, i) => i + 1),
+        );
+        assert.equal(afterReopen.session?.totalCostUsd, 0.25);
+        await second.insertSessionSignal({
+          sessionId: "s1",
+          kind: "K",
+          opId: "",
+          ts: 99,
+          payload: {},
+        });
+        const last = (await second.listSessionSignals("s1", { afterSeq: 20 }))[0];
+        assert.equal(last.seq, 21);
+      } finally {
+        await second.close();
+      }
+    });
+
+    it("SqliteStore.open() applies the migrations in order, records them and uses WAL", async () => {
+      const path = freshPath();
+      const store = await SqliteStore.open(path);
+      assert.deepEqual(store.info(), {
+        path,
+        schemaVersion: 2,
+        journalMode: "wal",
+        readOnly: false,
+      });
+      await store.close();
+      const again = await SqliteStore.open(path);
+      assert.equal(again.info().schemaVersion, 2);
+      await again.close();
+      const { DatabaseSync } = await loadNodeSqliteForInspection();
+      if (DatabaseSync) {
+        const db = new DatabaseSync(path);
+        const rows = db.prepare("SELECT version, description FROM schema_version ORDER BY version")
+          .all();
+        db.close();
+        assert.deepEqual(rows.map((r: Record<string, unknown>) => r.version), [1, 2]);
+      }
+    });
+
+    it("SqliteStore.open() refuses a file whose schema is newer than it knows", async () => {
+      const path = freshPath();
+      const store = await SqliteStore.open(path);
+      await store.close();
+      const { DatabaseSync } = await loadNodeSqliteForInspection();
+      if (!DatabaseSync) return; // Bun: bun:sqlite is exercised by every other test here
+      const db = new DatabaseSync(path);
+      db.exec("PRAGMA user_version = 99");
+      db.close();
+      await assert.rejects(
+        SqliteStore.open(path),
+        (error: unknown) =>
+          error instanceof StoreUnavailableError &&
+          /schema version 99 is newer than version 2/.test(error.message),
+      );
+    });
+
+    it("SqliteStore on a read-only file keeps reading, rejects writes clearly and loses nothing", async () => {
+      const path = freshPath();
+      const writable = await SqliteStore.open(path);
+      await writable.createSession({ id: "s1", status: "created" });
+      await writable.insertMessage(message("m1"));
+      await writable.close();
+      // Tests run as root here, where file modes do not stop writes: open the file read-only.
+      const store = await SqliteStore.open(path, { readOnly: true });
+      try {
+        assert.equal(store.info().readOnly, true);
+        await assert.rejects(
+          store.insertMessage(message("m2")),
+          (error: unknown) =>
+            error instanceof StoreUnavailableError &&
+            /^Cannot insert message: SQLite store ".*" failed: /.test(error.message) &&
+            error.cause !== undefined,
+        );
+        await assert.rejects(
+          store.updateSession("s1", { status: "running" }),
+          StoreUnavailableError,
+        );
+        assert.deepEqual((await store.listMessages({})).map((m) => m.id), ["m1"]);
+        assert.equal((await store.getSession("s1"))?.status, "created");
+      } finally {
+        await store.close();
+      }
+    });
+
+    it("SqliteStore.open() rejects a path it cannot open with StoreUnavailableError", async () => {
+      await assert.rejects(
+        SqliteStore.open(join(dir, "missing-dir", "x.db")),
+        (error: unknown) =>
+          error instanceof StoreUnavailableError &&
+          error.message.startsWith("Cannot open SQLite store"),
+      );
+      await assert.rejects(SqliteStore.open(""), TypeError);
+    });
+
+    it("SqliteStore rejects calls after close() and close() is idempotent", async () => {
+      const store = await SqliteStore.open(freshPath());
+      await store.close();
+      await store.close();
+      assert.equal(store.closed, true);
+      assert.throws(() => store.info(), StoreClosedError);
+      await assert.rejects(store.getSession("s1"), StoreClosedError);
+    });
+  });
+}
+
+// deno-lint-ignore no-explicit-any
+async function loadNodeSqliteForInspection(): Promise<{ DatabaseSync?: any }> {
+  if (g.Bun !== undefined) return {};
+  const name = ["node", "sqlite"].join(":");
+  return await import(name);
+}

@@ -1,0 +1,52 @@
+// The one place service hooks build deadlines. Tests replace the factory to control time, because
+// fake timers do not reach AbortSignal.timeout in every runtime.
+
+/** A deadline: its signal aborts with a `TimeoutError` once armed and expired. */
+export interface Deadline {
+  /** Aborts when the deadline passes. */
+  readonly signal: AbortSignal;
+  /** Starts the clock (no timer exists before this is called). */
+  arm(): void;
+  /** Stops the clock; always call it when the guarded work settles. */
+  clear(): void;
+}
+
+/** Makes a deadline of `timeoutMs` milliseconds. */
+export type DeadlineFactory = (timeoutMs: number) => Deadline;
+
+/** The timeout reason: a `DOMException` named `"TimeoutError"`. */
+export function timeoutReason(timeoutMs: number): Error {
+  return new DOMException(`Hook timed out after ${timeoutMs} ms`, "TimeoutError");
+}
+
+function timerDeadline(timeoutMs: number): Deadline {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return {
+    signal: controller.signal,
+    arm() {
+      if (timer !== undefined || controller.signal.aborted) return;
+      if (!Number.isFinite(timeoutMs)) return;
+      timer = setTimeout(() => {
+        timer = undefined;
+        controller.abort(timeoutReason(timeoutMs));
+      }, timeoutMs);
+    },
+    clear() {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}
+
+let factory: DeadlineFactory = timerDeadline;
+
+/** Makes a deadline through the current factory. */
+export function createDeadline(timeoutMs: number): Deadline {
+  return factory(timeoutMs);
+}
+
+/** Replaces the factory (tests); `null` restores the timer-based default. */
+export function setDeadlineFactory(next: DeadlineFactory | null): void {
+  factory = next ?? timerDeadline;
+}

@@ -1,0 +1,81 @@
+/**
+ * `APICalling`: the provider event a model creates, a {@linkcode HookedEvent} over an endpoint.
+ *
+ * @module
+ */
+
+import type { ElementInit } from "../core/mod.ts";
+import type { Endpoint, StreamChunk } from "./endpoint.ts";
+import { HookedEvent } from "./hooked_event.ts";
+
+/** What an {@linkcode APICalling} is made from. */
+export interface APICallingInit extends ElementInit {
+  /** The endpoint to call. */
+  endpoint: Endpoint;
+  /** The request body (model, messages, …). */
+  payload: Record<string, unknown>;
+}
+
+/**
+ * One call of an endpoint, surrounded by the model's pre/post-invocation hooks.
+ *
+ * @example
+ * ```ts
+ * import { APICalling, FunctionEndpoint } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const endpoint = new FunctionEndpoint({ call: (payload) => ({ model: payload.model }) });
+ * const call = new APICalling({ endpoint, payload: { model: "m" } });
+ * await call.invoke();
+ * assert.equal(call.status, "completed");
+ * assert.deepEqual(call.response, { model: "m" });
+ * ```
+ */
+export class APICalling extends HookedEvent {
+  /** The endpoint to call. */
+  readonly endpoint: Endpoint;
+  /** The request body. */
+  readonly payload: Record<string, unknown>;
+
+  /** Makes a PENDING call; a missing endpoint or payload throws a `TypeError`. */
+  constructor(init: APICallingInit) {
+    if (init === null || typeof init !== "object") {
+      throw new TypeError(`Cannot create API call: init must be an object`);
+    }
+    const { endpoint, payload, ...element } = init;
+    if (
+      endpoint === null || typeof endpoint !== "object" || typeof endpoint.call !== "function" ||
+      typeof endpoint.stream !== "function"
+    ) {
+      throw new TypeError(`Cannot create API call: endpoint must implement call() and stream()`);
+    }
+    if (payload === null || typeof payload !== "object" || Array.isArray(payload)) {
+      throw new TypeError(`Cannot create API call: payload must be an object`);
+    }
+    super(element);
+    this.endpoint = endpoint;
+    this.payload = payload;
+  }
+
+  /** Whether the payload asks for a stream (`stream: true`). */
+  get streaming(): boolean {
+    return this.payload.stream === true;
+  }
+
+  /** Calls the endpoint. */
+  protected _coreInvoke(signal: AbortSignal): Promise<unknown> {
+    return this.endpoint.call(this.payload, { signal });
+  }
+
+  /** Streams from the endpoint. */
+  protected _coreStream(signal: AbortSignal): ReadableStream<StreamChunk> {
+    return this.endpoint.stream(this.payload, { signal });
+  }
+
+  /** A JSON-safe record; the endpoint appears by name only. */
+  override toJSON(): Record<string, unknown> {
+    const out = super.toJSON();
+    out.endpoint = this.endpoint.name;
+    return out;
+  }
+}

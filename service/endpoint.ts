@@ -1,0 +1,182 @@
+/**
+ * The `Endpoint` contract a model calls, the typed stream chunks, and `FunctionEndpoint`, an
+ * in-process endpoint for tests and benchmarks.
+ *
+ * @module
+ */
+
+/** A piece of assistant text. */
+export interface TextChunk {
+  /** Discriminant. */
+  type: "text";
+  /** The text delta. */
+  text: string;
+}
+
+/** A complete tool call, assembled from its deltas. */
+export interface ToolCallChunk {
+  /** Discriminant. */
+  type: "tool_call";
+  /** The call's index in the choice. */
+  index: number;
+  /** The provider's call id. */
+  id: string;
+  /** The function name. */
+  name: string;
+  /** The JSON arguments text, as sent (not parsed). */
+  arguments: string;
+}
+
+/** Token usage, when the provider reports it. */
+export interface UsageChunk {
+  /** Discriminant. */
+  type: "usage";
+  /** Prompt tokens. */
+  promptTokens: number;
+  /** Completion tokens. */
+  completionTokens: number;
+  /** Total tokens. */
+  totalTokens: number;
+}
+
+/** The last chunk of a stream. */
+export interface DoneChunk {
+  /** Discriminant. */
+  type: "done";
+  /** Why generation stopped (`"stop"`, `"tool_calls"`, …), `null` if never said. */
+  finishReason: string | null;
+}
+
+/** One typed piece of a streamed completion. */
+export type StreamChunk = TextChunk | ToolCallChunk | UsageChunk | DoneChunk;
+
+/** Options every endpoint call receives. */
+export interface EndpointCallOptions {
+  /** Aborting it cancels the request. */
+  signal: AbortSignal;
+}
+
+/** A provider a model calls: one request/response call and one streamed call. */
+export interface Endpoint {
+  /** A short name for logs. */
+  readonly name: string;
+  /** Sends one request and resolves to the parsed response. */
+  call(payload: Record<string, unknown>, options: EndpointCallOptions): Promise<unknown>;
+  /** Sends one request and streams typed chunks; errors reach the consumer. */
+  stream(
+    payload: Record<string, unknown>,
+    options: EndpointCallOptions,
+  ): ReadableStream<StreamChunk>;
+}
+
+/** What a {@linkcode FunctionEndpoint} wraps. */
+export interface FunctionEndpointInit {
+  /** A name for logs (default `"function"`). */
+  name?: string;
+  /** Answers a call. */
+  call: (payload: Record<string, unknown>, options: EndpointCallOptions) => unknown;
+  /** Produces stream chunks; by default one text chunk of `String(call result)` and a done chunk. */
+  stream?: (
+    payload: Record<string, unknown>,
+    options: EndpointCallOptions,
+  ) => AsyncIterable<StreamChunk> | Iterable<StreamChunk> | ReadableStream<StreamChunk>;
+}
+
+/**
+ * An in-process {@linkcode Endpoint} around plain functions: no network, useful for tests,
+ * benchmarks and edge functions that compute answers locally.
+ *
+ * @example
+ * ```ts
+ * import { FunctionEndpoint, IModel } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const endpoint = new FunctionEndpoint({
+ *   call: (payload) => ({ echo: payload.messages }),
+ *   stream: function* () { yield { type: "text", text: "hi" }; yield { type: "done", finishReason: "stop" }; },
+ * });
+ * const model = new IModel({ model: "local", endpoint });
+ * const event = await model.invoke({ messages: ["ping"] });
+ * assert.deepEqual(event.response, { echo: ["ping"] });
+ *
+ * const chunks = [];
+ * for await (const chunk of model.stream({ messages: [] })) chunks.push(chunk);
+ * assert.deepEqual(chunks.map((c) => c.type), ["text", "done"]);
+ * ```
+ */
+export class FunctionEndpoint implements Endpoint {
+  /** A short name for logs. */
+  readonly name: string;
+  #call: FunctionEndpointInit["call"];
+  #stream: FunctionEndpointInit["stream"];
+
+  /** Wraps the functions; a missing `call` throws a `TypeError`. */
+  constructor(init: FunctionEndpointInit) {
+    if (init === null || typeof init !== "object" || typeof init.call !== "function") {
+      throw new TypeError(`Cannot create function endpoint: call must be a function`);
+    }
+    if (init.stream !== undefined && typeof init.stream !== "function") {
+      throw new TypeError(`Cannot create function endpoint: stream must be a function`);
+    }
+    this.name = init.name ?? "function";
+    this.#call = init.call;
+    this.#stream = init.stream;
+  }
+
+  /** Calls the wrapped function. */
+  async call(payload: Record<string, unknown>, options: EndpointCallOptions): Promise<unknown> {
+    options.signal.throwIfAborted();
+    return await this.#call(payload, options);
+  }
+
+  /** Streams the wrapped generator (or the call result as one text chunk). */
+  stream(
+    payload: Record<string, unknown>,
+    options: EndpointCallOptions,
+  ): ReadableStream<StreamChunk> {
+    const make = this.#stream;
+    const call = this.#call;
+    const source = make
+      ? make(payload, options)
+      : (async function* (): AsyncGenerator<StreamChunk> {
+        yield { type: "text", text: String(await call(payload, options)) };
+        yield { type: "done", finishReason: "stop" };
+      })();
+    if (source instanceof ReadableStream) return source;
+    return iterableToStream(source);
+  }
+}
+
+/**
+ * A pull-based stream over an (async) iterable: one chunk per pull (backpressure), and a cancel
+ * calls `onCancel` and then the iterator's `return()`.
+ *
+ * @example
+ * ```ts
+ * import { iterableToStream } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const seen = [];
+ * for await (const n of iterableToStream([1, 2, 3])) seen.push(n);
+ * assert.deepEqual(seen, [1, 2, 3]);
+ * ```
+ */
+export function iterableToStream<T>(
+  source: AsyncIterable<T> | Iterable<T>,
+  onCancel?: (reason: unknown) => void,
+): ReadableStream<T> {
+  const iterator: AsyncIterator<T> | Iterator<T> = Symbol.asyncIterator in source
+    ? (source as AsyncIterable<T>)[Symbol.asyncIterator]()
+    : (source as Iterable<T>)[Symbol.iterator]();
+  return new ReadableStream<T>({
+    async pull(controller) {
+      const next = await iterator.next();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel(reason) {
+      onCancel?.(reason);
+      await iterator.return?.(reason);
+    },
+  }, { highWaterMark: 0 });
+}

@@ -1,0 +1,73 @@
+/**
+ * Typed errors of endpoints: HTTP failures and unparseable responses.
+ *
+ * @module
+ */
+
+/**
+ * An endpoint request failed: an HTTP error status, a broken connection, or an error reported
+ * inside a stream. Never carries the API key.
+ *
+ * @example
+ * ```ts
+ * import { EndpointError } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new EndpointError("Endpoint request failed with status 429", { status: 429, bodyExcerpt: "slow down" });
+ * assert.equal(error.status, 429);
+ * assert.equal(error.name, "EndpointError");
+ * ```
+ */
+export class EndpointError extends Error {
+  /** The HTTP status, or `null` when no response arrived. */
+  readonly status: number | null;
+  /** The start of the response body (at most 500 characters). */
+  readonly bodyExcerpt: string;
+  /** The URL requested (origin and path only). */
+  readonly url: string | null;
+
+  /** Makes the error. */
+  constructor(
+    message: string,
+    options?: {
+      status?: number | null;
+      bodyExcerpt?: string;
+      url?: string | null;
+      cause?: unknown;
+    },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "EndpointError";
+    this.status = options?.status ?? null;
+    this.bodyExcerpt = options?.bodyExcerpt ?? "";
+    this.url = options?.url ?? null;
+  }
+}
+
+/**
+ * A response or a Server-Sent Events data line was not the JSON expected.
+ *
+ * @example
+ * ```ts
+ * import { EndpointError, EndpointParseError } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new EndpointParseError("Cannot parse stream event: invalid JSON", { status: 200, bodyExcerpt: "{oops" });
+ * assert.ok(error instanceof EndpointError);
+ * ```
+ */
+export class EndpointParseError extends EndpointError {
+  /** Makes the error. */
+  constructor(
+    message: string,
+    options?: {
+      status?: number | null;
+      bodyExcerpt?: string;
+      url?: string | null;
+      cause?: unknown;
+    },
+  ) {
+    super(message, options);
+    this.name = "EndpointParseError";
+  }
+}

@@ -1,0 +1,347 @@
+/**
+ * `OpenAICompatibleEndpoint`: chat completions over `fetch`, with Server-Sent Events streaming
+ * parsed into typed chunks.
+ *
+ * @module
+ */
+
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+import type { Endpoint, EndpointCallOptions, StreamChunk, ToolCallChunk } from "../endpoint.ts";
+import { iterableToStream } from "../endpoint.ts";
+import { EndpointError, EndpointParseError } from "../endpoint_error.ts";
+
+/** Options of {@linkcode OpenAICompatibleEndpoint}. */
+export interface OpenAICompatibleEndpointOptions {
+  /** The API root, e.g. `https://api.openai.com/v1`; requests go to `{baseURL}/chat/completions`. */
+  baseURL: string;
+  /** Sent as `Authorization: Bearer <apiKey>`; never appears in errors or logs. */
+  apiKey?: string;
+  /** The fetch to use (default: the global one). */
+  fetch?: typeof fetch;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  /** A name for logs (default `"openai_compatible"`). */
+  name?: string;
+}
+
+const EXCERPT = 500;
+
+/**
+ * An OpenAI-compatible chat-completions endpoint.
+ *
+ * `call()` POSTs the payload and resolves to the parsed JSON. `stream()` sends `stream: true` and
+ * `stream_options: { include_usage: true }` and yields typed chunks: `text` deltas, complete
+ * `tool_call`s (assembled from their deltas, emitted at the finish reason or at `[DONE]`),
+ * `usage`, and a final `done`. HTTP failures become {@linkcode EndpointError} (status and a body
+ * excerpt); malformed JSON in a data line errors the stream with {@linkcode EndpointParseError}.
+ * The abort signal reaches `fetch`, and cancelling the stream closes the connection.
+ *
+ * @example Against an in-process fetch
+ * ```ts
+ * import { OpenAICompatibleEndpoint } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const sse = [
+ *   `data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}`,
+ *   `data: {"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}`,
+ *   `data: [DONE]`,
+ * ].join("\n\n") + "\n\n";
+ * const endpoint = new OpenAICompatibleEndpoint({
+ *   baseURL: "http://example.test/v1",
+ *   apiKey: "sk-test",
+ *   fetch: (_url, init) => {
+ *     assert.equal(new Headers(init?.headers).get("authorization"), "Bearer sk-test");
+ *     return Promise.resolve(new Response(sse, { headers: { "content-type": "text/event-stream" } }));
+ *   },
+ * });
+ * const chunks = [];
+ * for await (const chunk of endpoint.stream({ model: "m", messages: [] }, { signal: new AbortController().signal })) {
+ *   chunks.push(chunk);
+ * }
+ * assert.deepEqual(chunks, [
+ *   { type: "text", text: "Hel" },
+ *   { type: "text", text: "lo" },
+ *   { type: "done", finishReason: "stop" },
+ * ]);
+ * ```
+ */
+export class OpenAICompatibleEndpoint implements Endpoint {
+  /** A short name for logs. */
+  readonly name: string;
+  /** The API root, without a trailing slash. */
+  readonly baseURL: string;
+  #apiKey: string | undefined;
+  #fetch: typeof fetch | undefined;
+  #headers: Record<string, string>;
+
+  /** Makes the endpoint; an invalid `baseURL` throws a `TypeError`. */
+  constructor(options: OpenAICompatibleEndpointOptions) {
+    if (options === null || typeof options !== "object") {
+      throw new TypeError(`Cannot create endpoint: options must be an object`);
+    }
+    const { baseURL, apiKey, headers } = options;
+    if (typeof baseURL !== "string" || !canParse(baseURL)) {
+      throw new TypeError(
+        `Cannot create endpoint: baseURL must be an absolute URL; got ${
+          typeof baseURL === "string" ? JSON.stringify(baseURL) : `(${typeof baseURL})`
+        }`,
+      );
+    }
+    if (apiKey !== undefined && typeof apiKey !== "string") {
+      throw new TypeError(`Cannot create endpoint: apiKey must be a string`);
+    }
+    if (options.fetch !== undefined && typeof options.fetch !== "function") {
+      throw new TypeError(`Cannot create endpoint: fetch must be a function`);
+    }
+    if (headers !== undefined && (headers === null || typeof headers !== "object")) {
+      throw new TypeError(`Cannot create endpoint: headers must be an object`);
+    }
+    this.name = options.name ?? "openai_compatible";
+    this.baseURL = baseURL.replace(/\/+$/, "");
+    this.#apiKey = apiKey;
+    this.#fetch = options.fetch;
+    this.#headers = { ...headers };
+  }
+
+  /** The chat-completions URL. */
+  get url(): string {
+    return `${this.baseURL}/chat/completions`;
+  }
+
+  /** POSTs the payload (without `stream`) and resolves to the parsed JSON response. */
+  async call(payload: Record<string, unknown>, options: EndpointCallOptions): Promise<unknown> {
+    const body = { ...payload };
+    delete body.stream;
+    delete body.stream_options;
+    const response = await this.#post(body, options.signal, "application/json");
+    const text = await response.text();
+    try {
+      return JSON.parse(text);
+    } catch (cause) {
+      throw new EndpointParseError("Cannot parse endpoint response: invalid JSON", {
+        status: response.status,
+        bodyExcerpt: text.slice(0, EXCERPT),
+        url: this.#safeURL(),
+        cause,
+      });
+    }
+  }
+
+  /** Streams the completion as typed chunks; see the class documentation. */
+  stream(
+    payload: Record<string, unknown>,
+    options: EndpointCallOptions,
+  ): ReadableStream<StreamChunk> {
+    const streamOptions = payload.stream_options;
+    const body = {
+      ...payload,
+      stream: true,
+      stream_options: {
+        ...(streamOptions && typeof streamOptions === "object" ? streamOptions : {}),
+        include_usage: true,
+      },
+    };
+    // Our own controller, so that a consumer's cancel also aborts a fetch still connecting.
+    const local = new AbortController();
+    const signal = AbortSignal.any([options.signal, local.signal]);
+    return iterableToStream(this.#events(body, signal), (reason) => {
+      local.abort(reason ?? new DOMException("Stream cancelled", "AbortError"));
+    });
+  }
+
+  async *#events(body: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<StreamChunk> {
+    const response = await this.#post(body, signal, "text/event-stream");
+    const url = this.#safeURL();
+    const status = response.status;
+    const reader = response.body?.getReader();
+    if (!reader) {
+      throw new EndpointError("Endpoint returned no body for a stream", { status, url });
+    }
+    const queue: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => queue.push(event) });
+    const decoder = new TextDecoder();
+    const tools = new Map<number, ToolCallChunk>();
+    let finishReason: string | null = null;
+    const flushTools = function* (): Generator<StreamChunk> {
+      const ordered = [...tools.values()].sort((a, b) => a.index - b.index);
+      tools.clear();
+      yield* ordered;
+    };
+    try {
+      read: while (true) {
+        let next: ReadableStreamReadResult<Uint8Array>;
+        try {
+          next = await reader.read();
+        } catch (cause) {
+          if (signal.aborted) throw signal.reason;
+          throw new EndpointError(`Stream broke before it finished: ${messageOf(cause)}`, {
+            status,
+            url,
+            cause,
+          });
+        }
+        if (next.done) {
+          parser.feed(decoder.decode());
+          parser.feed("\n\n");
+        } else {
+          parser.feed(decoder.decode(next.value, { stream: true }));
+        }
+        while (queue.length > 0) {
+          const event = queue.shift()!;
+          const data = event.data;
+          if (data.trim() === "[DONE]") break read;
+          if (data.trim() === "") continue;
+          let json: Record<string, unknown>;
+          try {
+            json = JSON.parse(data);
+          } catch (cause) {
+            throw new EndpointParseError("Cannot parse stream event: invalid JSON", {
+              status,
+              bodyExcerpt: data.slice(0, EXCERPT),
+              url,
+              cause,
+            });
+          }
+          if (json === null || typeof json !== "object") {
+            throw new EndpointParseError("Cannot parse stream event: expected a JSON object", {
+              status,
+              bodyExcerpt: data.slice(0, EXCERPT),
+              url,
+            });
+          }
+          if (json.error) {
+            const error = json.error as { message?: unknown };
+            throw new EndpointError(
+              `Endpoint reported an error in the stream: ${
+                typeof error.message === "string" ? error.message : JSON.stringify(json.error)
+              }`,
+              { status, bodyExcerpt: data.slice(0, EXCERPT), url },
+            );
+          }
+          const choices = Array.isArray(json.choices) ? json.choices : [];
+          for (const choice of choices as Record<string, unknown>[]) {
+            const delta = (choice?.delta ?? {}) as Record<string, unknown>;
+            if (typeof delta.content === "string" && delta.content !== "") {
+              yield { type: "text", text: delta.content };
+            }
+            if (Array.isArray(delta.tool_calls)) {
+              for (const part of delta.tool_calls as Record<string, unknown>[]) {
+                const index = typeof part?.index === "number" ? part.index : 0;
+                let call = tools.get(index);
+                if (!call) {
+                  call = { type: "tool_call", index, id: "", name: "", arguments: "" };
+                  tools.set(index, call);
+                }
+                if (typeof part.id === "string" && part.id) call.id = part.id;
+                const fn = (part.function ?? {}) as Record<string, unknown>;
+                if (typeof fn.name === "string" && fn.name && !call.name) call.name = fn.name;
+                if (typeof fn.arguments === "string") call.arguments += fn.arguments;
+              }
+            }
+            if (typeof choice?.finish_reason === "string" && choice.finish_reason) {
+              finishReason = choice.finish_reason;
+              yield* flushTools();
+            }
+          }
+          const usage = json.usage as Record<string, unknown> | null | undefined;
+          if (usage && typeof usage === "object") {
+            const promptTokens = num(usage.prompt_tokens);
+            const completionTokens = num(usage.completion_tokens);
+            yield {
+              type: "usage",
+              promptTokens,
+              completionTokens,
+              totalTokens: usage.total_tokens === undefined
+                ? promptTokens + completionTokens
+                : num(usage.total_tokens),
+            };
+          }
+        }
+        if (next.done) break;
+      }
+      yield* flushTools();
+      yield { type: "done", finishReason };
+    } finally {
+      await reader.cancel().catch(() => {});
+    }
+  }
+
+  async #post(body: unknown, signal: AbortSignal, accept: string): Promise<Response> {
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept,
+      ...this.#headers,
+    };
+    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
+    const doFetch = this.#fetch ?? globalThis.fetch;
+    let response: Response;
+    try {
+      response = await doFetch(this.url, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+        signal,
+      });
+    } catch (cause) {
+      if (signal.aborted) throw signal.reason;
+      throw new EndpointError(`Cannot reach endpoint: ${this.#scrub(messageOf(cause))}`, {
+        url: this.#safeURL(),
+        cause,
+      });
+    }
+    if (!response.ok) {
+      let text = "";
+      try {
+        text = await response.text();
+      } catch {
+        // the body is only an excerpt for the error
+      }
+      throw new EndpointError(
+        `Endpoint request failed with status ${response.status}${
+          response.statusText ? ` (${response.statusText})` : ""
+        }`,
+        {
+          status: response.status,
+          bodyExcerpt: this.#scrub(text.slice(0, EXCERPT)),
+          url: this.#safeURL(),
+        },
+      );
+    }
+    return response;
+  }
+
+  #safeURL(): string {
+    try {
+      const url = new URL(this.url);
+      return `${url.origin}${url.pathname}`;
+    } catch {
+      return "";
+    }
+  }
+
+  #scrub(text: string): string {
+    const key = this.#apiKey;
+    return key ? text.split(key).join("[redacted]") : text;
+  }
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    return `${error.message}${cause}`;
+  }
+  return String(error);
+}
+
+function canParse(value: string): boolean {
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+}

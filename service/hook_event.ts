@@ -1,0 +1,264 @@
+/**
+ * `HookEvent`: one run of a service phase handler with a deadline, a status and an exit decision.
+ *
+ * @module
+ */
+
+import { Event, EventStatus, toJsonSafe } from "../core/mod.ts";
+import type { EventRunOptions } from "../core/mod.ts";
+import { HOOK_EVENT_TYPES, type HookEventType, toHookEventType } from "./hook_event_type.ts";
+import { HookRegistry } from "./hook_registry.ts";
+import { dispatchHook } from "./_dispatch.ts";
+import type { AssociatedEventInfo, HookCallResult } from "./types.ts";
+import { createDeadline } from "./_deadline.ts";
+import { className, isCancellation, isErrorLike, isThenable } from "./_util.ts";
+
+/** The default hook deadline, in milliseconds. */
+export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
+
+/** What a {@linkcode HookEvent} is made from. */
+export interface HookEventInit {
+  /** The registry holding the handler. */
+  registry: HookRegistry;
+  /** The phase to run. */
+  hookType: HookEventType;
+  /** The event (pre/post invocation) or event class (pre-create) handed to the handler. */
+  eventLike: unknown;
+  /** Whether a failure should stop the operation; `null`/absent means `false`. */
+  exit?: boolean | null;
+  /** The deadline in milliseconds (default 30 000; `Infinity` for none). */
+  timeoutMs?: number;
+  /** Extra handler params. */
+  params?: Record<string, unknown>;
+  /** The associated event info, if already known. */
+  associatedEventInfo?: AssociatedEventInfo | null;
+  /** A fixed id. */
+  id?: string;
+  /** A fixed creation time. */
+  createdAt?: number;
+  /** Free-form metadata. */
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * Runs one service phase handler through its registry, under a deadline combined with the
+ * caller's signal.
+ *
+ * - Success: COMPLETED with the handler's return value. A handler that *returns* an Error
+ *   completes too; the error becomes `execution.error` and `exitCause`, and the response is `null`.
+ * - A thrown error: the registry's status (CANCELLED for pre phases, ABORTED for post) and
+ *   `shouldExit` = the configured exit.
+ * - The deadline passes: FAILED with a `TimeoutError`, `shouldExit` = the configured exit.
+ * - The caller's signal aborts: CANCELLED and the reason is rethrown.
+ *
+ * Unlike other events it can be invoked again. Associated event info is stamped whatever the
+ * outcome (X17).
+ *
+ * @example A pre-invocation check that times out
+ * ```ts
+ * import { HookEvent, HookEventType, HookRegistry } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const registry = new HookRegistry();
+ * registry.preInvoke((_event, { signal }) =>
+ *   new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason)))
+ * );
+ * const hook = new HookEvent({
+ *   registry,
+ *   hookType: HookEventType.PreInvocation,
+ *   eventLike: { id: "e1", createdAt: 0 },
+ *   exit: true,
+ *   timeoutMs: 5,
+ * });
+ * await hook.invoke();
+ * assert.equal(hook.status, "failed");
+ * assert.equal((hook.execution.error as Error).name, "TimeoutError");
+ * assert.equal(hook.shouldExit, true);
+ * assert.equal(hook.associatedEventInfo?.eventId, "e1");
+ * ```
+ */
+export class HookEvent extends Event {
+  /** The registry holding the handler. */
+  readonly registry: HookRegistry;
+  /** The phase this event runs. */
+  readonly hookType: HookEventType;
+  /** The event or event class handed to the handler. */
+  readonly eventLike: unknown;
+  /** The configured exit. */
+  readonly exit: boolean;
+  /** The deadline in milliseconds. */
+  readonly timeoutMs: number;
+  /** Extra handler params. */
+  readonly params: Record<string, unknown>;
+  /** The event this hook ran for; stamped on every run. */
+  associatedEventInfo: AssociatedEventInfo | null;
+  #shouldExit = false;
+  #exitCause: unknown = null;
+
+  /** Makes a PENDING hook event; bad input throws a `TypeError`. */
+  constructor(init: HookEventInit) {
+    if (init === null || typeof init !== "object") {
+      throw new TypeError(`Cannot create hook event: init must be an object`);
+    }
+    if (!(init.registry instanceof HookRegistry)) {
+      throw new TypeError(`Cannot create hook event: registry must be a HookRegistry`);
+    }
+    const hookType = toHookEventType(init.hookType);
+    if (hookType === undefined) {
+      throw new TypeError(
+        `Cannot create hook event: unknown hook type ${
+          typeof init.hookType === "string"
+            ? JSON.stringify(init.hookType)
+            : `(${typeof init.hookType})`
+        }; valid types: ${HOOK_EVENT_TYPES.map((t) => `"${t}"`).join(", ")}`,
+      );
+    }
+    const timeoutMs = init.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
+    if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
+      throw new TypeError(
+        `Cannot create hook event: timeoutMs must be a positive number; got ${String(timeoutMs)}`,
+      );
+    }
+    if (init.exit !== undefined && init.exit !== null && typeof init.exit !== "boolean") {
+      throw new TypeError(`Cannot create hook event: exit must be a boolean or null`);
+    }
+    if (init.params !== undefined && (init.params === null || typeof init.params !== "object")) {
+      throw new TypeError(`Cannot create hook event: params must be an object`);
+    }
+    super({ id: init.id, createdAt: init.createdAt, metadata: init.metadata });
+    this.registry = init.registry;
+    this.hookType = hookType;
+    this.eventLike = init.eventLike;
+    this.exit = init.exit ?? false;
+    this.timeoutMs = timeoutMs;
+    this.params = { ...init.params };
+    this.associatedEventInfo = init.associatedEventInfo ? { ...init.associatedEventInfo } : null;
+  }
+
+  /** Whether the operation around this hook should stop. */
+  get shouldExit(): boolean {
+    return this.#shouldExit;
+  }
+
+  /** What to raise when stopping: the thrown/returned error, the abort reason or the timeout. */
+  get exitCause(): unknown {
+    return this.#exitCause;
+  }
+
+  /** Runs the handler (again, if already run). See the class documentation. */
+  override async invoke(options?: EventRunOptions): Promise<void> {
+    const execution = this.execution;
+    const caller = options?.signal;
+    const started = performance.now();
+    execution.status = EventStatus.PROCESSING;
+    execution.response = null;
+    execution.error = null;
+    this.#shouldExit = false;
+    this.#exitCause = null;
+    this.associatedEventInfo = { ...this.associatedEventInfo, ...stampFor(this) };
+    const deadline = createDeadline(this.timeoutMs);
+    try {
+      if (caller?.aborted) throw caller.reason;
+      const signal = caller ? AbortSignal.any([caller, deadline.signal]) : deadline.signal;
+      let outcome: HookCallResult | Promise<HookCallResult> = dispatchHook(
+        this.registry,
+        this.eventLike,
+        { hookType: this.hookType, shouldExit: this.exit, signal, params: this.params },
+      );
+      if (isThenable(outcome)) {
+        deadline.arm();
+        outcome = await outcome;
+      }
+      if (outcome.info) this.associatedEventInfo = { ...this.associatedEventInfo, ...outcome.info };
+      if (caller?.aborted) throw caller.reason;
+      if (deadline.signal.aborted && outcome.status === EventStatus.CANCELLED) {
+        throw deadline.signal.reason;
+      }
+      const result = outcome.result;
+      this.#shouldExit = outcome.shouldExit;
+      if (outcome.status === EventStatus.CANCELLED && Array.isArray(result)) {
+        // A cancellation the handler raised by itself: it propagates.
+        execution.status = EventStatus.CANCELLED;
+        execution.error = outcome.error;
+        this.#exitCause = outcome.error;
+        throw new CancellationSignal(outcome.error);
+      }
+      execution.status = outcome.status ?? EventStatus.COMPLETED;
+      if (isErrorLike(result)) {
+        execution.error = result;
+        this.#exitCause = result;
+      } else {
+        execution.response = result;
+      }
+    } catch (error) {
+      if (error instanceof CancellationSignal) throw error.reason;
+      execution.response = null;
+      execution.error = error;
+      this.#exitCause = error;
+      if (caller && isCancellation(error, caller)) {
+        execution.status = EventStatus.CANCELLED;
+        this.#shouldExit = true;
+        throw error;
+      }
+      execution.status = EventStatus.FAILED;
+      this.#shouldExit = this.exit;
+    } finally {
+      deadline.clear();
+      execution.durationMs = performance.now() - started;
+    }
+  }
+
+  /** Runs the handler and returns its raw result (used by the base `stream()`). */
+  protected async _invoke(signal: AbortSignal): Promise<unknown> {
+    const outcome = await dispatchHook(this.registry, this.eventLike, {
+      hookType: this.hookType,
+      shouldExit: this.exit,
+      signal,
+      params: this.params,
+    });
+    if (outcome.error !== null) throw outcome.error;
+    return outcome.result;
+  }
+
+  /** A JSON-safe record of this run (no registry, no handler params). */
+  override toJSON(): Record<string, unknown> {
+    const error = this.execution.error;
+    return {
+      kind: "HookEvent",
+      id: this.id,
+      createdAt: this.createdAt,
+      hookType: this.hookType,
+      status: this.execution.status,
+      durationMs: this.execution.durationMs,
+      response: toJsonSafe(this.execution.response),
+      error: error === null
+        ? null
+        : isErrorLike(error)
+        ? { name: error.name, message: error.message }
+        : toJsonSafe(error),
+      exit: this.exit,
+      shouldExit: this.#shouldExit,
+      associatedEventInfo: this.associatedEventInfo,
+    };
+  }
+}
+
+class CancellationSignal {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    this.reason = reason;
+  }
+}
+
+function stampFor(hook: HookEvent): AssociatedEventInfo {
+  const info: AssociatedEventInfo = {};
+  const target = hook.eventLike;
+  const name = className(target);
+  if (name !== undefined) info.lionClass = name;
+  if (typeof target === "object" && target !== null) {
+    const { id, createdAt } = target as { id?: unknown; createdAt?: unknown };
+    if (typeof id === "string") info.eventId = id;
+    if (typeof createdAt === "number") info.eventCreatedAt = createdAt;
+  }
+  return info;
+}

@@ -1,0 +1,361 @@
+/**
+ * `IModel`: a model bound to an endpoint and its own hook registry. It needs no Session (D1).
+ *
+ * @module
+ */
+
+import { HookPhaseError } from "../core/mod.ts";
+import { APICalling, type APICallingInit } from "./api_calling.ts";
+import type { Endpoint, StreamChunk } from "./endpoint.ts";
+import { OpenAICompatibleEndpoint } from "./endpoints/openai_compatible.ts";
+import { HookEventType } from "./hook_event_type.ts";
+import { HookEvent } from "./hook_event.ts";
+import { HookedEvent } from "./hooked_event.ts";
+import { globalHookLogger } from "./hook_logger.ts";
+import { HookRegistry, type HookRegistryInit } from "./hook_registry.ts";
+import { dispatchHook } from "./_dispatch.ts";
+import type { HookCallResult } from "./types.ts";
+import { isErrorLike, isThenable, NEVER_ABORTED } from "./_util.ts";
+
+/** The default pre-event-create hook deadline, in milliseconds. */
+export const DEFAULT_CREATE_EVENT_HOOK_TIMEOUT_MS = 10_000;
+/** The default pre/post-invocation hook deadline, in milliseconds. */
+export const DEFAULT_INVOKE_HOOK_TIMEOUT_MS = 30_000;
+
+/** A constructor of events a model can create. */
+export type HookedEventClass = new (init: APICallingInit) => HookedEvent;
+
+/** Options of {@linkcode IModel.createEvent}. */
+export interface CreateEventOptions {
+  /** The event class (default `APICalling`); a non-`HookedEvent` class is a `TypeError`, after the pre-create hook. */
+  eventType?: HookedEventClass;
+  /** Exit of the pre-create hook; `null`/absent: the model's `exitHook`. */
+  createEventExitHook?: boolean | null;
+  /** Deadline of the pre-create hook (default 10 000 ms). */
+  createEventHookTimeoutMs?: number;
+  /** Extra params of the pre-create hook. */
+  createEventHookParams?: Record<string, unknown>;
+  /** Exit of the pre-invocation hook; `null`/absent: the model's `exitHook`. */
+  preInvokeExitHook?: boolean | null;
+  /** Deadline of the pre-invocation hook (default 30 000 ms). */
+  preInvokeHookTimeoutMs?: number;
+  /** Extra params of the pre-invocation hook. */
+  preInvokeHookParams?: Record<string, unknown>;
+  /** Exit of the post-invocation hook; `null`/absent: the model's `exitHook`. */
+  postInvokeExitHook?: boolean | null;
+  /** Deadline of the post-invocation hook (default 30 000 ms). */
+  postInvokeHookTimeoutMs?: number;
+  /** Extra params of the post-invocation hook. */
+  postInvokeHookParams?: Record<string, unknown>;
+  /** Aborting it cancels the pre-create hook. */
+  signal?: AbortSignal;
+}
+
+/** Options of {@linkcode IModel}. */
+export interface IModelOptions {
+  /** The model name, sent as `model` in every payload. */
+  model: string;
+  /** The endpoint; or give `baseURL` (and `apiKey`) for an OpenAI-compatible one. */
+  endpoint?: Endpoint;
+  /** The API root of an OpenAI-compatible endpoint. */
+  baseURL?: string;
+  /** Its API key (sent as a Bearer token, never logged). */
+  apiKey?: string;
+  /** A registry (shared), a `{ hooks, streamHandlers }` object, or nothing (a fresh registry). */
+  hookRegistry?: HookRegistry | HookRegistryInit | null;
+  /** The default exit of every hook (default `false`). */
+  exitHook?: boolean;
+  /** Transforms chunks that have no registry handler; a `null`/`undefined` return keeps the chunk. */
+  streamingProcessFunc?: ((chunk: StreamChunk) => unknown) | null;
+}
+
+/** Options of {@linkcode IModel.invoke} and {@linkcode IModel.stream}. */
+export interface ModelCallOptions extends CreateEventOptions {
+  /** Called with the created event before it runs (to watch its status). */
+  onEvent?: (event: HookedEvent) => void;
+}
+
+/**
+ * A model: an endpoint, a hook registry and the hook defaults of ADR D4. Works standalone.
+ *
+ * - `createEvent(request, options)` runs the pre-create hook (if registered) with the event class,
+ *   builds the event with `payload = { model, ...request }`, and attaches the pre/post-invocation
+ *   hooks that have handlers. It resolves to the event (X6).
+ * - `invoke(request)` resolves to the event after it ran: COMPLETED or FAILED (an abort rejects).
+ * - `stream(request)` is a `ReadableStream` of chunks after {@linkcode IModel.processChunk}.
+ *
+ * @example A hooked, streamed call
+ * ```ts
+ * import { FunctionEndpoint, IModel } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const endpoint = new FunctionEndpoint({
+ *   call: () => "unused",
+ *   stream: function* () {
+ *     yield { type: "text", text: "hello" };
+ *     yield { type: "done", finishReason: "stop" };
+ *   },
+ * });
+ * const seen: string[] = [];
+ * const model = new IModel({
+ *   model: "m",
+ *   endpoint,
+ *   hookRegistry: {
+ *     hooks: { pre_invoke: () => { seen.push("pre"); }, post_invoke: () => { seen.push("post"); } },
+ *     streamHandlers: { text: (_e, _t, chunk: { text: string }) => ({ type: "text", text: chunk.text.toUpperCase() }) },
+ *   },
+ * });
+ * const chunks = [];
+ * for await (const chunk of model.stream({ messages: [] })) chunks.push(chunk);
+ * assert.deepEqual(chunks, [{ type: "text", text: "HELLO" }, { type: "done", finishReason: "stop" }]);
+ * assert.deepEqual(seen, ["pre", "post"]);
+ * ```
+ */
+export class IModel {
+  /** The model name. */
+  readonly model: string;
+  /** The endpoint. */
+  readonly endpoint: Endpoint;
+  /** The registry (shared by copies). */
+  readonly hookRegistry: HookRegistry;
+  /** The default exit of every hook. */
+  readonly exitHook: boolean;
+  /** Transforms chunks without a registry handler. */
+  readonly streamingProcessFunc: ((chunk: StreamChunk) => unknown) | null;
+
+  /** Makes a model; bad options throw a `TypeError`. */
+  constructor(options: IModelOptions) {
+    if (options === null || typeof options !== "object") {
+      throw new TypeError(`Cannot create model: options must be an object`);
+    }
+    const { model, endpoint, baseURL, apiKey, hookRegistry, exitHook, streamingProcessFunc } =
+      options;
+    if (typeof model !== "string" || model.length === 0) {
+      throw new TypeError(`Cannot create model: model must be a non-empty string`);
+    }
+    if (endpoint !== undefined && baseURL !== undefined) {
+      throw new TypeError(`Cannot create model: give either endpoint or baseURL, not both`);
+    }
+    if (endpoint === undefined && baseURL === undefined) {
+      throw new TypeError(`Cannot create model: an endpoint or a baseURL is required`);
+    }
+    if (
+      endpoint !== undefined &&
+      (endpoint === null || typeof endpoint !== "object" || typeof endpoint.call !== "function" ||
+        typeof endpoint.stream !== "function")
+    ) {
+      throw new TypeError(`Cannot create model: endpoint must implement call() and stream()`);
+    }
+    if (exitHook !== undefined && typeof exitHook !== "boolean") {
+      throw new TypeError(`Cannot create model: exitHook must be a boolean`);
+    }
+    if (
+      streamingProcessFunc !== undefined && streamingProcessFunc !== null &&
+      typeof streamingProcessFunc !== "function"
+    ) {
+      throw new TypeError(`Cannot create model: streamingProcessFunc must be a function`);
+    }
+    let registry: HookRegistry;
+    if (hookRegistry instanceof HookRegistry) registry = hookRegistry;
+    else if (hookRegistry === undefined || hookRegistry === null) registry = new HookRegistry();
+    else if (typeof hookRegistry === "object" && !Array.isArray(hookRegistry)) {
+      registry = new HookRegistry(hookRegistry);
+    } else {
+      throw new TypeError(
+        `Cannot create model: hookRegistry must be a HookRegistry or { hooks, streamHandlers }`,
+      );
+    }
+    this.model = model;
+    this.endpoint = endpoint ?? new OpenAICompatibleEndpoint({ baseURL: baseURL!, apiKey });
+    this.hookRegistry = registry;
+    this.exitHook = exitHook ?? false;
+    this.streamingProcessFunc = streamingProcessFunc ?? null;
+  }
+
+  /** Creates (but does not run) an event for `request`; see the class documentation. */
+  async createEvent(
+    request: Record<string, unknown>,
+    options?: CreateEventOptions,
+  ): Promise<APICalling> {
+    if (request === null || typeof request !== "object" || Array.isArray(request)) {
+      throw new TypeError(`Cannot create event: request must be an object`);
+    }
+    const opts = options ?? {};
+    const eventType = (opts.eventType ?? APICalling) as HookedEventClass;
+    const registry = this.hookRegistry;
+    let preCreate: HookEvent | null = null;
+    if (registry.canHandle({ hookType: HookEventType.PreEventCreate })) {
+      preCreate = new HookEvent({
+        registry,
+        hookType: HookEventType.PreEventCreate,
+        eventLike: eventType,
+        exit: opts.createEventExitHook ?? this.exitHook,
+        timeoutMs: opts.createEventHookTimeoutMs ?? DEFAULT_CREATE_EVENT_HOOK_TIMEOUT_MS,
+        params: opts.createEventHookParams ?? {},
+      });
+      try {
+        await preCreate.invoke({ signal: opts.signal });
+      } catch (error) {
+        globalHookLogger.log(preCreate.toJSON());
+        throw error;
+      }
+      if (preCreate.shouldExit) {
+        globalHookLogger.log(preCreate.toJSON());
+        throw preCreate.exitCause ??
+          new HookPhaseError("PreEventCreate hook requested exit without a cause");
+      }
+    }
+    if (
+      typeof eventType !== "function" ||
+      !(eventType === HookedEvent || eventType.prototype instanceof HookedEvent)
+    ) {
+      if (preCreate) globalHookLogger.log(preCreate.toJSON());
+      throw new TypeError(
+        `Cannot create event: unsupported event type ${
+          typeof eventType === "function" ? JSON.stringify(eventType.name) : `(${typeof eventType})`
+        }; only HookedEvent subclasses such as APICalling are supported`,
+      );
+    }
+    const event = new eventType({
+      endpoint: this.endpoint,
+      payload: { ...request, model: request.model ?? this.model },
+    });
+    if (preCreate) {
+      preCreate.associatedEventInfo = {
+        ...preCreate.associatedEventInfo,
+        lionClass: event.constructor.name,
+        eventId: event.id,
+        eventCreatedAt: event.createdAt,
+      };
+      globalHookLogger.log(preCreate.toJSON());
+    }
+    if (registry.canHandle({ hookType: HookEventType.PreInvocation })) {
+      event.createPreInvokeHook(registry, {
+        exit: opts.preInvokeExitHook ?? this.exitHook,
+        timeoutMs: opts.preInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS,
+        params: opts.preInvokeHookParams ?? {},
+      });
+    }
+    if (registry.canHandle({ hookType: HookEventType.PostInvocation })) {
+      event.createPostInvokeHook(registry, {
+        exit: opts.postInvokeExitHook ?? this.exitHook,
+        timeoutMs: opts.postInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS,
+        params: opts.postInvokeHookParams ?? {},
+      });
+    }
+    return event as APICalling;
+  }
+
+  /** Creates and runs an event; resolves to it (COMPLETED or FAILED); an abort rejects. */
+  async invoke(request: Record<string, unknown>, options?: ModelCallOptions): Promise<APICalling> {
+    const event = await this.createEvent(request, options);
+    options?.onEvent?.(event);
+    await event.invoke({ signal: options?.signal });
+    return event;
+  }
+
+  /**
+   * Creates and streams an event (`stream: true` is added to the request). Chunks pass through
+   * {@linkcode IModel.processChunk}. Errors reach the consumer; cancelling ends the event
+   * CANCELLED and aborts the request.
+   */
+  stream(
+    request: Record<string, unknown>,
+    options?: ModelCallOptions,
+  ): ReadableStream<StreamChunk> {
+    if (request === null || typeof request !== "object" || Array.isArray(request)) {
+      throw new TypeError(`Cannot stream: request must be an object`);
+    }
+    const signal = options?.signal;
+    let reader: ReadableStreamDefaultReader<unknown> | null = null;
+    let opening: Promise<ReadableStreamDefaultReader<unknown>> | null = null;
+    const open = () =>
+      opening ??= this.createEvent({ ...request, stream: true }, options).then((event) => {
+        options?.onEvent?.(event);
+        reader = event.stream({ signal }).getReader();
+        return reader;
+      });
+    return new ReadableStream<StreamChunk>({
+      pull: async (controller) => {
+        const source = await open();
+        const next = await source.read();
+        if (next.done) {
+          controller.close();
+          return;
+        }
+        const chunk = next.value as StreamChunk;
+        let processed: unknown;
+        try {
+          processed = this.#process(chunk, signal ?? NEVER_ABORTED);
+          if (isThenable(processed)) processed = await processed;
+        } catch (error) {
+          await source.cancel(error).catch(() => {});
+          throw error;
+        }
+        controller.enqueue((processed ?? chunk) as StreamChunk);
+      },
+      cancel: async (reason) => {
+        if (reader) await reader.cancel(reason);
+        else if (opening) await (await opening.catch(() => null))?.cancel(reason);
+      },
+    }, { highWaterMark: 0 });
+  }
+
+  /**
+   * Processes one chunk: the registry's handler for `chunk.type` wins over
+   * `streamingProcessFunc`. Resolves to the replacement, or `null` to keep the original (also when
+   * a handler failed with exit off). A handler failure with exit on rejects with its cause.
+   */
+  processChunk(chunk: StreamChunk, options?: { signal?: AbortSignal }): Promise<unknown> {
+    try {
+      const out = this.#process(chunk, options?.signal ?? NEVER_ABORTED);
+      return isThenable(out) ? Promise.resolve(out) : Promise.resolve(out ?? null);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** A model with the same endpoint, options and (shared) registry. */
+  copy(): IModel {
+    return new IModel({
+      model: this.model,
+      endpoint: this.endpoint,
+      hookRegistry: this.hookRegistry,
+      exitHook: this.exitHook,
+      streamingProcessFunc: this.streamingProcessFunc,
+    });
+  }
+
+  #process(chunk: StreamChunk, signal: AbortSignal): unknown {
+    const key = chunk !== null && typeof chunk === "object"
+      ? (chunk as { type?: unknown }).type
+      : undefined;
+    if (typeof key === "string" && this.hookRegistry.canHandle({ chunkType: key })) {
+      const outcome = dispatchHook(this.hookRegistry, null, {
+        chunkType: key,
+        chunk,
+        shouldExit: this.exitHook,
+        signal,
+      });
+      return isThenable(outcome) ? outcome.then(chunkResult) : chunkResult(outcome);
+    }
+    const fn = this.streamingProcessFunc;
+    if (fn) {
+      const out = fn(chunk);
+      return isThenable(out) ? Promise.resolve(out).then((v) => v ?? null) : out ?? null;
+    }
+    return null;
+  }
+}
+
+function chunkResult(outcome: HookCallResult): unknown {
+  if (outcome.shouldExit) {
+    const result = outcome.result;
+    if (Array.isArray(result) && result.length === 2) throw result[1];
+    if (isErrorLike(result)) throw result;
+    throw new HookPhaseError("Streaming hook requested exit without a cause");
+  }
+  const result = outcome.result;
+  if (result === undefined || result === null || isErrorLike(result)) return null;
+  return result;
+}

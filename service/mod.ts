@@ -1,0 +1,37 @@
+/**
+ * Service hooks: a per-model hook registry, hook events with deadlines, the pre/core/post
+ * template around provider events, and models over an OpenAI-compatible endpoint with streaming.
+ * Needs no Session (ADR-0047 D1, D4).
+ *
+ * @example A hooked model call against an in-process endpoint
+ * ```ts
+ * import { FunctionEndpoint, IModel } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const model = new IModel({
+ *   model: "echo",
+ *   endpoint: new FunctionEndpoint({ call: (payload) => payload.messages }),
+ *   hookRegistry: { hooks: { post_invoke: (event) => { (event as { metadata: Record<string, unknown> }).metadata.checked = true; } } },
+ * });
+ * const event = await model.invoke({ messages: ["hi"] });
+ * assert.equal(event.status, "completed");
+ * assert.deepEqual(event.response, ["hi"]);
+ * assert.equal(event.metadata.checked, true);
+ * ```
+ *
+ * @module
+ */
+
+export { Element, Event, EventStatus, HookPhaseError } from "../core/mod.ts";
+export type { ElementInit, EventRunOptions, Execution } from "../core/mod.ts";
+export * from "./hook_event_type.ts";
+export * from "./types.ts";
+export * from "./hook_registry.ts";
+export * from "./hook_event.ts";
+export * from "./hook_logger.ts";
+export * from "./hooked_event.ts";
+export * from "./endpoint.ts";
+export * from "./endpoint_error.ts";
+export * from "./endpoints/mod.ts";
+export * from "./api_calling.ts";
+export * from "./imodel.ts";

@@ -1,0 +1,70 @@
+/**
+ * The handler and result shapes of the service hook registry.
+ *
+ * @module
+ */
+
+import type { EventStatus } from "../core/mod.ts";
+import type { HookEventType } from "./hook_event_type.ts";
+
+/** What every service hook handler receives besides its positional arguments. */
+export interface HookParams extends Record<string, unknown> {
+  /** Whether a failure of this handler should stop the operation. */
+  exit: boolean;
+  /** Aborted when the caller cancels or the hook's deadline passes. */
+  signal: AbortSignal;
+}
+
+/**
+ * A phase handler: `handler(eventOrClass, { ...params, exit, signal })`. The pre-create phase
+ * receives the event class; the invocation phases receive the event.
+ */
+export type PhaseHandler = {
+  // Method syntax keeps parameters bivariant, so handlers may annotate the event they expect.
+  handler(eventOrClass: unknown, params: HookParams): unknown;
+}["handler"];
+
+/**
+ * A per-chunk stream handler: `handler(null, chunkType, chunk, { ...params, exit, signal })`.
+ * A non-`null`/`undefined`, non-Error return replaces the chunk.
+ */
+export type StreamHandler<C = unknown> = {
+  // Method syntax keeps parameters bivariant, so handlers may annotate the chunk they expect.
+  handler(event: null, chunkType: string, chunk: C, params: HookParams): unknown;
+}["handler"];
+
+/** One optional handler per phase. */
+export type HookDict = Partial<Record<HookEventType, PhaseHandler>>;
+
+/** The event a hook ran for (X17: always stamped, whatever the outcome). */
+export interface AssociatedEventInfo {
+  /** The event's class name. */
+  lionClass?: string;
+  /** The event's id (absent for the pre-create phase until the event exists). */
+  eventId?: string;
+  /** The event's creation time, ms since the epoch. */
+  eventCreatedAt?: number;
+}
+
+/**
+ * What `HookRegistry.call` reports (the ADR's registry result matrix):
+ *
+ * | path | result | shouldExit | status |
+ * |---|---|---|---|
+ * | success | the handler's return value | `false` | `completed` (`null` for stream handlers) |
+ * | cancellation (abort) | `[undefined, reason]` | `true` | `cancelled` |
+ * | pre phase throws | the error | configured exit | `cancelled` |
+ * | post phase or stream handler throws | the error | configured exit | `aborted` |
+ */
+export interface HookCallResult {
+  /** The handler's return value, the thrown error, or `[undefined, reason]` on cancellation. */
+  result: unknown;
+  /** The thrown error or abort reason; `null` on success. */
+  error: unknown;
+  /** Whether the caller should stop the operation. */
+  shouldExit: boolean;
+  /** The phase status; `null` for a successful stream handler. */
+  status: EventStatus | null;
+  /** The associated event, for phase calls only. */
+  info?: AssociatedEventInfo;
+}

@@ -1,0 +1,289 @@
+/**
+ * Hook chains built from an {@linkcode AgentSpec} and attached to tools: `chainPreHooks`,
+ * `chainPostHooks` (X13), `chainErrorHooks` (X12) and `attachToolHooks` (X15, X16).
+ *
+ * @module
+ */
+
+import { GateDeniedError, PermissionDeniedError } from "../core/mod.ts";
+import {
+  type AgentSpec,
+  canonicalToolName,
+  type ErrorToolHook,
+  type PostToolHook,
+  type PreToolHook,
+} from "./spec.ts";
+import {
+  type ProcessorContext,
+  Tool,
+  type ToolErrorProcessor,
+  type ToolPostprocessor,
+  type ToolPreprocessor,
+} from "./tool.ts";
+
+/** Tool arguments. */
+export type ToolArgs = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is ToolArgs {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function actionOf(args: ToolArgs): string {
+  return typeof args.action === "string" ? args.action : "";
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+const PERMISSION_NAMES = new Set([
+  "PermissionError",
+  "PermissionDenied",
+  "PermissionDeniedError",
+  "GateDeniedError",
+]);
+
+function isPermissionError(error: unknown): boolean {
+  return error instanceof PermissionDeniedError ||
+    (error instanceof Error && PERMISSION_NAMES.has(error.name));
+}
+
+async function gatePass(
+  toolName: string,
+  hooks: readonly PreToolHook[],
+  args: ToolArgs,
+): Promise<ToolArgs> {
+  let current = args;
+  for (const hook of hooks) {
+    let out: unknown;
+    try {
+      out = await hook(toolName, actionOf(current), { ...current });
+    } catch (error) {
+      const reason = isPermissionError(error)
+        ? messageOf(error)
+        : `evaluator error: ${messageOf(error)}`;
+      throw new GateDeniedError(hook.name || "anonymous", reason, { cause: error });
+    }
+    if (isPlainObject(out)) current = out;
+  }
+  return current;
+}
+
+/**
+ * Builds the pre-hook chain of one tool, or `null` when there are no hooks. The chain runs a
+ * security pass (each security hook in order: an object return replaces the arguments for
+ * later controls; a `PermissionDeniedError`-like throw denies with its message; any other throw
+ * denies with `"evaluator error: <message>"` — fail closed; the first denial rejects with
+ * `GateDeniedError` naming the hook function, or `"anonymous"`), then the user hooks in order
+ * (an object return replaces the arguments, other returns are ignored, throws propagate
+ * unchanged), then — only when both kinds exist — a second security pass on the final
+ * arguments. Hooks may be sync or async. Resolves to the final arguments.
+ *
+ * @example Security first, then user hooks, then security again
+ * ```ts
+ * import { chainPreHooks } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const seen: string[] = [];
+ * function noSecrets(_t: string, _a: string, args: Record<string, unknown>): void {
+ *   seen.push(`security:${args.path}`);
+ *   if (String(args.path).includes("secret")) throw new Error("nope");
+ * }
+ * const chain = chainPreHooks("reader", [noSecrets], [
+ *   (_t, _a, args) => ({ ...args, path: `${args.path}.txt` }),
+ * ])!;
+ * assert.deepEqual(await chain({ path: "notes" }), { path: "notes.txt" });
+ * assert.deepEqual(seen, ["security:notes", "security:notes.txt"]);
+ * await assert.rejects(chain({ path: "secret" }), {
+ *   name: "GateDeniedError",
+ *   message: "noSecrets: evaluator error: nope",
+ * });
+ * ```
+ */
+export function chainPreHooks(
+  toolName: string,
+  securityHooks: readonly PreToolHook[],
+  userHooks: readonly PreToolHook[],
+): ((args: ToolArgs) => Promise<ToolArgs>) | null {
+  if (securityHooks.length === 0 && userHooks.length === 0) return null;
+  const security = [...securityHooks];
+  const user = [...userHooks];
+  return async (args: ToolArgs): Promise<ToolArgs> => {
+    let current = await gatePass(toolName, security, { ...args });
+    for (const hook of user) {
+      const out = await hook(toolName, actionOf(current), { ...current });
+      if (isPlainObject(out)) current = out;
+    }
+    if (user.length && security.length) current = await gatePass(toolName, security, current);
+    return current;
+  };
+}
+
+/**
+ * Builds the post-hook chain of one tool, or `null` when there are none (X13): every hook runs,
+ * for any result, with the real `action` and the final arguments; a non-`undefined` return
+ * replaces the result.
+ *
+ * @example Post hooks see the final arguments
+ * ```ts
+ * import { chainPostHooks } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const chain = chainPostHooks("reader", [
+ *   (_tool, action, args, result) => `${action} ${args.path}: ${result}`,
+ * ])!;
+ * assert.equal(await chain("ok", { action: "read", path: "a.txt" }), "read a.txt: ok");
+ * ```
+ */
+export function chainPostHooks(
+  toolName: string,
+  hooks: readonly PostToolHook[],
+): ((result: unknown, args?: ToolArgs) => Promise<unknown>) | null {
+  if (hooks.length === 0) return null;
+  const list = [...hooks];
+  return async (result: unknown, args: ToolArgs = {}): Promise<unknown> => {
+    let current = result;
+    for (const hook of list) {
+      const out = await hook(toolName, actionOf(args), { ...args }, current);
+      if (out !== undefined) current = out;
+    }
+    return current;
+  };
+}
+
+/**
+ * Builds the error-hook chain of one tool, or `null` when there are none (X12): hooks run in
+ * order with `(toolName, action, args, error)`; the first non-`undefined` return is the
+ * recovered result (later hooks do not run); resolving to `undefined` means the error stands.
+ * A throwing hook rejects with its own error.
+ *
+ * @example Recover from a failure
+ * ```ts
+ * import { chainErrorHooks } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const chain = chainErrorHooks("bash", [
+ *   () => undefined,
+ *   (_tool, _action, _args, error) => ({ recovered: (error as Error).message }),
+ * ])!;
+ * assert.deepEqual(await chain(new Error("boom"), {}), { recovered: "boom" });
+ * ```
+ */
+export function chainErrorHooks(
+  toolName: string,
+  hooks: readonly ErrorToolHook[],
+): ((error: unknown, args?: ToolArgs) => Promise<unknown>) | null {
+  if (hooks.length === 0) return null;
+  const list = [...hooks];
+  return async (error: unknown, args: ToolArgs = {}): Promise<unknown> => {
+    for (const hook of list) {
+      const out = await hook(toolName, actionOf(args), { ...args }, error);
+      if (out !== undefined) return out;
+    }
+    return undefined;
+  };
+}
+
+const BASE = new WeakMap<Tool, Tool>();
+
+/**
+ * The tool `attachToolHooks` started from (the tool itself when it carries no spec chains).
+ *
+ * @example
+ * ```ts
+ * import { AgentSpec, attachToolHooks, baseTool, Tool } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const tool = new Tool({ name: "echo", func: (args) => args });
+ * assert.equal(baseTool(attachToolHooks(tool, new AgentSpec())), tool);
+ * ```
+ */
+export function baseTool(tool: Tool): Tool {
+  return BASE.get(tool) ?? tool;
+}
+
+/**
+ * Returns a copy of `tool` whose processors run the spec's chains for it, looked up as `"*"`,
+ * the exact (canonical) name, then `"<name>_tool"` (X15). Lookup happens at each invocation, so
+ * hooks added to the spec later apply too. The tool's own processors still run: its
+ * preprocessor after the pre chain, its postprocessor before the post chain, its error
+ * processor before the error hooks. Attaching to an already attached tool starts again from the
+ * original, so there is only ever one chain.
+ *
+ * @example Attach a spec's hooks
+ * ```ts
+ * import { AgentSpec, attachToolHooks, FunctionCalling, Tool } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const spec = new AgentSpec().pre("*", (_t, _a, args) => ({ ...args, n: Number(args.n) + 1 }));
+ * const tool = attachToolHooks(new Tool({ name: "show", func: ({ n }) => n }), spec);
+ * const call = new FunctionCalling({ tool, arguments: { n: 1 } });
+ * await call.invoke();
+ * assert.equal(call.response, 2);
+ * ```
+ */
+export function attachToolHooks<A extends ToolArgs, R>(
+  tool: Tool<A, R>,
+  spec: AgentSpec,
+): Tool<A, R> {
+  const base = baseTool(tool as Tool) as Tool<A, R>;
+  const name = base.name;
+  const canonical = canonicalToolName(name);
+  const preprocessor: ToolPreprocessor = async (args, options, context) => {
+    const chain = chainPreHooks(
+      canonical,
+      spec.hooksFor("security_pre", name) as PreToolHook[],
+      spec.hooksFor("pre", name) as PreToolHook[],
+    );
+    let current = chain ? await chain(args) : args;
+    if (base.preprocessor) {
+      const out = await base.preprocessor(current, options, { ...context, args: current });
+      if (out !== undefined) current = out as ToolArgs;
+    }
+    return current;
+  };
+  const postprocessor: ToolPostprocessor = async (result, options, context) => {
+    let current = result;
+    if (base.postprocessor) current = await base.postprocessor(current, options, context);
+    const chain = chainPostHooks(canonical, spec.hooksFor("post", name) as PostToolHook[]);
+    return chain ? await chain(current, context.args) : current;
+  };
+  const errorProcessor: ToolErrorProcessor = async (
+    error,
+    args,
+    context: ProcessorContext,
+  ) => {
+    let current = error;
+    if (base.errorProcessor) {
+      try {
+        const out = await base.errorProcessor(error, args, context);
+        if (out !== undefined) return out;
+      } catch (replaced) {
+        current = replaced;
+      }
+    }
+    const chain = chainErrorHooks(canonical, spec.hooksFor("error", name) as ErrorToolHook[]);
+    const out = chain ? await chain(current, args) : undefined;
+    if (out !== undefined) return out;
+    if (current !== error) throw current;
+    return undefined;
+  };
+  const attached = new Tool<A, R>({
+    func: base.func,
+    name,
+    description: base.description,
+    ...(base.requestOptions ? { requestOptions: base.requestOptions } : {}),
+    strictFuncCall: base.strictFuncCall,
+    preprocessor,
+    preprocessorOptions: base.preprocessorOptions,
+    postprocessor,
+    postprocessorOptions: base.postprocessorOptions,
+    errorProcessor,
+    metadata: { ...base.metadata },
+  });
+  BASE.set(attached as Tool, base as Tool);
+  return attached;
+}

@@ -1,0 +1,137 @@
+/**
+ * `ActionManager`: the tool registry and the invocation entry point. A manager that carries an
+ * {@linkcode AgentSpec} attaches its hook chains to every tool registered on it (X16).
+ *
+ * @module
+ */
+
+import { ToolNotFoundError } from "../core/mod.ts";
+import { attachToolHooks, baseTool } from "./factory.ts";
+import { FunctionCalling } from "./function_calling.ts";
+import type { AgentSpec } from "./spec.ts";
+import { Tool } from "./tool.ts";
+
+/** A request to run one tool. */
+export interface ActionRequestInit {
+  /** The tool name. */
+  function: string;
+  /** The arguments (default `{}`). */
+  arguments?: Record<string, unknown>;
+}
+
+/** Options of {@linkcode ActionManager.invoke}. */
+export interface InvokeOptions {
+  /** Aborting it cancels the call: the `FunctionCalling` ends CANCELLED and `invoke` rejects. */
+  signal?: AbortSignal;
+  /** A call id handed to the tool and its processors. */
+  callId?: string;
+}
+
+/**
+ * Registers tools and invokes them.
+ *
+ * `invoke()` rejects only before anything runs — `TypeError` for a malformed request,
+ * `ToolNotFoundError` for an unknown tool, `ToolArgumentsError` for arguments that fail the
+ * schema — and for an abort through `options.signal`. Every failure after that (a security
+ * denial `GateDeniedError`, a `ToolArgumentsError` after pre hooks, a throwing preprocessor,
+ * function or postprocessor not recovered by an error hook) is captured: it resolves with the
+ * `FunctionCalling` in status FAILED and the error in `execution.error`.
+ *
+ * @example Register and invoke
+ * ```ts
+ * import { ActionManager, AgentSpec, Tool } from "@hookscope/core/action";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const spec = new AgentSpec().post("greet", (_t, _a, _args, result) => `${result}!`);
+ * const manager = new ActionManager({ spec });
+ * manager.register(new Tool({
+ *   name: "greet",
+ *   func: ({ who }) => `hello ${who}`,
+ *   requestOptions: z.object({ who: z.string() }),
+ * }));
+ * const call = await manager.invoke({ function: "greet", arguments: { who: "ada" } });
+ * assert.equal(call.status, "completed");
+ * assert.equal(call.response, "hello ada!");
+ * await assert.rejects(manager.invoke({ function: "nope", arguments: {} }), {
+ *   name: "ToolNotFoundError",
+ * });
+ * ```
+ */
+export class ActionManager {
+  #tools = new Map<string, Tool>();
+  #spec: AgentSpec | null;
+
+  /** Makes an empty manager; with `spec`, registered tools get its hook chains. */
+  constructor(options?: { spec?: AgentSpec | null }) {
+    this.#spec = options?.spec ?? null;
+  }
+
+  /** The spec whose chains are attached, or `null`. */
+  get spec(): AgentSpec | null {
+    return this.#spec;
+  }
+
+  /** The registered tools (with chains attached when the manager carries a spec). */
+  get tools(): readonly Tool[] {
+    return [...this.#tools.values()];
+  }
+
+  /**
+   * Registers a tool under its name. A second tool with the same name throws unless
+   * `update: true`, which replaces it (keeping exactly one chain).
+   */
+  register(tool: Tool, options?: { update?: boolean }): void {
+    if (!(tool instanceof Tool)) {
+      throw new TypeError("Cannot register tool: expected a Tool instance");
+    }
+    if (this.#tools.has(tool.name) && !options?.update) {
+      throw new Error(
+        `Cannot register tool: ${
+          JSON.stringify(tool.name)
+        } is already registered (pass update: true to replace it)`,
+      );
+    }
+    this.#tools.set(tool.name, this.#spec ? attachToolHooks(tool, this.#spec) : baseTool(tool));
+  }
+
+  /** Removes a tool; returns whether it was registered. */
+  unregister(name: string): boolean {
+    return this.#tools.delete(name);
+  }
+
+  /** The tool registered under `name`. */
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** Whether a tool is registered under `name`. */
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  /** The OpenAI-style function schemas of all tools, in registration order. */
+  schemas(): Record<string, unknown>[] {
+    return this.tools.map((tool) => tool.schema);
+  }
+
+  /** Runs one request; see the class documentation for what rejects and what is captured. */
+  async invoke(request: ActionRequestInit, options?: InvokeOptions): Promise<FunctionCalling> {
+    if (request === null || typeof request !== "object") {
+      throw new TypeError("Cannot invoke action: request must be an object");
+    }
+    if (typeof request.function !== "string" || request.function === "") {
+      throw new TypeError("Cannot invoke action: request.function must be a non-empty string");
+    }
+    const args = request.arguments ?? {};
+    const tool = this.#tools.get(request.function);
+    if (!tool) throw new ToolNotFoundError(request.function, [...this.#tools.keys()]);
+    const call = new FunctionCalling({
+      tool,
+      arguments: args,
+      ...(options?.callId === undefined ? {} : { callId: options.callId }),
+    });
+    await call.invoke(options?.signal ? { signal: options.signal } : undefined);
+    return call;
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * The Tool scope (ADR-0047 D5): per-Tool mutable interception. A {@linkcode Tool} owns its
+ * preprocessor, postprocessor and error processor; a {@linkcode FunctionCalling} runs them in
+ * order; an {@linkcode ActionManager} registers tools and, when it carries an
+ * {@linkcode AgentSpec}, attaches the spec's hook chains to every tool. Web-standard only.
+ *
+ * @example A tool with hook chains, without a Session
+ * ```ts
+ * import { ActionManager, AgentSpec, guardDestructive, Tool } from "@hookscope/core/action";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const spec = new AgentSpec()
+ *   .securityPre("run", guardDestructive)
+ *   .pre("run", (_t, _a, args) => ({ ...args, command: String(args.command).trim() }));
+ * const manager = new ActionManager({ spec });
+ * manager.register(new Tool({
+ *   name: "run",
+ *   func: ({ command }) => `ran ${command}`,
+ *   requestOptions: z.object({ command: z.string() }),
+ * }));
+ * const ok = await manager.invoke({ function: "run", arguments: { command: " ls " } });
+ * assert.equal(ok.response, "ran ls");
+ * const denied = await manager.invoke({ function: "run", arguments: { command: "rm -rf /" } });
+ * assert.equal(denied.status, "failed");
+ * assert.equal((denied.execution.error as Error).name, "GateDeniedError");
+ * ```
+ *
+ * @module
+ */
+
+export { Element, Event, EventStatus } from "../core/mod.ts";
+export type { ElementInit, EventRunOptions, Execution } from "../core/mod.ts";
+export * from "./tool.ts";
+export * from "./function_calling.ts";
+export * from "./manager.ts";
+export * from "./spec.ts";
+export * from "./factory.ts";
+export * from "./guards.ts";

@@ -1,0 +1,234 @@
+/**
+ * `Tool`: a callable with a zod request schema, an OpenAI-style function schema and per-Tool
+ * pre, post and error processors (ADR-0047 D5, X12).
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { Element, type ElementInit } from "../core/mod.ts";
+
+/** What a tool function receives besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the caller cancels the invocation. */
+  readonly signal: AbortSignal;
+  /** The call id, when the caller supplied one (for example `Branch.act`). */
+  readonly callId?: string;
+}
+
+/** What processors receive besides their main input. */
+export interface ProcessorContext extends ToolContext {
+  /** The canonical tool name. */
+  readonly toolName: string;
+  /** The current arguments (for a postprocessor: the final arguments the function ran with). */
+  readonly args: Record<string, unknown>;
+}
+
+/** Runs before the function; an object return replaces the arguments. */
+export type ToolPreprocessor = (
+  args: Record<string, unknown>,
+  options: Record<string, unknown>,
+  context: ProcessorContext,
+) => unknown;
+
+/** Runs after the function; its return replaces the result. */
+export type ToolPostprocessor = (
+  result: unknown,
+  options: Record<string, unknown>,
+  context: ProcessorContext,
+) => unknown;
+
+/**
+ * Runs when the invocation fails (X12): a non-`undefined` return becomes the result, otherwise
+ * the error stands. A throw replaces the error.
+ */
+export type ToolErrorProcessor = (
+  error: unknown,
+  args: Record<string, unknown>,
+  context: ProcessorContext,
+) => unknown;
+
+/**
+ * The function a tool wraps. Declared as a method type so a `Tool<{ n: number }>` can be used
+ * where a `Tool` is expected (argument bivariance; validation guards the runtime shape).
+ */
+export type ToolFunction<A extends Record<string, unknown> = Record<string, unknown>, R = unknown> =
+  { bivariant(args: A, context: ToolContext): R | Promise<R> }["bivariant"];
+
+/**
+ * The argument schema a tool takes: structurally what it needs of a zod 4 schema. At runtime it
+ * must be a zod schema (`z.object({...})` and friends), since its JSON Schema is generated with
+ * `z.toJSONSchema`.
+ */
+export interface RequestSchema<A = unknown> {
+  /** Validates without throwing. */
+  safeParse(data: unknown): { success: boolean; data?: A; error?: unknown };
+}
+
+/** Options of {@linkcode Tool}. */
+export interface ToolInit<A extends Record<string, unknown> = Record<string, unknown>, R = unknown>
+  extends ElementInit {
+  /** The function to run. */
+  func: ToolFunction<A, R>;
+  /** The tool name; defaults to the function's name. */
+  name?: string;
+  /** What the tool does, for the model. */
+  description?: string;
+  /** The zod schema of the arguments; its JSON Schema is the function's `parameters`. */
+  requestOptions?: RequestSchema<A>;
+  /** Reject unknown argument keys (a strict object) instead of keeping them. */
+  strictFuncCall?: boolean;
+  /** Runs before the function; an object return replaces the arguments. */
+  preprocessor?: ToolPreprocessor | null;
+  /** Second argument of the preprocessor. */
+  preprocessorOptions?: Record<string, unknown>;
+  /** Runs after the function; its return replaces the result. */
+  postprocessor?: ToolPostprocessor | null;
+  /** Second argument of the postprocessor. */
+  postprocessorOptions?: Record<string, unknown>;
+  /** Runs on any invocation failure (X12). */
+  errorProcessor?: ToolErrorProcessor | null;
+}
+
+const OPEN_PARAMETERS = Object.freeze({
+  type: "object",
+  properties: {},
+  additionalProperties: true,
+});
+
+/**
+ * A tool: a function, its argument schema and its processors. Construction checks the shape of
+ * the options (a `TypeError` otherwise); invoking goes through `FunctionCalling` or an
+ * `ActionManager`.
+ *
+ * @example A tool with a schema
+ * ```ts
+ * import { Tool } from "@hookscope/core/action";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const add = new Tool({
+ *   name: "add",
+ *   description: "Adds two numbers",
+ *   func: ({ a, b }) => a + b,
+ *   requestOptions: z.object({ a: z.number(), b: z.number() }),
+ * });
+ * const fn = add.schema.function as { name: string; parameters: { required: string[] } };
+ * assert.equal(fn.name, "add");
+ * assert.deepEqual(fn.parameters.required, ["a", "b"]);
+ * ```
+ */
+export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R = unknown>
+  extends Element {
+  /** The function the tool runs. */
+  readonly func: ToolFunction<A, R>;
+  /** The tool name (the function name in the schema). */
+  readonly name: string;
+  /** The description given to the model (may be empty). */
+  readonly description: string;
+  /** The zod schema of the arguments, if any. */
+  readonly requestOptions: RequestSchema<A> | null;
+  /** Whether unknown argument keys are rejected. */
+  readonly strictFuncCall: boolean;
+  /** Runs before the function. */
+  readonly preprocessor: ToolPreprocessor | null;
+  /** Second argument of the preprocessor. */
+  readonly preprocessorOptions: Record<string, unknown>;
+  /** Runs after the function. */
+  readonly postprocessor: ToolPostprocessor | null;
+  /** Second argument of the postprocessor. */
+  readonly postprocessorOptions: Record<string, unknown>;
+  /** Runs on any invocation failure. */
+  readonly errorProcessor: ToolErrorProcessor | null;
+  #schema: Record<string, unknown> | null = null;
+  #validator: z.ZodType | null;
+
+  /** Makes a tool; see {@linkcode ToolInit}. */
+  constructor(init: ToolInit<A, R>) {
+    if (init === null || typeof init !== "object") {
+      throw new TypeError("Cannot create tool: options must be an object");
+    }
+    if (typeof init.func !== "function") {
+      throw new TypeError("Cannot create tool: func must be a function");
+    }
+    const name = init.name ?? init.func.name;
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError("Cannot create tool: a name is required (the function has none)");
+    }
+    for (const key of ["preprocessor", "postprocessor", "errorProcessor"] as const) {
+      const value = init[key];
+      if (value != null && typeof value !== "function") {
+        throw new TypeError(
+          `Cannot create tool ${JSON.stringify(name)}: ${key} must be a function`,
+        );
+      }
+    }
+    if (init.requestOptions != null && !(init.requestOptions instanceof z.ZodType)) {
+      throw new TypeError(
+        `Cannot create tool ${JSON.stringify(name)}: requestOptions must be a zod schema`,
+      );
+    }
+    super(init);
+    this.func = init.func;
+    this.name = name;
+    this.description = init.description ?? "";
+    this.requestOptions = init.requestOptions ?? null;
+    this.strictFuncCall = init.strictFuncCall ?? false;
+    this.preprocessor = init.preprocessor ?? null;
+    this.preprocessorOptions = { ...init.preprocessorOptions };
+    this.postprocessor = init.postprocessor ?? null;
+    this.postprocessorOptions = { ...init.postprocessorOptions };
+    this.errorProcessor = init.errorProcessor ?? null;
+    this.#validator = buildValidator(
+      (init.requestOptions ?? null) as z.ZodType | null,
+      this.strictFuncCall,
+    );
+  }
+
+  /**
+   * The OpenAI-style function schema `{ type: "function", function: { name, description,
+   * parameters } }`; `parameters` is the JSON Schema of `requestOptions` (without `$schema`), or
+   * an open object schema without one.
+   */
+  get schema(): Record<string, unknown> {
+    if (this.#schema) return this.#schema;
+    let parameters: Record<string, unknown> = { ...OPEN_PARAMETERS, properties: {} };
+    if (this.requestOptions) {
+      const json = z.toJSONSchema(this.#validator as z.ZodType, {
+        unrepresentable: "any",
+        io: "input",
+      }) as Record<string, unknown>;
+      delete json.$schema;
+      parameters = json;
+    }
+    const fn: Record<string, unknown> = { name: this.name, parameters };
+    if (this.description) fn.description = this.description;
+    this.#schema = { type: "function", function: fn };
+    return this.#schema;
+  }
+
+  /**
+   * The zod schema arguments are validated with (`requestOptions`, made strict or loose when it
+   * is an object schema), or `null` when the tool has none.
+   */
+  get validator(): RequestSchema | null {
+    return this.#validator;
+  }
+
+  /** JSON-safe form: the element fields plus name, description and schema. */
+  override toJSON(): Record<string, unknown> {
+    return {
+      ...super.toJSON(),
+      name: this.name,
+      description: this.description,
+      strictFuncCall: this.strictFuncCall,
+      schema: this.schema,
+    };
+  }
+}
+
+function buildValidator(schema: z.ZodType | null, strict: boolean): z.ZodType | null {
+  if (!schema) return null;
+  if (schema instanceof z.ZodObject) return strict ? schema.strict() : schema.loose();
+  return schema;
+}

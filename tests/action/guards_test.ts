@@ -1,0 +1,168 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { guardDestructive, guardPaths, PROTECTED_BASENAMES } from "../../action/mod.ts";
+import { PermissionDeniedError } from "../../core/mod.ts";
+
+const SUFFIX = "\nIf you need this, explain why and ask the user to run it manually.";
+
+describe("guardDestructive", () => {
+  it("guardDestructive() blocks every destructive pattern with the reference message", () => {
+    const commands = [
+      "rm -rf build",
+      "RM -RF /",
+      "rm -fr ~",
+      "git push --force origin main",
+      "git push origin main --force",
+      "git reset --hard HEAD~1",
+      "git clean -fd",
+      "psql -c 'DROP TABLE users'",
+      "drop database prod",
+      "truncate table logs",
+      "mkfs.ext4 /dev/sda1",
+      "dd if=/dev/zero of=disk.img",
+      "cat x > /dev/sda",
+    ];
+    for (const command of commands) {
+      assert.throws(() => guardDestructive("bash", "", { command }), (error) => {
+        assert.ok(error instanceof PermissionDeniedError, command);
+        assert.equal(error.message, `Blocked destructive command: ${command}${SUFFIX}`);
+        return true;
+      });
+    }
+  });
+
+  it("guardDestructive() lets ordinary commands and non-string commands pass", () => {
+    for (
+      const command of [
+        "ls -la",
+        "git push origin main",
+        "rm file.txt",
+        "git reset --soft",
+        "echo dropped tables",
+        "grep -r mkfsx .",
+      ]
+    ) {
+      assert.equal(guardDestructive("bash", "", { command }), undefined, command);
+    }
+    assert.equal(guardDestructive("bash", "", {}), undefined);
+    assert.equal(guardDestructive("bash", "", { command: 42 }), undefined);
+  });
+});
+
+describe("guardPaths (lexical)", () => {
+  const guard = guardPaths({ allowedPaths: ["/ws"] });
+  const call = (path: unknown) => guard("reader", "read", { path });
+
+  it("guardPaths() allows paths inside the root, including src/weird;name.py", async () => {
+    for (const path of ["src/weird;name.py", "a/b/../c.txt", "/ws/x", "/ws", ".", "./deep/./er"]) {
+      assert.equal(await call(path), undefined, path);
+    }
+    assert.equal(await guard("editor", "write", { filePath: "new.ts" }), undefined);
+  });
+
+  it("guardPaths() refuses '..' chains, absolute paths outside and the prefix sibling", async () => {
+    for (
+      const path of [
+        "../x",
+        "a/../../x",
+        "../../../../etc/passwd",
+        "/etc/passwd",
+        "/ws-evil/x",
+        "/ws-evil",
+        "/w",
+        "/",
+      ]
+    ) {
+      await assert.rejects(call(path), {
+        name: "PermissionDeniedError",
+        message: `Path not in allowed list: ${path}`,
+      });
+    }
+  });
+
+  it("guardPaths() refuses NUL bytes and non-string paths", async () => {
+    await assert.rejects(call("a\0b"), {
+      name: "PermissionDeniedError",
+      message: 'Refusing to access path containing a NUL byte: "a\\u0000b"',
+    });
+    await assert.rejects(call(7), { message: "Refusing to access non-string path: (number)" });
+  });
+
+  it("guardPaths() refuses protected basenames case-insensitively, even without roots", async () => {
+    const open = guardPaths();
+    for (const name of PROTECTED_BASENAMES) {
+      for (const variant of [name, name.toUpperCase()]) {
+        await assert.rejects(call(`config/${variant}`), {
+          message: `Refusing to access protected path: '${variant}'`,
+        });
+        await assert.rejects(open("reader", "read", { path: `/anywhere/${variant}` }), {
+          name: "PermissionDeniedError",
+        });
+      }
+    }
+    assert.equal(await open("reader", "read", { path: "/anywhere/.envrc" }), undefined);
+  });
+
+  it("guardPaths() applies absolute, glob and substring deny rules", async () => {
+    const denying = guardPaths({
+      allowedPaths: ["/ws"],
+      deniedPaths: ["/ws/secrets", "*.pem", "node_modules", "token"],
+    });
+    const deny = (path: string) => denying("reader", "read", { path });
+    for (
+      const path of [
+        "/ws/secrets",
+        "secrets/a.txt",
+        "keys/server.pem",
+        "node_modules/x/index.js",
+        "my-token.txt",
+      ]
+    ) {
+      await assert.rejects(deny(path), { message: `Path matches deny rule: ${path}` }, path);
+    }
+    for (const path of ["/ws/secrets-public/a", "keys/server.pem.txt", "src/tok.ts"]) {
+      assert.equal(await deny(path), undefined, path);
+    }
+  });
+
+  it("guardPaths() passes arguments without a path and checks any of several roots", async () => {
+    assert.equal(await guard("bash", "", { command: "ls" }), undefined);
+    const multi = guardPaths({ allowedPaths: ["/a", "/b"] });
+    assert.equal(await multi("reader", "read", { path: "/b/file" }), undefined);
+    assert.equal(await multi("reader", "read", { path: "rel" }), undefined);
+    await assert.rejects(multi("reader", "read", { path: "/c/file" }), PermissionDeniedError);
+  });
+
+  it("guardPaths() fails closed for a relative root without a file system", async () => {
+    const relative = guardPaths({ allowedPaths: ["."] });
+    await assert.rejects(relative("reader", "read", { path: "a.txt" }), {
+      message: "Cannot resolve allowed path '.' without a file system; refusing 'a.txt'",
+    });
+    assert.throws(() => guardPaths({ allowedPaths: ["a\0"] }), TypeError);
+  });
+
+  it("guardPaths() never allows a path that resolves outside the root (property)", async () => {
+    const segment = fc.constantFrom("..", ".", "a", "ws", "ws-evil", "", "b;c", "..a", "/");
+    await fc.assert(
+      fc.asyncProperty(fc.array(segment, { maxLength: 8 }), fc.boolean(), async (parts, abs) => {
+        const raw = (abs ? "/" : "") + parts.join("/");
+        let allowed = true;
+        try {
+          await call(raw);
+        } catch {
+          allowed = false;
+        }
+        const stack: string[] = raw.startsWith("/") ? [] : ["ws"];
+        for (const part of raw.split("/")) {
+          if (part === "" || part === ".") continue;
+          if (part === "..") stack.pop();
+          else stack.push(part);
+        }
+        const inside = stack[0] === "ws";
+        assert.equal(allowed, inside, raw);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -1,0 +1,114 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { z } from "zod";
+import { FunctionCalling, Tool } from "../../action/mod.ts";
+
+describe("Tool", () => {
+  it("Tool.schema is the OpenAI function schema with zod's JSON Schema and no $schema", () => {
+    const tool = new Tool({
+      name: "add",
+      description: "Adds",
+      func: ({ a, b }) => a + (b ?? 0),
+      requestOptions: z.object({ a: z.number(), b: z.number().optional() }),
+    });
+    const schema = tool.schema as {
+      type: string;
+      function: { name: string; description: string; parameters: Record<string, unknown> };
+    };
+    assert.equal(schema.type, "function");
+    assert.equal(schema.function.name, "add");
+    assert.equal(schema.function.description, "Adds");
+    assert.equal("$schema" in schema.function.parameters, false);
+    assert.equal(schema.function.parameters.type, "object");
+    assert.deepEqual(schema.function.parameters.required, ["a"]);
+    assert.deepEqual(Object.keys(schema.function.parameters.properties as object), ["a", "b"]);
+  });
+
+  it("Tool.schema without requestOptions is an open object", () => {
+    function echo(args: Record<string, unknown>) {
+      return args;
+    }
+    const tool = new Tool({ func: echo });
+    assert.equal(tool.name, "echo");
+    assert.deepEqual((tool.schema.function as { parameters: unknown }).parameters, {
+      type: "object",
+      properties: {},
+      additionalProperties: true,
+    });
+  });
+
+  it("Tool.schema with strictFuncCall forbids additional properties", () => {
+    const tool = new Tool({
+      name: "t",
+      func: () => 1,
+      requestOptions: z.object({ a: z.string() }),
+      strictFuncCall: true,
+    });
+    const parameters = (tool.schema.function as { parameters: Record<string, unknown> }).parameters;
+    assert.equal(parameters.additionalProperties, false);
+  });
+
+  it("new Tool() rejects a missing function, a missing name and a non-zod schema", () => {
+    assert.throws(() => new Tool({ func: undefined as never }), TypeError);
+    const nameless = Object.defineProperty(() => 1, "name", { value: "" });
+    assert.equal(nameless.name, "");
+    assert.throws(() => new Tool({ func: nameless }), {
+      name: "TypeError",
+      message: "Cannot create tool: a name is required (the function has none)",
+    });
+    assert.throws(
+      () => new Tool({ name: "x", func: () => 1, requestOptions: {} as never }),
+      { message: 'Cannot create tool "x": requestOptions must be a zod schema' },
+    );
+    assert.throws(
+      () => new Tool({ name: "x", func: () => 1, preprocessor: 5 as never }),
+      { message: 'Cannot create tool "x": preprocessor must be a function' },
+    );
+  });
+
+  it("strictFuncCall rejects unknown keys; the default keeps them", () => {
+    const schema = z.object({ a: z.number() });
+    const strict = new Tool({
+      name: "s",
+      func: (args) => args,
+      requestOptions: schema,
+      strictFuncCall: true,
+    });
+    const loose = new Tool({ name: "l", func: (args) => args, requestOptions: schema });
+    assert.throws(
+      () => new FunctionCalling({ tool: strict, arguments: { a: 1, extra: true } }),
+      { name: "ToolArgumentsError" },
+    );
+    const call = new FunctionCalling({ tool: loose, arguments: { a: 1, extra: true } });
+    assert.deepEqual(call.arguments, { a: 1, extra: true });
+  });
+
+  it("FunctionCalling accepts arbitrary arguments exactly when the schema does", () => {
+    const schema = z.object({ n: z.number().int(), tag: z.string().optional() });
+    const tool = new Tool({ name: "p", func: (args) => args, requestOptions: schema });
+    fc.assert(
+      fc.property(fc.anything(), (value) => {
+        const expected = schema.safeParse(value).success &&
+          value !== null && typeof value === "object" && !Array.isArray(value) &&
+          [Object.prototype, null].includes(Object.getPrototypeOf(value));
+        let accepted = true;
+        try {
+          new FunctionCalling({ tool, arguments: value as Record<string, unknown> });
+        } catch (error) {
+          assert.equal((error as Error).name, "ToolArgumentsError");
+          accepted = false;
+        }
+        assert.equal(accepted, expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("Tool.toJSON() includes the name and the schema", () => {
+    const tool = new Tool({ name: "n", func: () => 1 });
+    const json = tool.toJSON();
+    assert.equal(json.name, "n");
+    assert.equal((json.schema as { type: string }).type, "function");
+  });
+});

@@ -1,0 +1,329 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { logger, type LogRecord } from "../../core/mod.ts";
+import {
+  EventStatus,
+  HOOK_EVENT_TYPE_KEYS,
+  HookEventType,
+  type HookParams,
+  HookRegistry,
+} from "../../service/mod.ts";
+
+function captureWarnings(): { records: LogRecord[]; restore(): void } {
+  const records: LogRecord[] = [];
+  const previous = logger.level;
+  logger.configure({ level: "warn", sink: (r) => records.push(r) });
+  return {
+    records,
+    restore: () => logger.configure({ level: previous, sink: null }),
+  };
+}
+
+class FakeEvent {
+  id = "evt-1";
+  createdAt = 1234;
+}
+
+describe("HookRegistry construction", () => {
+  it("HookRegistry accepts the key aliases pre_invoke, post_invoke and pre_event_create_hook", () => {
+    const fn = () => {};
+    const registry = new HookRegistry({
+      hooks: { pre_invoke: fn, post_invoke: fn, pre_event_create_hook: fn },
+    });
+    for (const hookType of Object.values(HookEventType)) {
+      assert.equal(registry.canHandle({ hookType }), true, hookType);
+    }
+    const exact = new HookRegistry({
+      hooks: { pre_invocation: fn, post_invocation: fn, pre_event_create: fn },
+    });
+    assert.equal(exact.canHandle({ hookType: HookEventType.PostInvocation }), true);
+  });
+
+  it("HookRegistry rejects an unknown hook key with a TypeError naming it", () => {
+    assert.throws(
+      () => new HookRegistry({ hooks: { before_call: () => {} } }),
+      (error: unknown) =>
+        error instanceof TypeError && /unknown hook key "before_call"/.test(error.message),
+    );
+  });
+
+  it("HookRegistry rejects a non-function handler and a non-function stream handler", () => {
+    assert.throws(
+      () => new HookRegistry({ hooks: { pre_invoke: "nope" as never } }),
+      TypeError,
+    );
+    assert.throws(
+      () => new HookRegistry({ streamHandlers: { text: 42 as never } }),
+      TypeError,
+    );
+    assert.throws(() => new HookRegistry({ hooks: [] as never }), TypeError);
+    assert.throws(() => new HookRegistry("x" as never), TypeError);
+  });
+
+  it("HookRegistry rejects two keys for one phase", () => {
+    assert.throws(
+      () => new HookRegistry({ hooks: { pre_invoke: () => {}, pre_invocation: () => {} } }),
+      /duplicates phase "pre_invocation"/,
+    );
+  });
+
+  it("HookRegistry rejects any key that is not a phase or alias (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.string().filter((k) => !HOOK_EVENT_TYPE_KEYS.includes(k) && k !== "__proto__"),
+        (key) => {
+          assert.throws(() => new HookRegistry({ hooks: { [key]: () => {} } }), TypeError);
+        },
+      ),
+    );
+  });
+
+  it("HookRegistry decorators reject non-functions and change nothing", () => {
+    const registry = new HookRegistry();
+    assert.throws(() => registry.preInvoke(null as never), TypeError);
+    assert.throws(() => registry.onChunk("", () => {}), TypeError);
+    assert.throws(() => registry.onChunk("text", {} as never), TypeError);
+    assert.equal(registry.canHandle({ hookType: HookEventType.PreInvocation }), false);
+    assert.equal(registry.canHandle({ chunkType: "text" }), false);
+  });
+});
+
+describe("HookRegistry registration", () => {
+  it("HookRegistry keeps one handler per phase and warns when overwriting", async () => {
+    const warnings = captureWarnings();
+    try {
+      const registry = new HookRegistry();
+      const first = registry.preInvoke(() => "first");
+      assert.equal(typeof first, "function");
+      registry.preInvoke(() => "second");
+      const out = await registry.call(new FakeEvent(), { hookType: HookEventType.PreInvocation });
+      assert.equal(out.result, "second");
+      assert.equal(warnings.records.length, 1);
+      assert.match(warnings.records[0].message, /Overwriting existing pre_invocation hook/);
+    } finally {
+      warnings.restore();
+    }
+  });
+
+  it("HookRegistry.onChunk keeps one handler per chunk type and warns when overwriting", async () => {
+    const warnings = captureWarnings();
+    try {
+      const registry = new HookRegistry();
+      registry.onChunk("text", () => 1);
+      registry.onChunk("text", () => 2);
+      registry.onChunk("usage", () => 3);
+      const out = await registry.call(null, { chunkType: "text", chunk: {} });
+      assert.equal(out.result, 2);
+      assert.deepEqual(registry.chunkTypes.sort(), ["text", "usage"]);
+      assert.equal(warnings.records.length, 1);
+    } finally {
+      warnings.restore();
+    }
+  });
+
+  it("HookRegistry.canHandle answers for phases and chunk types", () => {
+    const registry = new HookRegistry({ hooks: { post_invoke: () => {} } });
+    registry.onChunk("tool_call", () => {});
+    assert.equal(registry.canHandle({ hookType: HookEventType.PostInvocation }), true);
+    assert.equal(registry.canHandle({ hookType: HookEventType.PreInvocation }), false);
+    assert.equal(registry.canHandle({ chunkType: "tool_call" }), true);
+    assert.equal(registry.canHandle({ chunkType: "text" }), false);
+  });
+});
+
+describe("HookRegistry.call()", () => {
+  it("HookRegistry.call() passes the event, params, exit and a signal to phase handlers", async () => {
+    const calls: [unknown, HookParams][] = [];
+    const registry = new HookRegistry({
+      hooks: { pre_invoke: (event, params) => void calls.push([event, params]) },
+    });
+    const event = new FakeEvent();
+    await registry.call(event, {
+      hookType: HookEventType.PreInvocation,
+      shouldExit: true,
+      params: { tag: "x" },
+    });
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0][0], event);
+    assert.equal(calls[0][1].tag, "x");
+    assert.equal(calls[0][1].exit, true);
+    assert.ok(calls[0][1].signal instanceof AbortSignal);
+  });
+
+  it("HookRegistry.call() treats a legacy params.exit as the exit", async () => {
+    let seen: boolean | undefined;
+    const registry = new HookRegistry({
+      hooks: {
+        post_invoke: (_e, p) => {
+          seen = p.exit;
+          throw new Error("x");
+        },
+      },
+    });
+    const out = await registry.call(new FakeEvent(), {
+      hookType: HookEventType.PostInvocation,
+      params: { exit: true },
+    });
+    assert.equal(seen, true);
+    assert.equal(out.shouldExit, true);
+  });
+
+  it("HookRegistry.call() calls stream handlers as (null, chunkType, chunk, params)", async () => {
+    const seen: unknown[][] = [];
+    const registry = new HookRegistry({
+      streamHandlers: { text: (...args: unknown[]) => void seen.push(args) },
+    });
+    const chunk = { type: "text", text: "a" };
+    const out = await registry.call(null, { chunkType: "text", chunk, params: { n: 1 } });
+    assert.equal(seen[0][0], null);
+    assert.equal(seen[0][1], "text");
+    assert.equal(seen[0][2], chunk);
+    assert.equal((seen[0][3] as HookParams).n, 1);
+    assert.equal((seen[0][3] as HookParams).exit, false);
+    assert.equal(out.info, undefined);
+  });
+
+  it("HookRegistry.call() stamps associated info for phase calls only", async () => {
+    const registry = new HookRegistry({
+      hooks: { pre_invoke: () => {}, pre_event_create: () => {} },
+    });
+    const phase = await registry.call(new FakeEvent(), { hookType: HookEventType.PreInvocation });
+    assert.deepEqual(phase.info, {
+      lionClass: "FakeEvent",
+      eventId: "evt-1",
+      eventCreatedAt: 1234,
+    });
+    const create = await registry.call(FakeEvent, { hookType: HookEventType.PreEventCreate });
+    assert.deepEqual(create.info, { lionClass: "FakeEvent" });
+  });
+
+  it("HookRegistry.call() lets hookType win when both keys are given", async () => {
+    const registry = new HookRegistry({ hooks: { pre_invoke: () => "phase" } });
+    registry.onChunk("text", () => "chunk");
+    const out = await registry.call(new FakeEvent(), {
+      hookType: HookEventType.PreInvocation,
+      chunkType: "text",
+    });
+    assert.equal(out.result, "phase");
+  });
+
+  it("HookRegistry.call() rejects bad input with a TypeError", async () => {
+    const registry = new HookRegistry();
+    await assert.rejects(registry.call(null, {}), TypeError);
+    await assert.rejects(
+      registry.call(null, { hookType: "nope" as never }),
+      /unknown hook type "nope"/,
+    );
+  });
+
+  it("HookRegistry.call() reports a missing handler as a failure of that phase", async () => {
+    const registry = new HookRegistry();
+    const pre = await registry.call(new FakeEvent(), {
+      hookType: HookEventType.PreInvocation,
+      shouldExit: true,
+    });
+    assert.equal(pre.status, EventStatus.CANCELLED);
+    assert.equal(pre.shouldExit, true);
+    assert.ok(pre.result instanceof Error);
+    const chunk = await registry.call(null, { chunkType: "text" });
+    assert.equal(chunk.status, EventStatus.ABORTED);
+    assert.match((chunk.error as Error).message, /No stream handler registered for "text"/);
+  });
+
+  it("HookRegistry.call() reports a returned Error as a success", async () => {
+    const returned = new Error("returned, not thrown");
+    const registry = new HookRegistry({ hooks: { pre_invoke: () => returned } });
+    const out = await registry.call(new FakeEvent(), {
+      hookType: HookEventType.PreInvocation,
+      shouldExit: true,
+    });
+    assert.equal(out.status, EventStatus.COMPLETED);
+    assert.equal(out.result, returned);
+    assert.equal(out.error, null);
+    assert.equal(out.shouldExit, false);
+  });
+
+  it("HookRegistry.call() does not wrap a sync handler's result in a promise chain", async () => {
+    // The handler runs synchronously inside call(), before call() returns.
+    let ran = false;
+    const registry = new HookRegistry({ streamHandlers: { text: () => (ran = true) } });
+    const pending = registry.call(null, { chunkType: "text" });
+    assert.equal(ran, true);
+    await pending;
+  });
+});
+
+// The §1.5 registry result matrix: phase × outcome × configured exit.
+type Outcome = "success" | "error" | "cancellation";
+const phases = [
+  {
+    name: "pre-create",
+    hookType: HookEventType.PreEventCreate,
+    stream: false,
+    failStatus: EventStatus.CANCELLED,
+  },
+  {
+    name: "pre-invoke",
+    hookType: HookEventType.PreInvocation,
+    stream: false,
+    failStatus: EventStatus.CANCELLED,
+  },
+  {
+    name: "post-invoke",
+    hookType: HookEventType.PostInvocation,
+    stream: false,
+    failStatus: EventStatus.ABORTED,
+  },
+  { name: "stream", hookType: undefined, stream: true, failStatus: EventStatus.ABORTED },
+] as const;
+
+describe("HookRegistry.call() result matrix (reference §1.5)", () => {
+  for (const phase of phases) {
+    for (const outcome of ["success", "error", "cancellation"] as Outcome[]) {
+      for (const exit of [false, true]) {
+        it(`HookRegistry.call() ${phase.name} ${outcome} with exit ${exit}`, async () => {
+          const boom = new Error("boom");
+          const controller = new AbortController();
+          const handler = (..._args: unknown[]): unknown => {
+            if (outcome === "success") return "value";
+            if (outcome === "error") throw boom;
+            controller.abort(new DOMException("caller gave up", "AbortError"));
+            return new Promise(() => {}); // never settles; the abort ends the call
+          };
+          const registry = new HookRegistry();
+          if (phase.stream) registry.onChunk("text", handler);
+          else if (phase.hookType === HookEventType.PreEventCreate) {
+            registry.preEventCreateHook(handler);
+          } else if (phase.hookType === HookEventType.PreInvocation) registry.preInvoke(handler);
+          else registry.postInvoke(handler);
+          const out = await registry.call(phase.stream ? null : new FakeEvent(), {
+            hookType: phase.hookType,
+            chunkType: phase.stream ? "text" : undefined,
+            chunk: { type: "text", text: "x" },
+            shouldExit: exit,
+            signal: controller.signal,
+          });
+          if (outcome === "success") {
+            assert.equal(out.result, "value");
+            assert.equal(out.error, null);
+            assert.equal(out.shouldExit, false);
+            assert.equal(out.status, phase.stream ? null : EventStatus.COMPLETED);
+          } else if (outcome === "error") {
+            assert.equal(out.result, boom);
+            assert.equal(out.error, boom);
+            assert.equal(out.shouldExit, exit);
+            assert.equal(out.status, phase.failStatus);
+          } else {
+            assert.deepEqual(out.result, [undefined, controller.signal.reason]);
+            assert.equal(out.error, controller.signal.reason);
+            assert.equal(out.shouldExit, true);
+            assert.equal(out.status, EventStatus.CANCELLED);
+          }
+          if (phase.stream) assert.equal(out.info, undefined);
+          else assert.equal(out.info?.lionClass, "FakeEvent");
+        });
+      }
+    }
+  }
+});

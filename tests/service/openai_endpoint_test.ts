@@ -1,0 +1,268 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  EndpointError,
+  EndpointParseError,
+  OpenAICompatibleEndpoint,
+  type StreamChunk,
+} from "../../service/mod.ts";
+import {
+  completion,
+  errorReply,
+  jsonReply,
+  type OpenAIServer,
+  type Script,
+  sseReply,
+  startOpenAIServer,
+  textEvents,
+  toolCallEvents,
+} from "../fixtures/openai_server.ts";
+
+const KEY = "sk-secret-test-key-123";
+
+async function withServer(
+  script: Script,
+  body: (server: OpenAIServer, endpoint: OpenAICompatibleEndpoint) => Promise<void>,
+): Promise<void> {
+  const server = await startOpenAIServer(script);
+  try {
+    await body(server, new OpenAICompatibleEndpoint({ baseURL: server.baseURL, apiKey: KEY }));
+  } finally {
+    await server.close();
+  }
+}
+
+const live = () => ({ signal: new AbortController().signal });
+
+async function collect(stream: ReadableStream<StreamChunk>): Promise<StreamChunk[]> {
+  const out: StreamChunk[] = [];
+  for await (const chunk of stream) out.push(chunk);
+  return out;
+}
+
+function assertNoKey(error: unknown): void {
+  const text = `${(error as Error).message} ${(error as EndpointError).bodyExcerpt ?? ""} ${
+    JSON.stringify(error)
+  } ${String((error as Error).stack)}`;
+  assert.equal(text.includes(KEY), false, "the API key leaked into the error");
+}
+
+describe("OpenAICompatibleEndpoint", () => {
+  it("OpenAICompatibleEndpoint rejects a bad baseURL with a TypeError", () => {
+    assert.throws(() => new OpenAICompatibleEndpoint({ baseURL: "not a url" }), TypeError);
+    assert.throws(() => new OpenAICompatibleEndpoint({ baseURL: 42 as never }), TypeError);
+  });
+
+  it("OpenAICompatibleEndpoint.call() POSTs to /chat/completions with a Bearer key and returns the JSON", async () => {
+    await withServer([jsonReply(completion("hi there"))], async (server, endpoint) => {
+      const payload = { model: "m1", messages: [{ role: "user", content: "hi" }], stream: true };
+      const out = await endpoint.call(payload, live()) as {
+        choices: { message: { content: string } }[];
+      };
+      assert.equal(out.choices[0].message.content, "hi there");
+      const [request] = server.requests;
+      assert.equal(request.method, "POST");
+      assert.equal(request.url, "/v1/chat/completions");
+      assert.equal(request.headers.authorization, `Bearer ${KEY}`);
+      assert.equal(request.headers["content-type"], "application/json");
+      assert.deepEqual(request.body, { model: "m1", messages: [{ role: "user", content: "hi" }] });
+    });
+  });
+
+  it("OpenAICompatibleEndpoint.call() turns 429 and 500 into EndpointError with status and body excerpt", async () => {
+    await withServer(
+      [
+        errorReply(429, { error: { message: "Rate limit reached" } }),
+        errorReply(500, "x".repeat(2000)),
+      ],
+      async (_server, endpoint) => {
+        const e429 = await endpoint.call({ model: "m" }, live()).catch((e) => e);
+        assert.ok(e429 instanceof EndpointError);
+        assert.equal(e429.status, 429);
+        assert.match(e429.bodyExcerpt, /Rate limit reached/);
+        assert.match(e429.message, /status 429/);
+        assertNoKey(e429);
+        const e500 = await endpoint.call({ model: "m" }, live()).catch((e) => e);
+        assert.ok(e500 instanceof EndpointError);
+        assert.equal(e500.status, 500);
+        assert.equal(e500.bodyExcerpt.length, 500);
+        assertNoKey(e500);
+      },
+    );
+  });
+
+  it("OpenAICompatibleEndpoint.call() rejects truncated JSON with EndpointParseError", async () => {
+    await withServer(
+      [{ kind: "raw", body: '{"choices":[{"message":', contentType: "application/json" }],
+      async (_server, endpoint) => {
+        const error = await endpoint.call({ model: "m" }, live()).catch((e) => e);
+        assert.ok(error instanceof EndpointParseError);
+        assert.equal(error.status, 200);
+        assert.match(error.bodyExcerpt, /choices/);
+      },
+    );
+  });
+
+  it("OpenAICompatibleEndpoint.call() reports an unreachable server as EndpointError without the key", async () => {
+    const server = await startOpenAIServer([]);
+    const baseURL = server.baseURL;
+    await server.close();
+    const endpoint = new OpenAICompatibleEndpoint({ baseURL, apiKey: KEY });
+    const error = await endpoint.call({ model: "m" }, live()).catch((e) => e);
+    assert.ok(error instanceof EndpointError);
+    assert.equal(error.status, null);
+    assertNoKey(error);
+  });
+
+  it("OpenAICompatibleEndpoint.stream() yields text, usage and done and asks for usage", async () => {
+    await withServer(
+      [sseReply(textEvents(["Hel", "lo", "!"], { usage: { prompt: 4, completion: 3 } }))],
+      async (server, endpoint) => {
+        const chunks = await collect(endpoint.stream({ model: "m", messages: [] }, live()));
+        assert.deepEqual(chunks, [
+          { type: "text", text: "Hel" },
+          { type: "text", text: "lo" },
+          { type: "text", text: "!" },
+          { type: "usage", promptTokens: 4, completionTokens: 3, totalTokens: 7 },
+          { type: "done", finishReason: "stop" },
+        ]);
+        const body = server.requests[0].body as Record<string, unknown>;
+        assert.equal(body.stream, true);
+        assert.deepEqual(body.stream_options, { include_usage: true });
+        assert.equal(server.requests[0].headers.accept, "text/event-stream");
+      },
+    );
+  });
+
+  it("OpenAICompatibleEndpoint.stream() assembles interleaved tool-call deltas into complete calls", async () => {
+    const events = toolCallEvents([
+      { index: 0, id: "call_a", name: "get_weather", argumentPieces: ['{"ci', 'ty":"Par', 'is"}'] },
+      { index: 1, id: "call_b", name: "get_time", argumentPieces: ['{"tz":', '"CET"}'] },
+    ], { usage: null });
+    await withServer([sseReply(events)], async (_server, endpoint) => {
+      const chunks = await collect(endpoint.stream({ model: "m" }, live()));
+      assert.deepEqual(chunks, [
+        {
+          type: "tool_call",
+          index: 0,
+          id: "call_a",
+          name: "get_weather",
+          arguments: '{"city":"Paris"}',
+        },
+        { type: "tool_call", index: 1, id: "call_b", name: "get_time", arguments: '{"tz":"CET"}' },
+        { type: "done", finishReason: "tool_calls" },
+      ]);
+    });
+  });
+
+  it("OpenAICompatibleEndpoint.stream() emits pending tool calls at [DONE] when no finish reason came", async () => {
+    const events = toolCallEvents([
+      { index: 0, id: "c1", name: "f", argumentPieces: ["{}"] },
+    ], { usage: null }).slice(0, -1); // drop the finish event
+    await withServer([sseReply(events)], async (_server, endpoint) => {
+      const chunks = await collect(endpoint.stream({ model: "m" }, live()));
+      assert.deepEqual(chunks, [
+        { type: "tool_call", index: 0, id: "c1", name: "f", arguments: "{}" },
+        { type: "done", finishReason: null },
+      ]);
+    });
+  });
+
+  it("OpenAICompatibleEndpoint.stream() ignores SSE comments and tolerates a stream without [DONE]", async () => {
+    await withServer(
+      [sseReply(textEvents(["a"], { usage: null }), { preamble: ": keep-alive\n\n", done: false })],
+      async (_server, endpoint) => {
+        const chunks = await collect(endpoint.stream({ model: "m" }, live()));
+        assert.deepEqual(chunks.map((c) => c.type), ["text", "done"]);
+      },
+    );
+  });
+
+  it("OpenAICompatibleEndpoint.stream() errors with EndpointParseError on a malformed data line", async () => {
+    const events = [
+      ...textEvents(["ok"], { usage: null }).slice(0, 2),
+      "{not json",
+      ...textEvents(["never"]),
+    ];
+    await withServer([sseReply(events)], async (_server, endpoint) => {
+      const seen: StreamChunk[] = [];
+      const error = await (async () => {
+        for await (const chunk of endpoint.stream({ model: "m" }, live())) seen.push(chunk);
+      })().catch((e) => e);
+      assert.ok(error instanceof EndpointParseError, String(error));
+      assert.equal(error.bodyExcerpt, "{not json");
+      assert.deepEqual(seen, [{ type: "text", text: "ok" }]);
+    });
+  });
+
+  it("OpenAICompatibleEndpoint.stream() errors with EndpointError when the stream breaks midway", async () => {
+    await withServer(
+      [sseReply(textEvents(["a", "b", "c", "d"]), { breakAfter: 2, gapMs: 5 })],
+      async (_server, endpoint) => {
+        const seen: StreamChunk[] = [];
+        const error = await (async () => {
+          for await (const chunk of endpoint.stream({ model: "m" }, live())) seen.push(chunk);
+        })().catch((e) => e);
+        assert.ok(error instanceof EndpointError, String(error));
+        assert.ok(!(error instanceof EndpointParseError));
+        assert.deepEqual(seen, [{ type: "text", text: "a" }]);
+        assert.equal(seen.some((c) => c.type === "done"), false);
+      },
+    );
+  });
+
+  it("OpenAICompatibleEndpoint.stream() turns an HTTP error into EndpointError on the stream", async () => {
+    await withServer(
+      [errorReply(500, { error: { message: "overloaded" } })],
+      async (_s, endpoint) => {
+        const error = await collect(endpoint.stream({ model: "m" }, live())).catch((e) => e);
+        assert.ok(error instanceof EndpointError);
+        assert.equal(error.status, 500);
+        assert.match(error.bodyExcerpt, /overloaded/);
+        assertNoKey(error);
+      },
+    );
+  });
+
+  it("OpenAICompatibleEndpoint.stream() surfaces an error object sent inside the stream", async () => {
+    await withServer(
+      [sseReply([{ error: { message: "context too long" } }])],
+      async (_s, endpoint) => {
+        const error = await collect(endpoint.stream({ model: "m" }, live())).catch((e) => e);
+        assert.ok(error instanceof EndpointError);
+        assert.match(error.message, /context too long/);
+      },
+    );
+  });
+
+  it("OpenAICompatibleEndpoint passes the abort signal to fetch: the server sees the client close", async () => {
+    await withServer(
+      [sseReply(textEvents(["a"]), { firstByteDelayMs: 10_000 })],
+      async (server, endpoint) => {
+        const controller = new AbortController();
+        const reader = endpoint.stream({ model: "m" }, { signal: controller.signal }).getReader();
+        const pending = reader.read();
+        while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+        const reason = new DOMException("user stopped", "AbortError");
+        controller.abort(reason);
+        await assert.rejects(pending, (e) => e === reason);
+        await server.requests[0].closed;
+        assert.equal(server.requests[0].clientClosed, true);
+      },
+    );
+  });
+
+  it("OpenAICompatibleEndpoint.stream() cancel closes the connection mid-stream", async () => {
+    await withServer(
+      [sseReply(textEvents(Array.from({ length: 200 }, (_, i) => `t${i}`)), { gapMs: 10 })],
+      async (server, endpoint) => {
+        const reader = endpoint.stream({ model: "m" }, live()).getReader();
+        assert.deepEqual(await reader.read(), { done: false, value: { type: "text", text: "t0" } });
+        await reader.cancel();
+        await server.requests[0].closed;
+        assert.equal(server.requests[0].clientClosed, true);
+        assert.ok(server.requests[0].eventsWritten < 200);
+      },
+    );
+  });
+});

@@ -92,7 +92,7 @@ describe("HookEvent", () => {
     await hook.invoke();
     assert.equal(deadlines.created, 1);
     assert.equal(deadlines.armed, 0);
-    const asyncHook = hookOf(async () => "async");
+    const asyncHook = hookOf(() => Promise.resolve("async"));
     await asyncHook.invoke();
     assert.equal(deadlines.armed, 1);
   });

@@ -1,0 +1,263 @@
+/**
+ * `Branch`: one conversation thread: its messages, its tools and, once a Session includes it,
+ * the session's observer and hook bus.
+ *
+ * @module
+ */
+
+import { Element } from "../core/element.ts";
+import { ActionManager, type AgentSpec, type Tool } from "../action/mod.ts";
+import type { HookBus } from "../hooks/mod.ts";
+import type { IModel } from "../service/mod.ts";
+import { registerAttacher } from "./_attach.ts";
+import { createMessage, type Message, type MessageInit, toMessageRecord } from "./message.ts";
+import type { SessionObserver } from "./observer.ts";
+import type { Session } from "./session.ts";
+import { MessageAdded } from "./signal.ts";
+
+/** What a {@linkcode Branch} is made from. */
+export interface BranchOptions {
+  /** The model the branch talks to. */
+  model?: IModel;
+  /** Tools registered on the branch's {@linkcode ActionManager}. */
+  tools?: readonly Tool[];
+  /** A system message added first (synchronously, before any callback exists). */
+  system?: string;
+  /** A name (also the `agentName` of `branch.create`). */
+  name?: string;
+  /** The agent spec whose tool hook chains the branch's tools get. */
+  spec?: AgentSpec;
+  /** A fixed id (a UUID when absent). */
+  id?: string;
+}
+
+/** A callback run after a message was added. */
+export type MessageCallback = (message: Message) => unknown;
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value != null && typeof (value as { then?: unknown }).then === "function";
+}
+
+/**
+ * A conversation thread. Standalone, `emit` resolves to `[]` and `authorize` to `true`; once a
+ * Session includes it, both go to the session's observer, and `hooks` is the session's bus.
+ *
+ * `addMessage` is async only (X20): the message is stored, then the message callbacks run in
+ * registration order (async ones awaited one after another); their failures are collected and
+ * thrown together after all ran (one as-is, several as an `AggregateError`). The first two
+ * callbacks are built in: one emits {@linkcode MessageAdded} to the observer (in the background;
+ * `drainSignals()` waits for it), the other, {@linkcode Branch.persistViaBus}, emits `message.add`
+ * with `{ sessionId, branchId, message }` (a `MessageRecord`, X7) on the bus when there is one.
+ *
+ * @example Messages on a standalone branch
+ * ```ts
+ * import { Branch } from "@hookscope/core/session";
+ * import assert from "node:assert/strict";
+ *
+ * const branch = new Branch({ system: "be brief" });
+ * const seen: string[] = [];
+ * branch.onMessageAdded((message) => { seen.push(message.role); });
+ * await branch.addMessage({ role: "user", content: "hi" });
+ * assert.deepEqual(branch.messages.map((m) => m.role), ["system", "user"]);
+ * assert.deepEqual(seen, ["user"]);
+ * assert.deepEqual(await branch.emit("x"), []);
+ * assert.equal(await branch.authorize("anything"), true);
+ * ```
+ */
+export class Branch extends Element {
+  /** The model, or `null`. */
+  readonly model: IModel | null;
+  /** The name, or `null`. */
+  readonly name: string | null;
+  /** The branch's tools. */
+  readonly actions: ActionManager;
+  #session: Session | null = null;
+  #observer: SessionObserver | null = null;
+  #hooks: HookBus | null = null;
+  #messages: Message[] = [];
+  #callbacks: readonly MessageCallback[];
+  #pending = new Set<Promise<unknown>>();
+
+  /**
+   * Emits `message.add` for a message on the branch's bus (a no-op without a bus). It is one of
+   * the built-in message callbacks; `routeMessagePersistence` registers it once and
+   * `unrouteMessagePersistence` removes it.
+   */
+  readonly persistViaBus: (message: Message) => Promise<void>;
+
+  /** Makes a branch; bad options throw a `TypeError`. */
+  constructor(options?: BranchOptions) {
+    if (options !== undefined && (options === null || typeof options !== "object")) {
+      throw new TypeError("Cannot create branch: options must be an object");
+    }
+    const name = options?.name;
+    if (name !== undefined && typeof name !== "string") {
+      throw new TypeError("Cannot create branch: name must be a string");
+    }
+    const system = options?.system;
+    if (system !== undefined && typeof system !== "string") {
+      throw new TypeError("Cannot create branch: system must be a string");
+    }
+    super(options?.id === undefined ? undefined : { id: options.id });
+    this.model = options?.model ?? null;
+    this.name = name ?? null;
+    this.actions = new ActionManager(options?.spec ? { spec: options.spec } : undefined);
+    for (const tool of options?.tools ?? []) this.actions.register(tool);
+    if (system !== undefined) {
+      this.#messages.push(createMessage({ role: "system", content: system }, this.id));
+    }
+    const scheduleEmit: MessageCallback = (message) => {
+      const observer = this.#observer;
+      if (observer === null) return;
+      const emitted = observer.emit(new MessageAdded({ data: message }));
+      this.#pending.add(emitted);
+      const settle = () => {
+        this.#pending.delete(emitted);
+      };
+      emitted.then(settle, settle);
+    };
+    this.persistViaBus = async (message: Message): Promise<void> => {
+      const bus = this.#hooks;
+      if (bus === null) return;
+      const sessionId = this.#session?.id ?? bus.context.sessionId ?? null;
+      const payload: {
+        branchId: string;
+        message: ReturnType<typeof toMessageRecord>;
+        sessionId?: string;
+      } = {
+        branchId: this.id,
+        message: toMessageRecord(message, sessionId),
+      };
+      if (sessionId !== null) payload.sessionId = sessionId;
+      await bus.emit("message.add", payload);
+    };
+    this.#callbacks = [scheduleEmit, this.persistViaBus];
+    registerAttacher(this, (session, observer) => {
+      this.#session = session;
+      this.#observer = observer;
+    });
+  }
+
+  /** The owning session, or `null`. */
+  get session(): Session | null {
+    return this.#session;
+  }
+
+  /** The session's observer, or `null` when standalone. */
+  get observer(): SessionObserver | null {
+    return this.#observer;
+  }
+
+  /** The hook bus `message.add` goes to, or `null`. */
+  get hooks(): HookBus | null {
+    return this.#hooks;
+  }
+
+  /**
+   * Sets (or with `null` clears) the bus this branch emits `message.add` on. A Session does it
+   * for the branches it includes; `routeMessagePersistence` does it too. Chainable.
+   */
+  bindHooks(bus: HookBus | null): this {
+    if (bus !== null && (typeof bus !== "object" || typeof bus.emit !== "function")) {
+      throw new TypeError("Cannot bind hooks: bus must be a HookBus or null");
+    }
+    this.#hooks = bus;
+    return this;
+  }
+
+  /** The messages in the order they were added (a copy). */
+  get messages(): readonly Message[] {
+    return this.#messages.slice();
+  }
+
+  /** The message callbacks in the order they run (a copy). */
+  get messageCallbacks(): readonly MessageCallback[] {
+    return this.#callbacks.slice();
+  }
+
+  /**
+   * Stores a message, then runs the message callbacks in order; resolves to the message. A bad
+   * init rejects with a `TypeError` and adds nothing.
+   */
+  async addMessage(init: MessageInit): Promise<Message> {
+    const message = createMessage(init, this.id);
+    this.#messages.push(message);
+    const callbacks = this.#callbacks;
+    let errors: unknown[] | null = null;
+    for (let i = 0; i < callbacks.length; i++) {
+      try {
+        const result = callbacks[i](message);
+        if (isThenable(result)) await result;
+      } catch (error) {
+        (errors ??= []).push(error);
+      }
+    }
+    if (errors !== null) {
+      if (errors.length === 1) throw errors[0];
+      throw new AggregateError(errors, `${errors.length} message callbacks failed`);
+    }
+    return message;
+  }
+
+  /**
+   * Adds a message callback (after the existing ones); returns a disposer for this registration.
+   *
+   * @example
+   * ```ts
+   * import { Branch } from "@hookscope/core/session";
+   * import assert from "node:assert/strict";
+   *
+   * const branch = new Branch();
+   * let count = 0;
+   * const dispose = branch.onMessageAdded(async () => { count++; });
+   * await branch.addMessage({ role: "user", content: "a" });
+   * dispose();
+   * await branch.addMessage({ role: "user", content: "b" });
+   * assert.equal(count, 1);
+   * ```
+   */
+  onMessageAdded(callback: MessageCallback): () => void {
+    if (typeof callback !== "function") {
+      throw new TypeError("Cannot add message callback: callback must be a function");
+    }
+    const entry: MessageCallback = callback;
+    this.#callbacks = [...this.#callbacks, entry];
+    let disposed = false;
+    return () => {
+      if (disposed) return;
+      disposed = true;
+      const index = this.#callbacks.indexOf(entry);
+      if (index === -1) return;
+      const next = this.#callbacks.slice();
+      next.splice(index, 1);
+      this.#callbacks = next;
+    };
+  }
+
+  /** Removes every registration of a message callback; returns how many were removed. */
+  offMessageAdded(callback: MessageCallback): number {
+    const next = this.#callbacks.filter((c) => c !== callback);
+    const removed = this.#callbacks.length - next.length;
+    if (removed > 0) this.#callbacks = next;
+    return removed;
+  }
+
+  /** Emits to the session's observer; resolves to `[]` when standalone. */
+  emit(event: unknown): Promise<unknown[]> {
+    const observer = this.#observer;
+    return observer === null ? Promise.resolve([]) : observer.emit(event);
+  }
+
+  /** Asks the session's gate; resolves to `true` when standalone. */
+  authorize(action: unknown): Promise<boolean> {
+    const observer = this.#observer;
+    return observer === null ? Promise.resolve(true) : observer.authorize(action);
+  }
+
+  /** Waits until every background `MessageAdded` emission has settled (failures are not raised). */
+  async drainSignals(): Promise<void> {
+    while (this.#pending.size > 0) {
+      await Promise.allSettled([...this.#pending]);
+    }
+  }
+}

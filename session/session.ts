@@ -1,0 +1,366 @@
+/**
+ * `Session`: owns branches, one lazy `SessionObserver` and one lazy `HookBus` (ADR-0047 D3).
+ *
+ * @module
+ */
+
+import { Element } from "../core/element.ts";
+import { BranchOwnershipError } from "../core/errors.ts";
+import { logger } from "../core/logger.ts";
+import {
+  type AgentHooks,
+  buildSessionBus,
+  type HookBus,
+  type HookPoint,
+  loadHooksForAgent,
+} from "../hooks/mod.ts";
+import type { IModel } from "../service/mod.ts";
+import { StoreConflictError } from "../store/store_errors.ts";
+import type { SessionStore } from "../store/session_store.ts";
+import { attachBranch } from "./_attach.ts";
+import { Branch, type BranchOptions } from "./branch.ts";
+import { type Gate, type ObserverHandler, type ObserveSpec, SessionObserver } from "./observer.ts";
+
+/** What a {@linkcode Session} is made from. */
+export interface SessionOptions {
+  /** Declarative hook overrides passed to `buildSessionBus` (X2); validated at construction. */
+  hooks?: AgentHooks;
+  /**
+   * Where the session persists. With a store the observer and the bus are created at once: the
+   * observer persists every signal, and the bus's default handlers write sessions, branches and
+   * messages.
+   */
+  store?: SessionStore;
+  /** The default branch's model. */
+  model?: IModel;
+  /** A name. */
+  name?: string;
+  /** A fixed id (a UUID when absent). */
+  id?: string;
+  /**
+   * Where isolated failures go: observer subscribers, routes, gates and persistence, and hook
+   * handlers (`where` is `"hook <point>"`). Defaults to the library logger.
+   */
+  onError?: (error: unknown, where: string) => void;
+  /** The observer's `maxEvents` bound. */
+  maxEvents?: number;
+  /** Whether to make a default branch at construction (default `true`). */
+  defaultBranch?: boolean;
+}
+
+/**
+ * Owns branches and the two Session-scope transports: the observer (recording and fan-out) and
+ * the hook bus (ordered dispatch). Both are lazy and made once; with a store they are made at
+ * construction so persistence never depends on access order.
+ *
+ * - Creating the bus attaches it to every branch already included (X1); branches included later
+ *   get it at inclusion. Order of access never changes delivery.
+ * - The bus is `buildSessionBus(options.hooks, { observer, store, sessionId })` (X2).
+ * - `includeBranches` checks the whole batch first: a branch another session owns throws
+ *   `BranchOwnershipError` and nothing changes.
+ * - `start()` creates the session row if missing (status `created`) and emits `session.start`;
+ *   `end()` emits `session.end`; `newBranch()` emits `branch.create`.
+ *
+ * @example A session with a store
+ * ```ts
+ * import { Session } from "@hookscope/core/session";
+ * import { MemoryStore } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const store = new MemoryStore();
+ * const session = new Session({ store });
+ * await session.start({ model: "m" });
+ * await session.defaultBranch!.addMessage({ role: "user", content: "hi" });
+ * await session.end({ status: "completed" });
+ * await session.drainSignals();
+ * assert.equal((await store.getSession(session.id))?.status, "completed");
+ * assert.equal((await store.listMessages({ sessionId: session.id }))[0].content, "hi");
+ * assert.ok((await store.listSessionSignals(session.id)).length >= 3);
+ * ```
+ */
+export class Session extends Element {
+  /** The store, or `undefined`. */
+  readonly store: SessionStore | undefined;
+  /** The name, or `null`. */
+  readonly name: string | null;
+  /** The model the default branch got, or `null`. */
+  readonly model: IModel | null;
+  #agentHooks: AgentHooks | undefined;
+  #onError: ((error: unknown, where: string) => void) | undefined;
+  #maxEvents: number | undefined;
+  #observer: SessionObserver | null = null;
+  #bus: HookBus | null = null;
+  #branches: Branch[] = [];
+  #default: Branch | null = null;
+  #pending = new Set<Promise<unknown>>();
+
+  /** Makes a session; bad options throw before anything is made. */
+  constructor(options?: SessionOptions) {
+    if (options !== undefined && (options === null || typeof options !== "object")) {
+      throw new TypeError("Cannot create session: options must be an object");
+    }
+    const store = options?.store;
+    if (
+      store !== undefined &&
+      (store === null || typeof store !== "object" ||
+        typeof (store as { insertSessionSignal?: unknown }).insertSessionSignal !== "function")
+    ) {
+      throw new TypeError("Cannot create session: store must be a SessionStore");
+    }
+    if (options?.onError !== undefined && typeof options.onError !== "function") {
+      throw new TypeError("Cannot create session: onError must be a function");
+    }
+    if (options?.name !== undefined && typeof options.name !== "string") {
+      throw new TypeError("Cannot create session: name must be a string");
+    }
+    loadHooksForAgent(options?.hooks); // validates the declarative config now (X2)
+    super(options?.id === undefined ? undefined : { id: options.id });
+    this.store = store;
+    this.name = options?.name ?? null;
+    this.model = options?.model ?? null;
+    this.#agentHooks = options?.hooks;
+    this.#onError = options?.onError;
+    this.#maxEvents = options?.maxEvents;
+    if (store !== undefined) void this.hooks; // observer (persisting) and bus, now
+    else if (options?.maxEvents !== undefined) void this.observer; // validate maxEvents now
+    if (options?.defaultBranch !== false) {
+      const init: BranchOptions = {};
+      if (options?.model !== undefined) init.model = options.model;
+      this.includeBranches(new Branch(init));
+    }
+  }
+
+  /** The session's observer: made on first access (or at construction with a store), then the same. */
+  get observer(): SessionObserver {
+    let observer = this.#observer;
+    if (observer === null) {
+      const init: ConstructorParameters<typeof SessionObserver>[0] = { session: this };
+      if (this.#onError !== undefined) init.onError = this.#onError;
+      if (this.#maxEvents !== undefined) init.maxEvents = this.#maxEvents;
+      observer = new SessionObserver(init);
+      if (this.store !== undefined) observer.bindDbPersistence(this.id, this.store);
+      this.#observer = observer;
+    }
+    return observer;
+  }
+
+  /**
+   * The session's bus: made on first access (or at construction with a store) with the
+   * declarative overrides, the observer, the store and the session id, then attached to every
+   * included branch (X1, X2).
+   */
+  get hooks(): HookBus {
+    let bus = this.#bus;
+    if (bus === null) {
+      const onError = this.#onError;
+      bus = buildSessionBus(this.#agentHooks, {
+        observer: this.observer,
+        ...(this.store !== undefined ? { store: this.store } : {}),
+        sessionId: this.id,
+        ...(onError !== undefined
+          ? {
+            onError: (error: unknown, where: { point: HookPoint; stage: string }) =>
+              onError(error, `hook ${where.point}${where.stage === "record" ? " record" : ""}`),
+          }
+          : {}),
+      });
+      this.#bus = bus;
+      for (const branch of this.#branches) branch.bindHooks(bus); // X1: backfill
+    }
+    return bus;
+  }
+
+  /** Whether the bus was made yet (reading `hooks` makes it). */
+  get hasHooks(): boolean {
+    return this.#bus !== null;
+  }
+
+  /** The included branches, in inclusion order (a copy). */
+  get branches(): readonly Branch[] {
+    return this.#branches.slice();
+  }
+
+  /** The default branch: the first included one still present, or `null`. */
+  get defaultBranch(): Branch | null {
+    return this.#default;
+  }
+
+  /**
+   * Makes a branch, includes it and emits `branch.create` with `{ branchId, model?, provider?,
+   * agentName? }` (in the background; `drainSignals()` waits for it).
+   *
+   * @example
+   * ```ts
+   * import { Session } from "@hookscope/core/session";
+   * import assert from "node:assert/strict";
+   *
+   * const session = new Session();
+   * const created: unknown[] = [];
+   * session.hooks.on("branch.create", (payload) => { created.push(payload.branchId); });
+   * const branch = session.newBranch({ name: "researcher" });
+   * await session.drainSignals();
+   * assert.deepEqual(created, [branch.id]);
+   * assert.equal(branch.session, session);
+   * ```
+   */
+  newBranch(options?: BranchOptions): Branch {
+    const branch = new Branch(options);
+    this.includeBranches(branch);
+    const payload: Record<string, unknown> = { branchId: branch.id };
+    const model = branch.model as unknown as { model?: unknown; endpoint?: { name?: unknown } };
+    if (model !== null && typeof model === "object") {
+      if (typeof model.model === "string") payload.model = model.model;
+      if (typeof model.endpoint?.name === "string") payload.provider = model.endpoint.name;
+    }
+    const agentName = options?.spec?.name ?? options?.name;
+    if (typeof agentName === "string") payload.agentName = agentName;
+    this.#track(this.hooks.emit("branch.create", payload));
+    return branch;
+  }
+
+  /**
+   * Includes branches (all or nothing): a branch owned by another session throws
+   * {@linkcode BranchOwnershipError} and nothing changes; including a branch twice is a no-op.
+   * Each gets the session, its observer and (if made) its bus; the first becomes the default.
+   *
+   * @example
+   * ```ts
+   * import { Branch, Session } from "@hookscope/core/session";
+   * import { BranchOwnershipError } from "@hookscope/core";
+   * import assert from "node:assert/strict";
+   *
+   * const a = new Session();
+   * const b = new Session();
+   * const branch = new Branch();
+   * a.includeBranches(branch);
+   * assert.throws(() => b.includeBranches([new Branch(), branch]), BranchOwnershipError);
+   * assert.equal(b.branches.length, 1); // only its default branch
+   * ```
+   */
+  includeBranches(branches: Branch | readonly Branch[]): void {
+    const list: readonly Branch[] = Array.isArray(branches) ? branches : [branches as Branch];
+    for (const branch of list) {
+      if (!(branch instanceof Branch)) {
+        throw new TypeError("Cannot include branches: every item must be a Branch");
+      }
+      const owner = branch.session;
+      if (owner !== null && owner !== this) throw new BranchOwnershipError(branch.id, owner.id);
+    }
+    for (const branch of list) {
+      if (!this.#branches.includes(branch)) this.#branches.push(branch);
+      attachBranch(branch, this, this.observer);
+      if (this.#bus !== null) branch.bindHooks(this.#bus);
+      if (this.#default === null) this.#default = branch;
+    }
+  }
+
+  /**
+   * Detaches a branch (by object or id): its session, observer and bus are cleared, its messages
+   * kept; the default moves to the first remaining branch. An unknown branch throws a
+   * `RangeError`.
+   *
+   * @example
+   * ```ts
+   * import { Session } from "@hookscope/core/session";
+   * import assert from "node:assert/strict";
+   *
+   * const session = new Session();
+   * const branch = session.removeBranch(session.defaultBranch!);
+   * assert.equal(branch.session, null);
+   * assert.equal(session.defaultBranch, null);
+   * ```
+   */
+  removeBranch(branch: Branch | string): Branch {
+    const id = typeof branch === "string" ? branch : branch?.id;
+    const index = this.#branches.findIndex((b) => b.id === id);
+    if (index === -1) {
+      throw new RangeError(
+        `Cannot remove branch: unknown branch ${
+          typeof id === "string" ? JSON.stringify(id) : `(${typeof id})`
+        }`,
+      );
+    }
+    const [removed] = this.#branches.splice(index, 1);
+    attachBranch(removed, null, null);
+    removed.bindHooks(null);
+    if (this.#default === removed) this.#default = this.#branches[0] ?? null;
+    return removed;
+  }
+
+  /**
+   * Creates the session row if the store lacks it (status `created`), then emits
+   * `session.start` with `{ ...meta, sessionId }`. A store failure is reported to `onError`,
+   * never thrown.
+   */
+  async start(meta?: Record<string, unknown>): Promise<void> {
+    const store = this.store;
+    if (store !== undefined) {
+      try {
+        if ((await store.getSession(this.id)) === undefined) {
+          await store.createSession({ id: this.id, status: "created" });
+        }
+      } catch (error) {
+        if (!(error instanceof StoreConflictError)) this.#report(error, "store");
+      }
+    }
+    await this.hooks.emit("session.start", { ...(meta ?? {}), sessionId: this.id });
+  }
+
+  /** Emits `session.end` with `{ ...result, sessionId }`. */
+  async end(result?: { status?: string; error?: string } & Record<string, unknown>): Promise<void> {
+    await this.hooks.emit("session.end", { ...(result ?? {}), sessionId: this.id });
+  }
+
+  /** Subscribes on the observer; see `SessionObserver.observe`. */
+  observe<T>(spec: ObserveSpec<T>, handler: ObserverHandler<T>): () => number {
+    return this.observer.observe(spec, handler);
+  }
+
+  /** Adds a route on the observer; chainable. */
+  route(condition: (payload: unknown) => boolean, options: { into: string }): this {
+    this.observer.route(condition, options);
+    return this;
+  }
+
+  /** Sets the observer's gate; chainable. */
+  gate(check: Gate | null): this {
+    this.observer.gate(check);
+    return this;
+  }
+
+  /** Emits on the observer. */
+  emit(event: unknown): Promise<unknown[]> {
+    return this.observer.emit(event);
+  }
+
+  /** Asks the observer's gate. */
+  authorize(action: unknown): Promise<boolean> {
+    return this.observer.authorize(action);
+  }
+
+  /** Waits for background emissions: `branch.create` and every branch's `MessageAdded`. */
+  async drainSignals(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+    for (const branch of this.#branches) await branch.drainSignals();
+  }
+
+  #track(promise: Promise<unknown>): void {
+    this.#pending.add(promise);
+    const settle = () => {
+      this.#pending.delete(promise);
+    };
+    promise.then(settle, settle);
+  }
+
+  #report(error: unknown, where: string): void {
+    try {
+      (this.#onError ?? defaultReport)(error, where);
+    } catch {
+      // A failing reporter must not break the session.
+    }
+  }
+}
+
+function defaultReport(error: unknown, where: string): void {
+  logger.warn(`Session ${where} failed`, error);
+}

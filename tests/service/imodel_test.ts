@@ -1,0 +1,495 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  APICalling,
+  EndpointError,
+  EventStatus,
+  FunctionEndpoint,
+  globalHookLogger,
+  type HookedEvent,
+  HookEventType,
+  type HookParams,
+  HookPhaseError,
+  HookRegistry,
+  IModel,
+  type StreamChunk,
+} from "../../service/mod.ts";
+import {
+  completion,
+  errorReply,
+  jsonReply,
+  type OpenAIServer,
+  type Script,
+  sseReply,
+  startOpenAIServer,
+  textEvents,
+} from "../fixtures/openai_server.ts";
+import { setDeadlineFactory } from "../../service/_deadline.ts";
+
+async function withServer(
+  script: Script,
+  body: (server: OpenAIServer) => Promise<void>,
+): Promise<void> {
+  const server = await startOpenAIServer(script);
+  try {
+    await body(server);
+  } finally {
+    await server.close();
+  }
+}
+
+const local = () => new FunctionEndpoint({ call: (p) => p });
+
+async function collect(stream: ReadableStream<StreamChunk>): Promise<StreamChunk[]> {
+  const out: StreamChunk[] = [];
+  for await (const chunk of stream) out.push(chunk);
+  return out;
+}
+
+describe("IModel construction", () => {
+  it("IModel uses a given registry, builds one from { hooks, streamHandlers }, or makes a fresh one", () => {
+    const registry = new HookRegistry();
+    assert.equal(
+      new IModel({ model: "m", endpoint: local(), hookRegistry: registry }).hookRegistry,
+      registry,
+    );
+    const built = new IModel({
+      model: "m",
+      endpoint: local(),
+      hookRegistry: { hooks: { pre_invoke: () => {} }, streamHandlers: { text: () => {} } },
+    });
+    assert.equal(built.hookRegistry.canHandle({ hookType: HookEventType.PreInvocation }), true);
+    assert.equal(built.hookRegistry.canHandle({ chunkType: "text" }), true);
+    const fresh = new IModel({ model: "m", endpoint: local() });
+    assert.ok(fresh.hookRegistry instanceof HookRegistry);
+    assert.equal(fresh.exitHook, false);
+  });
+
+  it("IModel rejects bad options with a TypeError", () => {
+    assert.throws(() => new IModel({ model: "", endpoint: local() }), TypeError);
+    assert.throws(() => new IModel({ model: "m" }), /endpoint or a baseURL is required/);
+    assert.throws(
+      () => new IModel({ model: "m", endpoint: local(), baseURL: "http://x" }),
+      /either endpoint or baseURL/,
+    );
+    assert.throws(
+      () => new IModel({ model: "m", endpoint: local(), exitHook: "yes" as never }),
+      TypeError,
+    );
+    assert.throws(
+      () =>
+        new IModel({
+          model: "m",
+          endpoint: local(),
+          hookRegistry: { hooks: { bad: () => {} } } as never,
+        }),
+      /unknown hook key "bad"/,
+    );
+  });
+
+  it("IModel.copy() shares the registry and options", () => {
+    const model = new IModel({ model: "m", endpoint: local(), exitHook: true });
+    const copy = model.copy();
+    assert.notEqual(copy, model);
+    assert.equal(copy.hookRegistry, model.hookRegistry);
+    assert.equal(copy.exitHook, true);
+    assert.equal(copy.endpoint, model.endpoint);
+    model.hookRegistry.preInvoke(() => {});
+    assert.equal(copy.hookRegistry.canHandle({ hookType: HookEventType.PreInvocation }), true);
+  });
+});
+
+describe("IModel.createEvent()", () => {
+  it("IModel.createEvent() resolves to an APICalling with the model in the payload (X6)", async () => {
+    const model = new IModel({ model: "gpt-test", endpoint: local() });
+    const event = await model.createEvent({ messages: [] });
+    assert.ok(event instanceof APICalling);
+    assert.equal(event.status, EventStatus.PENDING);
+    assert.deepEqual(event.payload, { messages: [], model: "gpt-test" });
+    assert.equal(event.preInvokeHook, null);
+    assert.equal(event.postInvokeHook, null);
+  });
+
+  it("IModel.createEvent() attaches only the phases the registry handles, with the D4 defaults", async () => {
+    const model = new IModel({ model: "m", endpoint: local(), exitHook: true });
+    model.hookRegistry.preInvoke(() => {});
+    const event = await model.createEvent({});
+    assert.ok(event.preInvokeHook);
+    assert.equal(event.postInvokeHook, null);
+    assert.equal(event.preInvokeHook.timeoutMs, 30_000);
+    assert.equal(event.preInvokeHook.exit, true);
+    assert.equal(event.preInvokeHook.eventLike, event);
+  });
+
+  it("IModel.createEvent() applies per-call exits, timeouts and params", async () => {
+    const model = new IModel({ model: "m", endpoint: local(), exitHook: true });
+    model.hookRegistry.preInvoke(() => {});
+    model.hookRegistry.postInvoke(() => {});
+    const event = await model.createEvent({}, {
+      preInvokeExitHook: false,
+      preInvokeHookTimeoutMs: 5,
+      preInvokeHookParams: { a: 1 },
+      postInvokeExitHook: null,
+      postInvokeHookTimeoutMs: 7,
+      postInvokeHookParams: { b: 2 },
+    });
+    assert.equal(event.preInvokeHook?.exit, false);
+    assert.equal(event.preInvokeHook?.timeoutMs, 5);
+    assert.deepEqual(event.preInvokeHook?.params, { a: 1 });
+    assert.equal(event.postInvokeHook?.exit, true, "null falls back to the model's exitHook");
+    assert.equal(event.postInvokeHook?.timeoutMs, 7);
+    assert.deepEqual(event.postInvokeHook?.params, { b: 2 });
+  });
+
+  it("IModel.createEvent() runs the pre-create hook with the event class and stamps the new event", async () => {
+    globalHookLogger.clear();
+    const seen: [unknown, HookParams][] = [];
+    const model = new IModel({ model: "m", endpoint: local() });
+    model.hookRegistry.preEventCreateHook((cls, params) => {
+      seen.push([cls, params]);
+      return "ignored";
+    });
+    const event = await model.createEvent({}, { createEventHookParams: { who: "me" } });
+    assert.equal(seen[0][0], APICalling);
+    assert.equal(seen[0][1].who, "me");
+    assert.equal(seen[0][1].exit, false);
+    const entry = globalHookLogger.entries.find((e) => e.hookType === "pre_event_create");
+    assert.deepEqual(entry?.associatedEventInfo, {
+      lionClass: "APICalling",
+      eventId: event.id,
+      eventCreatedAt: event.createdAt,
+    });
+  });
+
+  it("IModel.createEvent() gives the pre-create hook 10 000 ms and pre/post 30 000 ms by default", async () => {
+    const asked: number[] = [];
+    setDeadlineFactory((ms) => {
+      asked.push(ms);
+      const controller = new AbortController();
+      return { signal: controller.signal, arm() {}, clear() {} };
+    });
+    try {
+      const model = new IModel({
+        model: "m",
+        endpoint: local(),
+        hookRegistry: {
+          hooks: { pre_event_create: () => {}, pre_invoke: () => {}, post_invoke: () => {} },
+        },
+      });
+      const event = await model.createEvent({});
+      await event.invoke();
+      assert.deepEqual(asked, [10_000, 30_000, 30_000]);
+      asked.length = 0;
+      await model.createEvent({}, { createEventHookTimeoutMs: 1234 });
+      assert.deepEqual(asked, [1234]);
+    } finally {
+      setDeadlineFactory(null);
+    }
+  });
+
+  it("IModel.createEvent() raises the pre-create cause when it asks to exit", async () => {
+    const boom = new Error("not allowed");
+    const model = new IModel({ model: "m", endpoint: local(), exitHook: true });
+    model.hookRegistry.preEventCreateHook(() => {
+      throw boom;
+    });
+    await assert.rejects(model.createEvent({}), (e) => e === boom);
+    // Per-call exit false: the failure is recorded and the event is still created.
+    const event = await model.createEvent({}, { createEventExitHook: false });
+    assert.ok(event instanceof APICalling);
+  });
+
+  it("IModel.createEvent() rejects a non-HookedEvent class after the pre-create hook", async () => {
+    let ran = false;
+    const model = new IModel({ model: "m", endpoint: local() });
+    model.hookRegistry.preEventCreateHook(() => void (ran = true));
+    class NotHooked {}
+    await assert.rejects(
+      model.createEvent({}, { eventType: NotHooked as never }),
+      (e) => e instanceof TypeError && /unsupported event type "NotHooked"/.test(e.message),
+    );
+    assert.equal(ran, true);
+  });
+
+  it("IModel.createEvent() builds a custom HookedEvent subclass", async () => {
+    class Tagged extends APICalling {
+      tag = "custom";
+    }
+    const model = new IModel({ model: "m", endpoint: local() });
+    const event = await model.createEvent({ x: 1 }, { eventType: Tagged });
+    assert.ok(event instanceof Tagged);
+    assert.equal((event as Tagged).tag, "custom");
+  });
+
+  it("IModel.createEvent() rejects a non-object request and runs no hook", async () => {
+    let ran = false;
+    const model = new IModel({ model: "m", endpoint: local() });
+    model.hookRegistry.preEventCreateHook(() => void (ran = true));
+    await assert.rejects(model.createEvent("hi" as never), TypeError);
+    assert.equal(ran, false);
+  });
+});
+
+describe("IModel.invoke() over HTTP", () => {
+  it("IModel.invoke() runs pre, the request and post, and resolves to the completed event", async () => {
+    await withServer([jsonReply(completion("pong"))], async (server) => {
+      const steps: string[] = [];
+      const model = new IModel({
+        model: "m",
+        baseURL: server.baseURL,
+        apiKey: "k",
+        hookRegistry: {
+          hooks: {
+            pre_invoke: () => void steps.push(`pre:${server.requests.length}`),
+            post_invoke: (event) => void steps.push(`post:${(event as APICalling).status}`),
+          },
+        },
+      });
+      const event = await model.invoke({ messages: [{ role: "user", content: "ping" }] });
+      assert.equal(event.status, EventStatus.COMPLETED);
+      assert.equal(
+        (event.response as { choices: { message: { content: string } }[] }).choices[0].message
+          .content,
+        "pong",
+      );
+      assert.deepEqual(steps, ["pre:0", "post:processing"]);
+      assert.equal((server.requests[0].body as { model: string }).model, "m");
+    });
+  });
+
+  it("IModel.invoke() never sends the request when the pre hook fails", async () => {
+    await withServer([jsonReply(completion("pong"))], async (server) => {
+      const model = new IModel({
+        model: "m",
+        baseURL: server.baseURL,
+        hookRegistry: { hooks: { pre_invoke: () => Promise.reject(new Error("blocked")) } },
+      });
+      const event = await model.invoke({ messages: [] });
+      assert.equal(event.status, EventStatus.FAILED);
+      assert.ok(event.execution.error instanceof HookPhaseError);
+      assert.equal(server.requests.length, 0);
+    });
+  });
+
+  it("IModel.invoke() resolves to a FAILED event carrying the EndpointError on HTTP 429", async () => {
+    await withServer([errorReply(429, { error: { message: "slow down" } })], async (server) => {
+      const model = new IModel({ model: "m", baseURL: server.baseURL });
+      const event = await model.invoke({});
+      assert.equal(event.status, EventStatus.FAILED);
+      assert.ok(event.execution.error instanceof EndpointError);
+      assert.equal((event.execution.error as EndpointError).status, 429);
+    });
+  });
+
+  it("IModel.invoke() rejects and ends CANCELLED when the caller aborts", async () => {
+    await withServer([{ kind: "hang" }], async (server) => {
+      const model = new IModel({ model: "m", baseURL: server.baseURL });
+      const controller = new AbortController();
+      let event: HookedEvent | undefined;
+      const run = model.invoke({}, { signal: controller.signal, onEvent: (e) => (event = e) });
+      while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+      controller.abort();
+      await assert.rejects(run, { name: "AbortError" });
+      assert.equal(event?.status, EventStatus.CANCELLED);
+      await server.requests[0].closed;
+      assert.equal(server.requests[0].clientClosed, true);
+    });
+  });
+});
+
+describe("IModel.stream() and processChunk()", () => {
+  it("IModel.stream() prefers the chunk handler over streamingProcessFunc and keeps chunks on null", async () => {
+    await withServer(
+      [sseReply(textEvents(["ab", "cd"], { usage: { prompt: 1, completion: 2 } }))],
+      async (server) => {
+        const model = new IModel({
+          model: "m",
+          baseURL: server.baseURL,
+          hookRegistry: {
+            streamHandlers: {
+              text: (_e, _t, chunk: { text: string }) => ({
+                type: "text",
+                text: chunk.text.toUpperCase(),
+              }),
+              done: () => null,
+            },
+          },
+          streamingProcessFunc: (chunk) =>
+            chunk.type === "usage"
+              ? { ...chunk, totalTokens: -1 }
+              : chunk.type === "text"
+              ? "never"
+              : undefined,
+        });
+        const chunks = await collect(model.stream({ messages: [] }));
+        assert.deepEqual(chunks, [
+          { type: "text", text: "AB" },
+          { type: "text", text: "CD" },
+          { type: "usage", promptTokens: 1, completionTokens: 2, totalTokens: -1 },
+          { type: "done", finishReason: "stop" },
+        ]);
+        assert.equal((server.requests[0].body as { stream: boolean }).stream, true);
+      },
+    );
+  });
+
+  it("IModel.stream() keeps the original chunk when a handler fails with exit off", async () => {
+    await withServer([sseReply(textEvents(["x"], { usage: null }))], async (server) => {
+      const model = new IModel({
+        model: "m",
+        baseURL: server.baseURL,
+        hookRegistry: {
+          streamHandlers: {
+            text: () => {
+              throw new Error("handler broke");
+            },
+          },
+        },
+      });
+      const chunks = await collect(model.stream({}));
+      assert.deepEqual(chunks.map((c) => c.type), ["text", "done"]);
+    });
+  });
+
+  it("IModel.stream() errors the stream when a handler fails with exit on, and closes the request", async () => {
+    await withServer([sseReply(textEvents(["a", "b", "c"]), { gapMs: 20 })], async (server) => {
+      const boom = new Error("stop streaming");
+      let event: HookedEvent | undefined;
+      const model = new IModel({
+        model: "m",
+        baseURL: server.baseURL,
+        exitHook: true,
+        hookRegistry: {
+          streamHandlers: {
+            text: (_e, _t, chunk: { text: string }) => {
+              if (chunk.text === "b") throw boom;
+            },
+          },
+        },
+      });
+      const seen: StreamChunk[] = [];
+      await assert.rejects(
+        (async () => {
+          for await (const c of model.stream({}, { onEvent: (e) => (event = e) })) seen.push(c);
+        })(),
+        (e) => e === boom,
+      );
+      assert.deepEqual(seen, [{ type: "text", text: "a" }]);
+      await server.requests[0].closed;
+      assert.equal(server.requests[0].clientClosed, true);
+      assert.notEqual(event?.status, EventStatus.COMPLETED);
+    });
+  });
+
+  it("IModel.stream() runs the post hook only after the consumer drained the stream", async () => {
+    await withServer([sseReply(textEvents(["a", "b"]))], async (server) => {
+      const steps: string[] = [];
+      const model = new IModel({
+        model: "m",
+        baseURL: server.baseURL,
+        hookRegistry: {
+          hooks: {
+            pre_invoke: () => void steps.push("pre"),
+            post_invoke: () => void steps.push("post"),
+          },
+        },
+      });
+      const reader = model.stream({}).getReader();
+      const got: string[] = [];
+      while (true) {
+        const next = await reader.read();
+        if (next.done) break;
+        got.push(next.value.type);
+        if (next.value.type !== "done") assert.deepEqual(steps, ["pre"]);
+      }
+      assert.deepEqual(got, ["text", "text", "usage", "done"]);
+      assert.deepEqual(steps, ["pre", "post"]);
+    });
+  });
+
+  it("IModel.stream() errors before any chunk when the pre hook fails, and sends nothing", async () => {
+    await withServer([sseReply(textEvents(["a"]))], async (server) => {
+      const model = new IModel({
+        model: "m",
+        baseURL: server.baseURL,
+        hookRegistry: {
+          hooks: {
+            pre_invoke: () => {
+              throw new Error("denied");
+            },
+          },
+        },
+      });
+      const reader = model.stream({}).getReader();
+      await assert.rejects(
+        reader.read(),
+        (e) => e instanceof HookPhaseError && /denied/.test(e.message),
+      );
+      assert.equal(server.requests.length, 0);
+    });
+  });
+
+  it("IModel.stream() cancelled mid-stream ends the event CANCELLED, aborts the fetch and skips post", async () => {
+    const pieces = Array.from({ length: 100 }, (_, i) => `p${i}`);
+    await withServer([sseReply(textEvents(pieces), { gapMs: 10 })], async (server) => {
+      const steps: string[] = [];
+      let event: HookedEvent | undefined;
+      const model = new IModel({
+        model: "m",
+        baseURL: server.baseURL,
+        hookRegistry: { hooks: { post_invoke: () => void steps.push("post") } },
+      });
+      const reader = model.stream({}, { onEvent: (e) => (event = e) }).getReader();
+      assert.deepEqual((await reader.read()).value, { type: "text", text: "p0" });
+      await reader.cancel(new Error("enough"));
+      await server.requests[0].closed;
+      assert.equal(server.requests[0].clientClosed, true);
+      assert.equal(event?.status, EventStatus.CANCELLED);
+      assert.deepEqual(steps, []);
+      assert.ok(server.requests[0].eventsWritten < 100);
+    });
+  });
+
+  it("IModel.stream() aborted through its signal during a slow first byte ends CANCELLED", async () => {
+    await withServer(
+      [sseReply(textEvents(["a"]), { firstByteDelayMs: 10_000 })],
+      async (server) => {
+        const controller = new AbortController();
+        let event: HookedEvent | undefined;
+        const model = new IModel({ model: "m", baseURL: server.baseURL });
+        const reader = model.stream({}, { signal: controller.signal, onEvent: (e) => (event = e) })
+          .getReader();
+        const pending = reader.read();
+        while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+        controller.abort(new DOMException("stop", "AbortError"));
+        await assert.rejects(pending, { name: "AbortError" });
+        assert.equal(event?.status, EventStatus.CANCELLED);
+        await server.requests[0].closed;
+        assert.equal(server.requests[0].clientClosed, true);
+      },
+    );
+  });
+
+  it("IModel.processChunk() resolves to the replacement, or null to keep the original", async () => {
+    const model = new IModel({ model: "m", endpoint: local() });
+    assert.equal(await model.processChunk({ type: "text", text: "a" }), null);
+    model.hookRegistry.onChunk("text", () => "replaced");
+    assert.equal(await model.processChunk({ type: "text", text: "a" }), "replaced");
+    model.hookRegistry.onChunk("text", () => new Error("returned error"));
+    assert.equal(await model.processChunk({ type: "text", text: "a" }), null);
+    const withFunc = new IModel({
+      model: "m",
+      endpoint: local(),
+      streamingProcessFunc: (c) => Promise.resolve(c.type === "done" ? "async" : undefined),
+    });
+    assert.equal(await withFunc.processChunk({ type: "done", finishReason: null }), "async");
+    assert.equal(await withFunc.processChunk({ type: "text", text: "" }), null);
+  });
+
+  it("IModel.processChunk() rejects with the cause when a handler fails with exit on", async () => {
+    const boom = new Error("boom");
+    const model = new IModel({ model: "m", endpoint: local(), exitHook: true });
+    model.hookRegistry.onChunk("text", () => Promise.reject(boom));
+    await assert.rejects(model.processChunk({ type: "text", text: "a" }), (e) => e === boom);
+  });
+});

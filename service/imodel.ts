@@ -4,7 +4,7 @@
  * @module
  */
 
-import { HookPhaseError } from "../core/mod.ts";
+import { EventStatus, HookPhaseError } from "../core/mod.ts";
 import { APICalling, type APICallingInit } from "./api_calling.ts";
 import type { Endpoint, StreamChunk } from "./endpoint.ts";
 import { OpenAICompatibleEndpoint } from "./endpoints/openai_compatible.ts";
@@ -257,7 +257,8 @@ export class IModel {
   /**
    * Creates and streams an event (`stream: true` is added to the request). Chunks pass through
    * {@linkcode IModel.processChunk}. Errors reach the consumer; cancelling ends the event
-   * CANCELLED and aborts the request.
+   * CANCELLED and aborts the request. A chunk handler that fails with exit on errors the stream
+   * with its cause, closes the request and ends the event FAILED.
    */
   stream(
     request: Record<string, unknown>,
@@ -269,8 +270,10 @@ export class IModel {
     const signal = options?.signal;
     let reader: ReadableStreamDefaultReader<unknown> | null = null;
     let opening: Promise<ReadableStreamDefaultReader<unknown>> | null = null;
+    let created: HookedEvent | null = null;
     const open = () =>
       opening ??= this.createEvent({ ...request, stream: true }, options).then((event) => {
+        created = event;
         options?.onEvent?.(event);
         reader = event.stream({ signal }).getReader();
         return reader;
@@ -289,7 +292,13 @@ export class IModel {
           processed = this.#process(chunk, signal ?? NEVER_ABORTED);
           if (isThenable(processed)) processed = await processed;
         } catch (error) {
+          // Stop the provider stream (closing the request), then record why the event ended.
           await source.cancel(error).catch(() => {});
+          const event = created as HookedEvent | null;
+          if (event) {
+            event.execution.status = EventStatus.FAILED;
+            event.execution.error = error;
+          }
           throw error;
         }
         controller.enqueue((processed ?? chunk) as StreamChunk);

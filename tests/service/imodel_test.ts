@@ -377,7 +377,8 @@ describe("IModel.stream() and processChunk()", () => {
       assert.deepEqual(seen, [{ type: "text", text: "a" }]);
       await server.requests[0].closed;
       assert.equal(server.requests[0].clientClosed, true);
-      assert.notEqual(event?.status, EventStatus.COMPLETED);
+      assert.equal(event?.status, EventStatus.FAILED);
+      assert.equal(event?.execution.error, boom);
     });
   });
 

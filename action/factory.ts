@@ -187,10 +187,11 @@ export function chainErrorHooks(
   };
 }
 
-const BASE = new WeakMap<Tool, Tool>();
+const LAYERS = new WeakMap<Tool, { inner: Tool; spec: AgentSpec }>();
 
 /**
- * The tool `attachToolHooks` started from (the tool itself when it carries no spec chains).
+ * The tool `attachToolHooks` started from, with every spec layer removed (the tool itself when
+ * it carries no spec chains).
  *
  * @example
  * ```ts
@@ -202,7 +203,9 @@ const BASE = new WeakMap<Tool, Tool>();
  * ```
  */
 export function baseTool(tool: Tool): Tool {
-  return BASE.get(tool) ?? tool;
+  let current = tool;
+  for (let layer = LAYERS.get(current); layer; layer = LAYERS.get(current)) current = layer.inner;
+  return current;
 }
 
 /**
@@ -210,8 +213,9 @@ export function baseTool(tool: Tool): Tool {
  * the exact (canonical) name, then `"<name>_tool"` (X15). Lookup happens at each invocation, so
  * hooks added to the spec later apply too. The tool's own processors still run: its
  * preprocessor after the pre chain, its postprocessor before the post chain, its error
- * processor before the error hooks. Attaching to an already attached tool starts again from the
- * original, so there is only ever one chain.
+ * processor before the error hooks. Attaching a spec the tool already carries replaces that
+ * layer, so one spec never wraps a tool twice; a different spec wraps on top (its pre chain runs
+ * first, its post chain last).
  *
  * @example Attach a spec's hooks
  * ```ts
@@ -220,7 +224,8 @@ export function baseTool(tool: Tool): Tool {
  *
  * const spec = new AgentSpec().pre("*", (_t, _a, args) => ({ ...args, n: Number(args.n) + 1 }));
  * const tool = attachToolHooks(new Tool({ name: "show", func: ({ n }) => n }), spec);
- * const call = new FunctionCalling({ tool, arguments: { n: 1 } });
+ * const again = attachToolHooks(tool, spec);
+ * const call = new FunctionCalling({ tool: again, arguments: { n: 1 } });
  * await call.invoke();
  * assert.equal(call.response, 2);
  * ```
@@ -229,7 +234,17 @@ export function attachToolHooks<A extends ToolArgs, R>(
   tool: Tool<A, R>,
   spec: AgentSpec,
 ): Tool<A, R> {
-  const base = baseTool(tool as Tool) as Tool<A, R>;
+  const specs: AgentSpec[] = [];
+  let current = tool as Tool;
+  for (let layer = LAYERS.get(current); layer; layer = LAYERS.get(current)) {
+    specs.unshift(layer.spec);
+    current = layer.inner;
+  }
+  for (const inner of specs) if (inner !== spec) current = wrap(current, inner);
+  return wrap(current, spec) as Tool<A, R>;
+}
+
+function wrap(base: Tool, spec: AgentSpec): Tool {
   const name = base.name;
   const canonical = canonicalToolName(name);
   const preprocessor: ToolPreprocessor = async (args, options, context) => {
@@ -271,7 +286,7 @@ export function attachToolHooks<A extends ToolArgs, R>(
     if (current !== error) throw current;
     return undefined;
   };
-  const attached = new Tool<A, R>({
+  const attached = new Tool({
     func: base.func,
     name,
     description: base.description,
@@ -284,6 +299,6 @@ export function attachToolHooks<A extends ToolArgs, R>(
     errorProcessor,
     metadata: { ...base.metadata },
   });
-  BASE.set(attached as Tool, base as Tool);
+  LAYERS.set(attached, { inner: base, spec });
   return attached;
 }

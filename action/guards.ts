@@ -193,10 +193,10 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
         }
       }
       if (roots.length === 0) return;
-      const real = fs ? await realpathLoose(fs, candidate) : candidate;
+      const real = fs ? await realpathLoose(fs, candidate, raw) : candidate;
       for (const root of roots) {
         if (!isInside(root, candidate)) continue;
-        const realRoot = fs ? await realpathLoose(fs, root) : root;
+        const realRoot = fs ? await realpathLoose(fs, root, raw) : root;
         if (isInside(realRoot, real)) return;
       }
       throw new PermissionDeniedError(`Path not in allowed list: ${raw}`);
@@ -225,7 +225,7 @@ function matchesDenyRule(rule: string, raw: string, candidate: string): boolean 
 }
 
 /** The realpath of the longest existing prefix, with the missing rest appended. */
-async function realpathLoose(fs: PathFileSystem, path: string): Promise<string> {
+async function realpathLoose(fs: PathFileSystem, path: string, raw: string): Promise<string> {
   const missing: string[] = [];
   let current = path;
   for (;;) {
@@ -234,6 +234,10 @@ async function realpathLoose(fs: PathFileSystem, path: string): Promise<string> 
       return missing.length ? normalizePath(`${real}/${missing.reverse().join("/")}`) : real;
     } catch {
       if (current === "/") return path;
+      // A dangling symlink on the way could be written through later: refuse it.
+      if (await fs.isSymlink(current)) {
+        throw new PermissionDeniedError(`Refusing to access symlink: '${raw}'`);
+      }
       missing.push(baseName(current));
       current = parentPath(current);
     }

@@ -6,7 +6,7 @@
  */
 
 import { ToolNotFoundError } from "../core/mod.ts";
-import { attachToolHooks, baseTool } from "./factory.ts";
+import { attachToolHooks } from "./factory.ts";
 import { FunctionCalling } from "./function_calling.ts";
 import type { AgentSpec } from "./spec.ts";
 import { Tool } from "./tool.ts";
@@ -79,7 +79,8 @@ export class ActionManager {
 
   /**
    * Registers a tool under its name. A second tool with the same name throws unless
-   * `update: true`, which replaces it (keeping exactly one chain).
+   * `update: true`, which replaces it. With a spec, the stored tool is
+   * `attachToolHooks(tool, spec)` — re-registering it keeps exactly one chain of that spec.
    */
   register(tool: Tool, options?: { update?: boolean }): void {
     if (!(tool instanceof Tool)) {
@@ -92,7 +93,7 @@ export class ActionManager {
         } is already registered (pass update: true to replace it)`,
       );
     }
-    this.#tools.set(tool.name, this.#spec ? attachToolHooks(tool, this.#spec) : baseTool(tool));
+    this.#tools.set(tool.name, this.#spec ? attachToolHooks(tool, this.#spec) : tool);
   }
 
   /** Removes a tool; returns whether it was registered. */

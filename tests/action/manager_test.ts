@@ -4,6 +4,8 @@ import { z } from "zod";
 import {
   ActionManager,
   AgentSpec,
+  attachToolHooks,
+  baseTool,
   FunctionCalling,
   guardDestructive,
   Tool,
@@ -214,5 +216,35 @@ describe("ActionManager", () => {
     setTimeout(() => controller.abort(new DOMException("stop", "AbortError")), 10);
     await assert.rejects(pending, { name: "AbortError" });
     assert.equal(seen, "id-9");
+  });
+});
+
+describe("ActionManager layering", () => {
+  it("ActionManager with a spec wraps a tool that carries another spec once, outer chain first", async () => {
+    const order: string[] = [];
+    const inner = new AgentSpec()
+      .pre("t", () => {
+        order.push("inner pre");
+      })
+      .post("t", () => {
+        order.push("inner post");
+      });
+    const outer = new AgentSpec()
+      .pre("t", () => {
+        order.push("outer pre");
+      })
+      .post("t", () => {
+        order.push("outer post");
+      });
+    const tool = attachToolHooks(new Tool({ name: "t", func: () => order.push("func") }), inner);
+    const plain = new ActionManager();
+    plain.register(tool);
+    assert.equal(plain.get("t"), tool);
+    const manager = new ActionManager({ spec: outer });
+    manager.register(tool);
+    manager.register(manager.get("t")!, { update: true });
+    await manager.invoke({ function: "t" });
+    assert.deepEqual(order, ["outer pre", "inner pre", "func", "inner post", "outer post"]);
+    assert.equal(baseTool(manager.get("t")!), baseTool(tool));
   });
 });

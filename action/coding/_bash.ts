@@ -1,0 +1,116 @@
+/**
+ * The `bash` tool: runs one command as argv without a shell, refusing shell control operators,
+ * with a clamped deadline and each output stream capped.
+ *
+ * @module
+ */
+
+import { stat } from "node:fs/promises";
+import { z } from "zod";
+import { Tool } from "../tool.ts";
+import { findControlOperators, MalformedCommandError, parseArgv } from "./_argv.ts";
+import { runProcess } from "./_process.ts";
+import type { CodingResult } from "./_results.ts";
+import { WorkspaceError } from "./_workspace.ts";
+import type { Workspace } from "./_workspace.ts";
+
+/** The default deadline of a command, in milliseconds. */
+export const DEFAULT_BASH_TIMEOUT_MS = 30_000;
+/** The largest deadline a command may ask for, in milliseconds. */
+export const MAX_BASH_TIMEOUT_MS = 300_000;
+/** The cap per output stream, in bytes. */
+export const MAX_OUTPUT_BYTES = 100_000;
+
+const request = z.object({
+  command: z.string().describe("one command; no pipes, redirections, ; && || or substitutions"),
+  timeoutMs: z.number().optional().describe("deadline in ms (default 30000, at most 300000)"),
+  cwd: z.string().optional().describe("working directory relative to the workspace root"),
+});
+
+function refused(stderr: string): CodingResult {
+  return { success: false, error: stderr, stdout: "", stderr, returnCode: -1, timedOut: false };
+}
+
+/** Clamps a requested deadline to 1..300 000 ms (default 30 000). */
+export function clampTimeout(value: number | undefined): number {
+  if (value === undefined || !Number.isFinite(value)) return DEFAULT_BASH_TIMEOUT_MS;
+  return Math.min(MAX_BASH_TIMEOUT_MS, Math.max(1, Math.floor(value)));
+}
+
+/** Makes the bash tool over a workspace. */
+export function bashTool(workspace: Workspace): Tool {
+  return new Tool({
+    name: "bash",
+    description:
+      "Run one command (argv, no shell) in the workspace. Shell control operators (; && || | ` $( < > newlines) are refused. Returns stdout, stderr, returnCode, timedOut.",
+    requestOptions: request,
+    func: async (args, { signal }): Promise<CodingResult> => {
+      const input = args as z.infer<typeof request>;
+      const operators = findControlOperators(input.command);
+      if (operators.length) {
+        return refused(
+          `Shell control operators are not supported: ${
+            operators.map((o) => JSON.stringify(o)).join(", ")
+          }`,
+        );
+      }
+      let argv: string[];
+      try {
+        argv = parseArgv(input.command);
+      } catch (error) {
+        if (error instanceof MalformedCommandError) {
+          return refused(`Malformed command: ${error.message}`);
+        }
+        throw error;
+      }
+      let cwd: string;
+      try {
+        cwd = await workspace.realRoot();
+      } catch (error) {
+        return refused((error as Error).message);
+      }
+      if (input.cwd !== undefined && input.cwd !== "") {
+        try {
+          cwd = await workspace.resolve(input.cwd);
+          if (!(await stat(cwd)).isDirectory()) return refused(`Not a directory: ${input.cwd}`);
+        } catch (error) {
+          if (error instanceof WorkspaceError) return refused(error.message);
+          return refused(`Not a directory: ${input.cwd}`);
+        }
+      }
+      const timeoutMs = clampTimeout(input.timeoutMs);
+      const run = await runProcess({ argv, cwd, timeoutMs, maxBytes: MAX_OUTPUT_BYTES, signal });
+      if (run.spawnError) {
+        const code = (run.spawnError as { code?: string }).code;
+        const message = code === "ENOENT"
+          ? `Command not found: ${argv[0]}`
+          : `Could not start ${argv[0]}: ${run.spawnError.message}`;
+        return { ...refused(message), stdout: run.stdout };
+      }
+      if (run.timedOut || run.aborted) {
+        const note = run.timedOut
+          ? `Command timed out after ${timeoutMs / 1000}s`
+          : "Command cancelled";
+        const stderr = run.stderr ? `${run.stderr}\n${note}` : note;
+        return {
+          success: false,
+          error: note,
+          stdout: run.stdout,
+          stderr,
+          returnCode: -1,
+          timedOut: run.timedOut,
+        };
+      }
+      const returnCode = run.code ?? -1;
+      const result: CodingResult = {
+        success: returnCode === 0,
+        stdout: run.stdout,
+        stderr: run.stderr,
+        returnCode,
+        timedOut: false,
+      };
+      if (returnCode !== 0) result.error = `Command exited with code ${returnCode}`;
+      return result;
+    },
+  });
+}

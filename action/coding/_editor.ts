@@ -1,0 +1,107 @@
+/**
+ * The `editor` tool: write a file or replace one exact occurrence of a string, refusing to
+ * overwrite a file that was not read since its last change.
+ *
+ * @module
+ */
+
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { z } from "zod";
+import { parentPath } from "../_path.ts";
+import { Tool } from "../tool.ts";
+import { type CodingResult, failure, toFailure } from "./_results.ts";
+import type { Workspace } from "./_workspace.ts";
+
+const request = z.object({
+  action: z.enum(["write", "edit"]).describe("write a whole file or edit one occurrence"),
+  filePath: z.string().describe("path relative to the workspace root"),
+  content: z.string().optional().describe("the new file content (write)"),
+  oldString: z.string().optional().describe("the exact text to replace (edit)"),
+  newString: z.string().optional().describe("the replacement (edit)"),
+  replaceAll: z.boolean().optional().describe("replace every occurrence (edit)"),
+});
+
+async function checkFresh(workspace: Workspace, path: string, raw: string): Promise<string | null> {
+  const record = workspace.reads.get(path);
+  if (!record) return `Must read file before editing: ${raw}`;
+  const info = await stat(path);
+  if (info.mtimeMs !== record.mtimeMs || info.size !== record.size) {
+    return `File changed since last read: ${raw}. Read it again.`;
+  }
+  return null;
+}
+
+function countOccurrences(text: string, needle: string): number {
+  let count = 0;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) count++;
+  return count;
+}
+
+/** Makes the editor tool over a workspace. */
+export function editorTool(workspace: Workspace): Tool {
+  return new Tool({
+    name: "editor",
+    description:
+      "Write a file (action write, content) or replace an exact string in it (action edit, oldString, newString, replaceAll). An existing file must be read first and unchanged since.",
+    requestOptions: request,
+    func: async (args): Promise<CodingResult> => {
+      const input = args as z.infer<typeof request>;
+      const raw = input.filePath;
+      if (raw === "") return failure("'filePath' is required");
+      try {
+        const path = await workspace.resolve(raw);
+        const exists = await stat(path).then((info) => info, () => null);
+        if (exists?.isDirectory()) return failure(`Is a directory: ${raw}`);
+        if (input.action === "write") {
+          if (input.content === undefined) return failure("'content' is required for write");
+          if (exists) {
+            const stale = await checkFresh(workspace, path, raw);
+            if (stale) return failure(stale);
+          }
+          await mkdir(parentPath(path), { recursive: true });
+          // The parent may only now exist: resolve again so a racing symlink cannot redirect us.
+          const again = await workspace.resolve(raw);
+          await writeFile(again, input.content);
+          await workspace.remember(again);
+          return {
+            success: true,
+            path: workspace.relative(again),
+            bytes: new TextEncoder().encode(input.content).byteLength,
+            created: !exists,
+          };
+        }
+        if (input.oldString === undefined || input.newString === undefined) {
+          return failure("'oldString' and 'newString' are required for edit");
+        }
+        if (input.oldString === "") return failure("'oldString' must not be empty");
+        if (!exists) return failure(`File not found: ${raw}`);
+        const stale = await checkFresh(workspace, path, raw);
+        if (stale) return failure(stale);
+        const text = await readFile(path, "utf8");
+        const count = countOccurrences(text, input.oldString);
+        if (count === 0) {
+          return failure(
+            `old_string not found in ${raw}. Check whitespace and line breaks; read the file again and copy the exact text.`,
+          );
+        }
+        if (count > 1 && !input.replaceAll) {
+          return failure(
+            `old_string appears ${count} times in ${raw}; add surrounding context to make it unique or set replaceAll.`,
+          );
+        }
+        const updated = input.replaceAll
+          ? text.split(input.oldString).join(input.newString)
+          : text.replace(input.oldString, () => input.newString as string);
+        await writeFile(path, updated);
+        await workspace.remember(path);
+        return {
+          success: true,
+          path: workspace.relative(path),
+          replacements: input.replaceAll ? count : 1,
+        };
+      } catch (error) {
+        return toFailure(error, raw);
+      }
+    },
+  });
+}

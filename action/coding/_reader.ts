@@ -1,0 +1,70 @@
+/**
+ * The `reader` tool: read a file with line numbers (offset and limit) or list a directory.
+ *
+ * @module
+ */
+
+import { readdir, readFile, stat } from "node:fs/promises";
+import { z } from "zod";
+import { Tool } from "../tool.ts";
+import { type CodingResult, failure, looksBinary, toFailure } from "./_results.ts";
+import type { Workspace } from "./_workspace.ts";
+
+/** The default number of lines `read` returns. */
+export const DEFAULT_READ_LIMIT = 2000;
+
+const request = z.object({
+  action: z.enum(["read", "list_dir"]).describe("read a file or list a directory"),
+  path: z.string().describe("path relative to the workspace root"),
+  offset: z.number().int().min(0).optional().describe("first line to return, 0-based"),
+  limit: z.number().int().min(1).optional().describe("how many lines to return (default 2000)"),
+});
+
+/** Makes the reader tool over a workspace. */
+export function readerTool(workspace: Workspace): Tool {
+  return new Tool({
+    name: "reader",
+    description:
+      "Read a text file with line numbers (action read, optional offset and limit) or list a directory (action list_dir). Paths are relative to the workspace root.",
+    requestOptions: request,
+    func: async (args): Promise<CodingResult> => {
+      const { action, path: raw } = args as z.infer<typeof request>;
+      if (raw === "") return failure("'path' is required");
+      try {
+        const path = await workspace.resolve(raw);
+        if (action === "list_dir") {
+          const entries = await readdir(path, { withFileTypes: true });
+          const names = entries
+            .map((entry) => entry.isDirectory() ? `${entry.name}/` : entry.name)
+            .sort();
+          return {
+            success: true,
+            path: workspace.relative(path),
+            entries: names,
+            content: names.join("\n"),
+          };
+        }
+        const info = await stat(path);
+        if (info.isDirectory()) return failure(`Is a directory: ${raw} (use list_dir)`);
+        const bytes = await readFile(path);
+        if (looksBinary(bytes)) return failure(`Binary file not supported: ${raw}`);
+        await workspace.remember(path);
+        const text = new TextDecoder().decode(bytes);
+        const lines = text === "" ? [] : text.replace(/\n$/, "").split("\n");
+        const offset = args.offset as number | undefined ?? 0;
+        const limit = args.limit as number | undefined ?? DEFAULT_READ_LIMIT;
+        const shown = lines.slice(offset, offset + limit);
+        return {
+          success: true,
+          path: workspace.relative(path),
+          content: shown.map((line, i) => `${offset + i + 1}\t${line}`).join("\n"),
+          totalLines: lines.length,
+          offset,
+          shown: shown.length,
+        };
+      } catch (error) {
+        return toFailure(error, raw);
+      }
+    },
+  });
+}

@@ -1,0 +1,148 @@
+/**
+ * The `search` tool: grep (RegExp over file lines) and find (by name), walking the workspace in
+ * TypeScript — no external grep, symlinks not followed.
+ *
+ * @module
+ */
+
+import { readdir, readFile, stat } from "node:fs/promises";
+import { z } from "zod";
+import { globToRegExp, hasGlobChars } from "../_path.ts";
+import { Tool } from "../tool.ts";
+import { type CodingResult, failure, looksBinary, toFailure } from "./_results.ts";
+import type { Workspace } from "./_workspace.ts";
+
+/** Directories the walk skips. */
+export const SKIPPED_DIRECTORIES: readonly string[] = [".git", "node_modules"];
+const MAX_FILE_BYTES = 5_000_000;
+const MAX_LINE_CHARS = 500;
+
+const request = z.object({
+  action: z.enum(["grep", "find"]).describe("grep file contents or find files by name"),
+  pattern: z.string().describe(
+    "grep: a JavaScript regular expression; find: a name glob or substring",
+  ),
+  path: z.string().optional().describe(
+    "where to search, relative to the workspace root (default .)",
+  ),
+  include: z.string().optional().describe("grep: only files whose name matches this glob"),
+  maxResults: z.number().int().min(1).optional().describe("grep default 50, find default 100"),
+});
+
+interface Entry {
+  path: string;
+  directory: boolean;
+}
+
+async function* walk(root: string): AsyncGenerator<Entry> {
+  const info = await stat(root);
+  if (!info.isDirectory()) {
+    yield { path: root, directory: false };
+    return;
+  }
+  const stack = [root];
+  while (stack.length) {
+    const dir = stack.pop() as string;
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const subdirs: string[] = [];
+    for (const entry of entries) {
+      const path = `${dir === "/" ? "" : dir}/${entry.name}`;
+      if (entry.isSymbolicLink()) continue;
+      if (entry.isDirectory()) {
+        if (SKIPPED_DIRECTORIES.includes(entry.name)) continue;
+        yield { path, directory: true };
+        subdirs.push(path);
+      } else if (entry.isFile()) {
+        yield { path, directory: false };
+      }
+    }
+    for (let i = subdirs.length - 1; i >= 0; i--) stack.push(subdirs[i]);
+  }
+}
+
+function nameOf(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+/** Makes the search tool over a workspace. */
+export function searchTool(workspace: Workspace): Tool {
+  return new Tool({
+    name: "search",
+    description:
+      "Search the workspace: grep (regular expression over lines, optional include glob) or find (files and directories by name glob or substring).",
+    requestOptions: request,
+    func: async (args): Promise<CodingResult> => {
+      const input = args as z.infer<typeof request>;
+      const raw = input.path ?? ".";
+      if (input.pattern === "") return failure("'pattern' is required");
+      try {
+        const base = await workspace.resolve(raw === "" ? "." : raw);
+        if (input.action === "find") {
+          const limit = input.maxResults ?? 100;
+          const match = hasGlobChars(input.pattern)
+            ? ((name: string) => globToRegExp(input.pattern).test(name))
+            : ((name: string) => name.includes(input.pattern));
+          const found: string[] = [];
+          let total = 0;
+          for await (const entry of walk(base)) {
+            if (entry.path === base || !match(nameOf(entry.path))) continue;
+            total++;
+            if (found.length < limit) {
+              found.push(workspace.relative(entry.path) + (entry.directory ? "/" : ""));
+            }
+          }
+          return {
+            success: true,
+            content: found.join("\n"),
+            totalFound: total,
+            shown: found.length,
+          };
+        }
+        let regex: RegExp;
+        try {
+          regex = new RegExp(input.pattern);
+        } catch (error) {
+          return failure(`Invalid pattern: ${(error as Error).message}`);
+        }
+        const include = input.include ? globToRegExp(input.include) : null;
+        const limit = input.maxResults ?? 50;
+        const lines: string[] = [];
+        let total = 0;
+        for await (const entry of walk(base)) {
+          if (entry.directory) continue;
+          if (include && !include.test(nameOf(entry.path))) continue;
+          const info = await stat(entry.path).catch(() => null);
+          if (!info || info.size > MAX_FILE_BYTES) continue;
+          const bytes = await readFile(entry.path).catch(() => null);
+          if (!bytes || looksBinary(bytes)) continue;
+          const text = new TextDecoder().decode(bytes).split("\n");
+          const rel = workspace.relative(entry.path);
+          for (let i = 0; i < text.length; i++) {
+            if (!regex.test(text[i])) continue;
+            total++;
+            if (lines.length < limit) {
+              const line = text[i].length > MAX_LINE_CHARS
+                ? `${text[i].slice(0, MAX_LINE_CHARS)}…`
+                : text[i];
+              lines.push(`${rel}:${i + 1}:${line}`);
+            }
+          }
+        }
+        return {
+          success: true,
+          content: lines.join("\n"),
+          totalMatches: total,
+          shown: lines.length,
+        };
+      } catch (error) {
+        return toFailure(error, raw);
+      }
+    },
+  });
+}

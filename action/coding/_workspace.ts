@@ -1,0 +1,132 @@
+/**
+ * The workspace every coding tool is confined to: paths resolve against its real root and must
+ * stay inside it after symlinks are resolved.
+ *
+ * @module
+ */
+
+import { lstat, realpath, stat } from "node:fs/promises";
+import {
+  baseName,
+  isInside,
+  normalizePath,
+  parentPath,
+  relativeTo,
+  resolvePath,
+} from "../_path.ts";
+import { isProtectedBasename } from "../guards.ts";
+
+/** A refused path; the tools turn it into `{ success: false, error }`. */
+export class WorkspaceError extends Error {
+  /** Makes the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "WorkspaceError";
+  }
+}
+
+/** What a tool remembers about a file it read (the editor's overwrite guard). */
+export interface ReadRecord {
+  /** Modification time at the read, in ms. */
+  mtimeMs: number;
+  /** Size at the read, in bytes. */
+  size: number;
+}
+
+/** A workspace root plus the read records its tools share. */
+export class Workspace {
+  /** The absolute root as given (symlinks not yet resolved). */
+  readonly requested: string;
+  /** Files read, by real path. */
+  readonly reads: Map<string, ReadRecord> = new Map();
+  #real: Promise<string> | null = null;
+  #root = "";
+
+  /** Records the root; it is resolved (realpath) on first use, so no file access happens here. */
+  constructor(root: string, cwd: string) {
+    if (typeof root !== "string" || root === "" || root.includes("\0")) {
+      throw new TypeError(
+        `Cannot create coding toolkit: invalid workspace root ${JSON.stringify(root)}`,
+      );
+    }
+    this.requested = resolvePath(cwd, root);
+  }
+
+  /** The real (symlink-free) root; rejects with `WorkspaceError` when it is not a directory. */
+  realRoot(): Promise<string> {
+    this.#real ??= (async () => {
+      try {
+        const real = normalizePath(await realpath(this.requested));
+        if (!(await stat(real)).isDirectory()) throw new Error("not a directory");
+        this.#root = real;
+        return real;
+      } catch (error) {
+        this.#real = null;
+        throw new WorkspaceError(
+          `Workspace root is not an accessible directory: ${this.requested} (${
+            (error as Error).message
+          })`,
+        );
+      }
+    })();
+    return this.#real;
+  }
+
+  /**
+   * Resolves a user path to a real absolute path inside the workspace (the missing tail of a
+   * path that does not exist yet is kept). Refuses NUL bytes, escapes (lexical or through
+   * symlinks) and protected basenames.
+   */
+  async resolve(raw: string): Promise<string> {
+    if (typeof raw !== "string" || raw === "") throw new WorkspaceError("'path' is required");
+    if (raw.includes("\0")) {
+      throw new WorkspaceError(
+        `Refusing to access path containing a NUL byte: ${JSON.stringify(raw)}`,
+      );
+    }
+    const root = await this.realRoot();
+    const candidate = resolvePath(root, raw);
+    if (!isInside(root, candidate)) {
+      throw new WorkspaceError(`Path escapes workspace root: ${raw}`);
+    }
+    const real = await realpathLoose(candidate, raw);
+    if (!isInside(root, real)) {
+      throw new WorkspaceError(`Path escapes workspace root: ${raw}`);
+    }
+    for (const name of [baseName(candidate), baseName(real)]) {
+      if (isProtectedBasename(name)) {
+        throw new WorkspaceError(`Refusing to access protected path: '${name}'`);
+      }
+    }
+    return real;
+  }
+
+  /** The path relative to the root, for output. */
+  relative(path: string): string {
+    return relativeTo(this.#root || this.requested, path);
+  }
+
+  /** Records a read of `path` (its current mtime and size). */
+  async remember(path: string): Promise<void> {
+    const info = await stat(path);
+    this.reads.set(path, { mtimeMs: info.mtimeMs, size: info.size });
+  }
+}
+
+async function realpathLoose(path: string, raw: string): Promise<string> {
+  const missing: string[] = [];
+  let current = path;
+  for (;;) {
+    try {
+      const real = normalizePath(await realpath(current));
+      return missing.length ? normalizePath(`${real}/${missing.reverse().join("/")}`) : real;
+    } catch {
+      if (current === "/") return path;
+      // A dangling symlink could be created through later; refuse it.
+      const isLink = await lstat(current).then((i) => i.isSymbolicLink(), () => false);
+      if (isLink) throw new WorkspaceError(`Refusing to access symlink: '${raw}'`);
+      missing.push(baseName(current));
+      current = parentPath(current);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * `nodeFileSystem`: the {@linkcode PathFileSystem} that `guardPaths` and the coding toolkit use,
+ * built on `node:fs` (works in Deno, Bun and Node).
+ *
+ * @module
+ */
+
+import { lstat, realpath } from "node:fs/promises";
+import process from "node:process";
+import type { PathFileSystem } from "../guards.ts";
+
+/**
+ * File-system access for `guardPaths` through `node:fs`: `cwd()`, `realpath()` and
+ * `isSymlink()` (false for a missing path).
+ *
+ * @example Give the path guard real symlink checks
+ * ```ts
+ * import { AgentSpec } from "@hookscope/core/action";
+ * import { nodeFileSystem } from "@hookscope/core/coding";
+ * import assert from "node:assert/strict";
+ *
+ * const spec = AgentSpec.coding({ cwd: nodeFileSystem.cwd(), fs: nodeFileSystem });
+ * const guard = spec.hookHandlers["security_pre:reader"][0] as (
+ *   t: string, a: string, args: Record<string, unknown>,
+ * ) => Promise<void>;
+ * await assert.rejects(guard("reader", "read", { path: "../../../../etc/passwd" }), {
+ *   name: "PermissionDeniedError",
+ * });
+ * ```
+ */
+export const nodeFileSystem: PathFileSystem = {
+  cwd(): string {
+    return process.cwd();
+  },
+  realpath(path: string): Promise<string> {
+    return realpath(path);
+  },
+  async isSymlink(path: string): Promise<boolean> {
+    try {
+      return (await lstat(path)).isSymbolicLink();
+    } catch {
+      return false;
+    }
+  },
+};

@@ -1,0 +1,27 @@
+/**
+ * The coding toolkit (`@hookscope/core/coding`): reader, editor, bash and search tools confined
+ * to a workspace, the `autoFormat` post hook and `nodeFileSystem` for `guardPaths`. Uses
+ * `node:fs`, `node:path`-free POSIX path logic and `node:child_process` (Deno, Bun, Node), and
+ * Deno's permission API behind a runtime check. Nothing runs at module load.
+ *
+ * @example Bash without a shell
+ * ```ts
+ * import { CodingToolkit } from "@hookscope/core/coding";
+ * import { ActionManager } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const manager = new ActionManager();
+ * for (const tool of new CodingToolkit({ tools: ["bash"] }).bind()) manager.register(tool);
+ * const call = await manager.invoke({ function: "bash", arguments: { command: "ls | wc" } });
+ * const result = call.response as { success: boolean; returnCode: number; stderr: string };
+ * assert.equal(result.success, false);
+ * assert.equal(result.returnCode, -1);
+ * assert.equal(result.stderr, 'Shell control operators are not supported: "|"');
+ * ```
+ *
+ * @module
+ */
+
+export * from "./toolkit.ts";
+export * from "./auto_format.ts";
+export * from "./file_system.ts";

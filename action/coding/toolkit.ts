@@ -1,0 +1,172 @@
+/**
+ * `CodingToolkit`: the reader, editor, bash and search tools confined to one workspace, with
+ * their own hook builders.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import { attachToolHooks } from "../factory.ts";
+import { AgentSpec, type ErrorToolHook, type PostToolHook, type PreToolHook } from "../spec.ts";
+import type { Tool } from "../tool.ts";
+import { bashTool } from "./_bash.ts";
+import { editorTool } from "./_editor.ts";
+import { readerTool } from "./_reader.ts";
+import { searchTool } from "./_search.ts";
+import { Workspace } from "./_workspace.ts";
+
+/** The coding tools a toolkit can build. */
+export const CODING_TOOLS: readonly ["reader", "editor", "bash", "search"] = [
+  "reader",
+  "editor",
+  "bash",
+  "search",
+];
+
+/** One of {@linkcode CODING_TOOLS}. */
+export type CodingToolName = typeof CODING_TOOLS[number];
+
+/** Options of {@linkcode CodingToolkit}. */
+export interface CodingToolkitOptions {
+  /** The workspace root (default: the process's current directory); must exist. */
+  workspaceRoot?: string;
+  /** Which tools to build (default all four). */
+  tools?: readonly CodingToolName[];
+}
+
+const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
+  reader: readerTool,
+  editor: editorTool,
+  bash: bashTool,
+  search: searchTool,
+};
+
+/**
+ * The coding tools, all confined to one workspace root (realpath-checked; symlinks pointing out,
+ * `..` escapes, NUL bytes and protected names are refused as `{ success: false, error }`).
+ *
+ * - `reader { action: "read" | "list_dir", path, offset?, limit? }` → `content` with `N\t`
+ *   numbered lines (default 2 000 lines), `totalLines`; or directory `entries`.
+ * - `editor { action: "write" | "edit", filePath, content?, oldString?, newString?, replaceAll? }`
+ *   → overwriting or editing requires a read of the unchanged file first; `edit` needs exactly
+ *   one occurrence unless `replaceAll`.
+ * - `bash { command, timeoutMs?, cwd? }` → `stdout`, `stderr`, `returnCode`, `timedOut`; argv
+ *   without a shell; `;`, `&&`, `||`, `|`, backticks, `$(`, `<`, `>` and newlines are refused
+ *   with `returnCode: -1`; deadline default 30 000 ms clamped to 1..300 000, the process group
+ *   is killed at it; each stream is capped at 100 000 bytes with a marker.
+ * - `search { action: "grep" | "find", pattern, path?, include?, maxResults? }` → grep:
+ *   `content` lines `path:line:text`, `totalMatches`, `shown` (default 50); find: `content`,
+ *   `totalFound`, `shown` (default 100). Implemented in TypeScript; `.git` and `node_modules`
+ *   are skipped and symlinks are not followed.
+ *
+ * Hooks added with `securityPre`/`pre`/`post`/`onError` attach to the bound tools with the one
+ * lookup order (`"*"`, name, `"<name>_tool"`), also when added after `bind()`.
+ *
+ * @example Build the tools and add hooks
+ * ```ts
+ * import { CodingToolkit } from "@hookscope/core/coding";
+ * import assert from "node:assert/strict";
+ *
+ * const toolkit = new CodingToolkit({ workspaceRoot: "/srv/project", tools: ["reader", "bash"] })
+ *   .post("*", (_tool, _action, _args, result) => result);
+ * assert.deepEqual(toolkit.bind().map((tool) => tool.name), ["reader", "bash"]);
+ * assert.throws(() => new CodingToolkit({ tools: ["shell" as "bash"] }), TypeError);
+ * ```
+ *
+ * @example Read and edit in a temporary workspace (needs file access)
+ * ```ts ignore
+ * import { CodingToolkit } from "@hookscope/core/coding";
+ * import { ActionManager } from "@hookscope/core/action";
+ * import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import assert from "node:assert/strict";
+ *
+ * const root = mkdtempSync(join(tmpdir(), "hookscope-doc-"));
+ * try {
+ *   writeFileSync(join(root, "a.txt"), "hello\nworld\n");
+ *   const manager = new ActionManager();
+ *   for (const tool of new CodingToolkit({ workspaceRoot: root }).bind()) manager.register(tool);
+ *   const read = await manager.invoke({ function: "reader", arguments: { action: "read", path: "a.txt" } });
+ *   assert.equal((read.response as { content: string }).content, "1\thello\n2\tworld");
+ *   const edit = await manager.invoke({
+ *     function: "editor",
+ *     arguments: { action: "edit", filePath: "a.txt", oldString: "world", newString: "there" },
+ *   });
+ *   assert.equal((edit.response as { success: boolean }).success, true);
+ * } finally {
+ *   rmSync(root, { recursive: true, force: true });
+ * }
+ * ```
+ */
+export class CodingToolkit {
+  #workspace: Workspace;
+  #tools: CodingToolName[];
+  #spec = new AgentSpec({ name: "coding-toolkit" });
+
+  /**
+   * Records the workspace root (resolved on first tool use, so construction needs no file
+   * access); unknown tool names throw `TypeError`.
+   */
+  constructor(options?: CodingToolkitOptions) {
+    const tools = [...(options?.tools ?? CODING_TOOLS)];
+    const unknown = tools.filter((name) => !CODING_TOOLS.includes(name));
+    if (unknown.length) {
+      throw new TypeError(
+        `Cannot create coding toolkit: unknown coding tool(s) ${
+          unknown.map((n) => JSON.stringify(n)).join(", ")
+        }; valid: ${CODING_TOOLS.map((n) => `"${n}"`).join(", ")}`,
+      );
+    }
+    this.#tools = tools;
+    this.#workspace = new Workspace(options?.workspaceRoot ?? process.cwd(), process.cwd());
+  }
+
+  /** The absolute workspace root as configured (symlinks are resolved when tools run). */
+  get workspaceRoot(): string {
+    return this.#workspace.requested;
+  }
+
+  /** The real (symlink-free) workspace root; rejects when it is not an accessible directory. */
+  realWorkspaceRoot(): Promise<string> {
+    return this.#workspace.realRoot();
+  }
+
+  /** The spec holding this toolkit's hooks. */
+  get spec(): AgentSpec {
+    return this.#spec;
+  }
+
+  /** Adds a security pre hook for a tool (or `"*"`). */
+  securityPre(tool: string, hook: PreToolHook): this {
+    this.#spec.securityPre(tool, hook);
+    return this;
+  }
+
+  /** Adds a user pre hook. */
+  pre(tool: string, hook: PreToolHook): this {
+    this.#spec.pre(tool, hook);
+    return this;
+  }
+
+  /** Adds a post hook. */
+  post(tool: string, hook: PostToolHook): this {
+    this.#spec.post(tool, hook);
+    return this;
+  }
+
+  /** Adds an error hook. */
+  onError(tool: string, hook: ErrorToolHook): this {
+    this.#spec.onError(tool, hook);
+    return this;
+  }
+
+  /**
+   * Builds the tools with this toolkit's hooks attached. `branch` is accepted for API
+   * compatibility and not used: register the tools on `branch.actions` yourself (or let
+   * `createAgent` do it).
+   */
+  bind(_branch?: unknown): Tool[] {
+    return this.#tools.map((name) => attachToolHooks(BUILDERS[name](this.#workspace), this.#spec));
+  }
+}

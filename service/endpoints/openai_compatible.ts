@@ -202,7 +202,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
               cause,
             });
           }
-          if (json === null || typeof json !== "object") {
+          if (!isObject(json)) {
             throw new EndpointParseError("Cannot parse stream event: expected a JSON object", {
               status,
               bodyExcerpt: data.slice(0, EXCERPT),
@@ -220,31 +220,38 @@ export class OpenAICompatibleEndpoint implements Endpoint {
           }
           const choices = Array.isArray(json.choices) ? json.choices : [];
           for (const choice of choices as Record<string, unknown>[]) {
-            const delta = (choice?.delta ?? {}) as Record<string, unknown>;
+            if (!isObject(choice)) continue;
+            const delta = (isObject(choice.delta) ? choice.delta : {}) as Record<string, unknown>;
             if (typeof delta.content === "string" && delta.content !== "") {
               yield { type: "text", text: delta.content };
             }
             if (Array.isArray(delta.tool_calls)) {
               for (const part of delta.tool_calls as Record<string, unknown>[]) {
-                const index = typeof part?.index === "number" ? part.index : 0;
+                if (!isObject(part)) continue;
+                const index = typeof part.index === "number" && Number.isInteger(part.index)
+                  ? part.index
+                  : 0;
                 let call = tools.get(index);
                 if (!call) {
                   call = { type: "tool_call", index, id: "", name: "", arguments: "" };
                   tools.set(index, call);
                 }
                 if (typeof part.id === "string" && part.id) call.id = part.id;
-                const fn = (part.function ?? {}) as Record<string, unknown>;
+                const fn = (isObject(part.function) ? part.function : {}) as Record<
+                  string,
+                  unknown
+                >;
                 if (typeof fn.name === "string" && fn.name && !call.name) call.name = fn.name;
                 if (typeof fn.arguments === "string") call.arguments += fn.arguments;
               }
             }
-            if (typeof choice?.finish_reason === "string" && choice.finish_reason) {
+            if (typeof choice.finish_reason === "string" && choice.finish_reason) {
               finishReason = choice.finish_reason;
               yield* flushTools();
             }
           }
-          const usage = json.usage as Record<string, unknown> | null | undefined;
-          if (usage && typeof usage === "object") {
+          const usage = json.usage;
+          if (isObject(usage)) {
             const promptTokens = num(usage.prompt_tokens);
             const completionTokens = num(usage.completion_tokens);
             yield {
@@ -323,6 +330,10 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     const key = this.#apiKey;
     return key ? text.split(key).join("[redacted]") : text;
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function num(value: unknown): number {

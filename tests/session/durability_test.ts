@@ -1,0 +1,181 @@
+// A Session persisted to a real SQLite file, and stores that fail while persistence is bound.
+// Under Deno and Bun (and Node >= 22.5) everything runs for real; Node 20 has no node:sqlite, so
+// there the SQLite tests assert the clear StoreUnavailableError instead (the MemoryStore fault
+// tests below run everywhere).
+
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MemoryStore, StoreClosedError } from "../../store/mod.ts";
+import { SqliteStore, StoreUnavailableError } from "../../store/sqlite/mod.ts";
+import { MessageAdded, Session } from "../../session/mod.ts";
+
+const g = globalThis as {
+  Deno?: unknown;
+  Bun?: unknown;
+  process?: { versions?: { node?: string } };
+};
+const nodeVersion = g.Deno === undefined && g.Bun === undefined
+  ? g.process?.versions?.node
+  : undefined;
+const [major, minor] = (nodeVersion ?? "99.0").split(".").map(Number);
+const sqliteMissing = major < 22 || (major === 22 && minor < 5);
+
+function recorder(): { errors: [unknown, string][]; onError: (e: unknown, w: string) => void } {
+  const errors: [unknown, string][] = [];
+  return { errors, onError: (error, where) => void errors.push([error, where]) };
+}
+
+describe("Session durability on SQLite", () => {
+  const dir = mkdtempSync(join(tmpdir(), "hookscope-session-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  if (sqliteMissing) {
+    it("SqliteStore.open() on Node 20 rejects with a StoreUnavailableError naming Node 22.5", async () => {
+      await assert.rejects(
+        SqliteStore.open(join(dir, "x.db")),
+        (error: unknown) =>
+          error instanceof StoreUnavailableError && /Node >= 22\.5/.test(error.message),
+      );
+    });
+    return;
+  }
+
+  it("a Session persisted to SQLite reads back equal after close and reopen", async () => {
+    const path = join(dir, "durable.db");
+    const store = await SqliteStore.open(path);
+    const session = new Session({ store });
+    await session.start({ model: "m", provider: "p", agentName: "a" });
+    const main = session.defaultBranch!;
+    const side = session.newBranch({ name: "side" });
+    for (let i = 0; i < 10; i++) {
+      await main.addMessage({
+        role: i % 2 ? "assistant" : "user",
+        content: { i, text: `"q" \\ ${i} é😀` },
+      });
+    }
+    await side.addMessage({ role: "system", content: "rules" });
+    await session.emit({ custom: true });
+    await session.end({ status: "completed", inputTokens: 3 });
+    await session.drainSignals();
+    const before = {
+      session: await store.getSession(session.id),
+      main: await store.listMessages({ branchId: main.id }),
+      side: await store.listMessages({ branchId: side.id }),
+      sideBranch: await store.getBranch(side.id),
+      signals: await store.listSessionSignals(session.id),
+    };
+    await store.close();
+
+    const reopened = await SqliteStore.open(path);
+    try {
+      const afterReopen = {
+        session: await reopened.getSession(session.id),
+        main: await reopened.listMessages({ branchId: main.id }),
+        side: await reopened.listMessages({ branchId: side.id }),
+        sideBranch: await reopened.getBranch(side.id),
+        signals: await reopened.listSessionSignals(session.id),
+      };
+      assert.deepEqual(afterReopen, before);
+      assert.equal(afterReopen.session?.status, "completed");
+      assert.equal(afterReopen.session?.inputTokens, 3);
+      assert.deepEqual(afterReopen.main.map((m) => m.id), main.messages.map((m) => m.id));
+      assert.deepEqual(afterReopen.main.map((m) => m.content), main.messages.map((m) => m.content));
+      assert.equal(afterReopen.sideBranch?.agentName, "side");
+      assert.equal(afterReopen.sideBranch?.systemMessageId, side.messages[0].id);
+      const seqs = afterReopen.signals.map((s) => s.seq);
+      assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b));
+      const kinds = afterReopen.signals.map((s) => s.kind);
+      assert.equal(kinds.filter((k) => k === "MessageAdded").length, 11);
+      assert.ok(kinds.includes("HookSignal"));
+      assert.ok(kinds.includes("Signal"));
+      const added = afterReopen.signals.find((s) => s.kind === "MessageAdded")!;
+      assert.equal((added.payload.messageRef as { id: string }).id, main.messages[0].id);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it("a closed SQLite store never breaks emit or addMessage; failures reach onError; rows stay", async () => {
+    const path = join(dir, "closed.db");
+    const store = await SqliteStore.open(path);
+    const { errors, onError } = recorder();
+    const session = new Session({ store, onError });
+    await session.start();
+    const branch = session.defaultBranch!;
+    await branch.addMessage({ role: "user", content: "kept" });
+    await session.drainSignals();
+    const keptSignals = (await store.listSessionSignals(session.id)).length;
+    await store.close();
+    assert.deepEqual(await session.emit("after close"), []);
+    const message = await branch.addMessage({ role: "user", content: "lost but harmless" });
+    await session.drainSignals();
+    assert.equal(branch.messages.at(-1), message);
+    assert.ok(errors.length >= 2);
+    assert.ok(errors.every(([e]) => e instanceof StoreClosedError));
+    assert.ok(errors.some(([, w]) => w === "persist"));
+    assert.ok(errors.some(([, w]) => w === "hook message.add"));
+    const reopened = await SqliteStore.open(path);
+    try {
+      assert.deepEqual(
+        (await reopened.listMessages({ sessionId: session.id })).map((m) => m.content),
+        ["kept"],
+      );
+      assert.equal((await reopened.listSessionSignals(session.id)).length, keptSignals);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it("a read-only SQLite file never breaks emit or addMessage; failures reach onError; rows stay", async () => {
+    const path = join(dir, "readonly.db");
+    const writable = await SqliteStore.open(path);
+    const first = new Session({ store: writable, id: "ro-session" });
+    await first.start();
+    await first.defaultBranch!.addMessage({ role: "user", content: "stored" });
+    await first.drainSignals();
+    const stored = await writable.listSessionSignals("ro-session");
+    await writable.close();
+
+    // Tests run as root here, where file modes do not stop writes: open the file read-only.
+    const readOnly = await SqliteStore.open(path, { readOnly: true });
+    try {
+      const { errors, onError } = recorder();
+      const session = new Session({ store: readOnly, id: "ro-session", onError });
+      await session.start();
+      session.observe({ type: MessageAdded }, () => "delivered");
+      assert.deepEqual(await session.emit("x"), []);
+      await session.defaultBranch!.addMessage({ role: "user", content: "not stored" });
+      await session.drainSignals();
+      assert.ok(errors.length > 0);
+      assert.ok(errors.every(([e]) => e instanceof StoreUnavailableError));
+      assert.deepEqual(
+        (await readOnly.listMessages({ sessionId: "ro-session" })).map((m) => m.content),
+        ["stored"],
+      );
+      assert.deepEqual(await readOnly.listSessionSignals("ro-session"), stored);
+    } finally {
+      await readOnly.close();
+    }
+  });
+});
+
+describe("Session faults with a failing store", () => {
+  it("a MemoryStore closed mid-session never breaks emit or addMessage and reports through onError", async () => {
+    const store = new MemoryStore();
+    const { errors, onError } = recorder();
+    const session = new Session({ store, onError });
+    await session.start();
+    await store.close();
+    const branch = session.defaultBranch!;
+    await branch.addMessage({ role: "user", content: "x" });
+    await session.emit("y");
+    await session.end();
+    await session.drainSignals();
+    assert.equal(branch.messages.length, 1);
+    assert.ok(errors.length >= 3);
+    assert.ok(errors.every(([e]) => e instanceof StoreClosedError));
+  });
+});

@@ -1,0 +1,222 @@
+/**
+ * Turns bench results into ratio tables and target verdicts. Runtime-neutral: used by
+ * `scripts/bench_table.ts` (reading `deno bench --json`) and by the portable tinybench harness.
+ *
+ * Times are nanoseconds per call of the bench body. Groups are `<case>/<k>`; in each group the
+ * bench named `floor` (or flagged `baseline`) is the reference every ratio divides by.
+ *
+ * @module
+ */
+
+/** One bench's summary statistics, in nanoseconds. */
+export interface BenchStat {
+  /** `<case>/<k>`. */
+  group: string;
+  /** `floor`, `hookscope`, or a peer's name. */
+  name: string;
+  /** Whether this bench is the group's floor. */
+  baseline: boolean;
+  /** Statistic name → nanoseconds (e.g. `avg`, `p75` from Deno, `median` from tinybench). */
+  stats: Record<string, number>;
+  /** Why the bench failed, when it did. */
+  failed?: string;
+}
+
+/** A target of issue 6, checked against one group. */
+export interface Verdict {
+  /** The target, in words. */
+  target: string;
+  /** The group it was checked on. */
+  group: string;
+  /** What was measured, in words. */
+  measured: string;
+  /** Whether the target is met; `null` when a bench it needs is missing or failed. */
+  ok: boolean | null;
+}
+
+const ORDER = ["floor", "hookscope", "hookable", "tapable", "emittery"];
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * Reads the output of `deno bench --json` (version 1). Every bench keeps `avg`, `p75`, `min`,
+ * `p99` (nanoseconds); a failed bench keeps its failure text. Anything that is not that shape
+ * throws a `TypeError`.
+ */
+export function fromDenoJson(json: unknown): BenchStat[] {
+  if (!isRecord(json) || !Array.isArray(json.benches)) {
+    throw new TypeError(`Cannot read bench results: expected deno bench --json output`);
+  }
+  const out: BenchStat[] = [];
+  for (const bench of json.benches) {
+    if (!isRecord(bench) || typeof bench.name !== "string" || !Array.isArray(bench.results)) {
+      throw new TypeError(`Cannot read bench results: a bench entry has no name or results`);
+    }
+    const group = typeof bench.group === "string" ? bench.group : "(ungrouped)";
+    const result = bench.results[0];
+    const stat: BenchStat = {
+      group,
+      name: bench.name,
+      baseline: bench.baseline === true || bench.name === "floor",
+      stats: {},
+    };
+    if (isRecord(result) && isRecord(result.ok)) {
+      for (const key of ["avg", "p75", "min", "p99"]) {
+        const value = result.ok[key];
+        if (typeof value === "number" && Number.isFinite(value)) stat.stats[key] = value;
+      }
+    } else {
+      stat.failed = isRecord(result) && "failed" in result ? String(result.failed) : "no result";
+    }
+    out.push(stat);
+  }
+  return out;
+}
+
+/** Groups results by group name, keeping first-seen group order and a stable bench order. */
+export function byGroup(stats: readonly BenchStat[]): Map<string, BenchStat[]> {
+  const groups = new Map<string, BenchStat[]>();
+  for (const stat of stats) {
+    let list = groups.get(stat.group);
+    if (list === undefined) groups.set(stat.group, list = []);
+    list.push(stat);
+  }
+  const rank = (name: string): number => {
+    const i = ORDER.indexOf(name);
+    return i === -1 ? ORDER.length : i;
+  };
+  for (const list of groups.values()) list.sort((a, b) => rank(a.name) - rank(b.name));
+  return groups;
+}
+
+/** Formats nanoseconds with a unit: `12.3 ns`, `4.56 µs`, `7.89 ms`. */
+export function formatTime(ns: number): string {
+  if (!Number.isFinite(ns)) return "n/a";
+  if (Math.abs(ns) < 1_000) return `${ns.toFixed(1)} ns`;
+  if (Math.abs(ns) < 1_000_000) return `${(ns / 1_000).toFixed(2)} µs`;
+  return `${(ns / 1_000_000).toFixed(2)} ms`;
+}
+
+/** Formats a ratio: `1.23×`. */
+export function formatRatio(ratio: number): string {
+  return Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : "n/a";
+}
+
+/**
+ * One Markdown table per group: for each bench the chosen statistics and their ratio to the
+ * group's floor (`value / floor value` for the same statistic).
+ */
+export function renderTables(stats: readonly BenchStat[], columns: readonly string[]): string {
+  const lines: string[] = [];
+  for (const [group, list] of byGroup(stats)) {
+    const floor = list.find((s) => s.baseline && s.failed === undefined);
+    lines.push(`### ${group}`, "");
+    const head = ["bench", ...columns.map((c) => `${c}`), ...columns.map((c) => `${c} ÷ floor`)];
+    lines.push(`| ${head.join(" | ")} |`);
+    lines.push(`| ${head.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`);
+    for (const stat of list) {
+      if (stat.failed !== undefined) {
+        lines.push(`| ${stat.name} | failed: ${stat.failed.split("\n")[0].slice(0, 80)} |`);
+        continue;
+      }
+      const values = columns.map((c) => formatTime(stat.stats[c] ?? NaN));
+      const ratios = columns.map((c) =>
+        formatRatio(floor ? (stat.stats[c] ?? NaN) / (floor.stats[c] ?? NaN) : NaN)
+      );
+      lines.push(`| ${stat.name} | ${[...values, ...ratios].join(" | ")} |`);
+    }
+    lines.push("");
+  }
+  return lines.join("\n");
+}
+
+function find(list: readonly BenchStat[] | undefined, name: string): BenchStat | undefined {
+  return list?.find((s) => s.name === name && s.failed === undefined);
+}
+
+/**
+ * Checks issue 6's targets on statistic `stat`: `emit-sync/k` ≤ 1.5× the floor for k ≥ 1,
+ * `emit-zero-call/0` within 2× of a Map lookup miss, `emit-async/k` ≤ 1.2× the floor, hookscope
+ * faster than every peer in every `emit-*` group, `emit-observed` at most 1 µs above its floor,
+ * `service-call/0` at most 2 µs above the floor, `stream-chunks/<n>` at most 150 ns per chunk
+ * above the floor. Groups that were not run produce no verdict.
+ */
+export function checkTargets(stats: readonly BenchStat[], stat: string): Verdict[] {
+  const groups = byGroup(stats);
+  const out: Verdict[] = [];
+  for (const [group, list] of groups) {
+    const [kase, kText] = group.split("/");
+    const k = Number(kText);
+    const floor = list.find((s) => s.baseline && s.failed === undefined);
+    const ours = find(list, "hookscope");
+    const f = floor?.stats[stat];
+    const h = ours?.stats[stat];
+    const known = f !== undefined && h !== undefined;
+    const ratio = known ? h / f : NaN;
+    const ratioTarget = (target: string, limit: number): void => {
+      out.push({
+        target,
+        group,
+        measured: known
+          ? `${formatRatio(ratio)} (${formatTime(h)} vs ${formatTime(f)})`
+          : "missing",
+        ok: known ? ratio <= limit : null,
+      });
+    };
+    const aboveTarget = (target: string, limitNs: number, per: number): void => {
+      const above = known ? (h - f) / per : NaN;
+      out.push({
+        target,
+        group,
+        measured: known
+          ? `${formatTime(above)} above the floor${per === 1 ? "" : " per chunk"}`
+          : "missing",
+        ok: known ? above <= limitNs : null,
+      });
+    };
+    if (kase === "emit-sync" && k >= 1) ratioTarget("≤ 1.5× the floor", 1.5);
+    if (kase === "emit-zero-call") ratioTarget("≤ 2× a Map lookup miss", 2);
+    if (kase === "emit-async") ratioTarget("≤ 1.2× the floor", 1.2);
+    if (kase === "emit-observed") aboveTarget("recording adds ≤ 1 µs per emit", 1_000, 1);
+    if (kase === "service-call" && k === 0) aboveTarget("≤ 2 µs above the floor", 2_000, 1);
+    if (kase === "stream-chunks" && k > 0) {
+      aboveTarget("≤ 150 ns per chunk above the floor", 150, k);
+    }
+    if (kase.startsWith("emit-")) {
+      for (const peer of list) {
+        if (peer.name === "floor" || peer.name === "hookscope" || peer.baseline) continue;
+        const p = peer.failed === undefined ? peer.stats[stat] : undefined;
+        out.push({
+          target: `faster than ${peer.name}`,
+          group,
+          measured: h !== undefined && p !== undefined
+            ? `${formatTime(h)} vs ${formatTime(p)} (hookscope ÷ ${peer.name} = ${
+              formatRatio(h / p)
+            })`
+            : "missing",
+          ok: h !== undefined && p !== undefined ? h < p : null,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/** The verdicts as a Markdown table, with a count line: `N met, N missed, N not measured`. */
+export function renderVerdicts(verdicts: readonly Verdict[]): string {
+  const lines = ["| target | group | measured | met |", "| --- | --- | --- | --- |"];
+  for (const v of verdicts) {
+    lines.push(
+      `| ${v.target} | ${v.group} | ${v.measured} | ${
+        v.ok === null ? "not measured" : v.ok ? "yes" : "**no**"
+      } |`,
+    );
+  }
+  const met = verdicts.filter((v) => v.ok === true).length;
+  const missed = verdicts.filter((v) => v.ok === false).length;
+  const unknown = verdicts.filter((v) => v.ok === null).length;
+  lines.push("", `${met} met, ${missed} missed, ${unknown} not measured`);
+  return lines.join("\n");
+}

@@ -1,0 +1,54 @@
+/**
+ * `tool-chain/<k>`: one tool call through `ActionManager.invoke` (a `FunctionCalling` event with
+ * argument validation by the tool's zod schema). `tool-chain/0` has no hooks; `tool-chain/3`
+ * has a security pre hook, a user pre hook and a post hook from an `AgentSpec` (so the security
+ * hook runs twice, before and after the user hook). The floor is calling the function directly.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { ActionManager, AgentSpec, Tool } from "../action/mod.ts";
+import { sink, warm } from "./_peers.ts";
+
+const add = ({ a, b }: { a: number; b: number }): number => a + b;
+const args = { a: 1, b: 2 };
+
+const spec = new AgentSpec()
+  .securityPre("add", (_tool, _action, input) => {
+    if (typeof input.a !== "number") throw new Error("Cannot add: a is not a number");
+    sink.total++;
+  })
+  .pre("add", (_tool, _action, input) => ({ ...input, b: input.b }))
+  .post("add", (_tool, _action, _input, result) => result);
+
+for (const [k, manager] of [[0, new ActionManager()], [3, new ActionManager({ spec })]] as const) {
+  const group = `tool-chain/${k}`;
+  manager.register(
+    new Tool({
+      name: "add",
+      func: add,
+      requestOptions: z.object({ a: z.number(), b: z.number() }),
+    }),
+  );
+  const call = await manager.invoke({ function: "add", arguments: args });
+  if (call.status !== "completed" || call.response !== 3) {
+    throw new Error(`Bench "${group}" is broken: ${call.status} ${String(call.response)}`);
+  }
+  await warm([() => add(args), () => manager.invoke({ function: "add", arguments: args })]);
+  Deno.bench({
+    name: "floor",
+    group,
+    baseline: true,
+    fn: async () => {
+      await add(args);
+    },
+  });
+  Deno.bench({
+    name: "hookscope",
+    group,
+    fn: async () => {
+      await manager.invoke({ function: "add", arguments: args });
+    },
+  });
+}

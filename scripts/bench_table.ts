@@ -1,0 +1,93 @@
+/**
+ * Prints the benchmark ratio tables and the issue-6 target verdicts.
+ *
+ * Runs `deno bench --json` over `bench/` (with the flags the benches need) and prints one
+ * Markdown table per group `<case>/<k>`: `avg` and `p75` per bench and each divided by the
+ * group's `floor`. Deno's JSON has no median, so the verdicts use `p75` (each Deno sample is
+ * itself the mean of a batch of calls for fast benches) and the tables show `avg` beside it.
+ *
+ * ```sh
+ * deno run --allow-run --allow-read scripts/bench_table.ts            # run the benches
+ * deno run --allow-run --allow-read scripts/bench_table.ts bench/emit_bench.ts  # some files
+ * deno run --allow-read scripts/bench_table.ts --input results.json   # read saved JSON ("-": stdin)
+ * ```
+ *
+ * Exits 1 when a bench failed or the JSON cannot be read; missed targets are reported, not
+ * fatal (benches are measurements, not tests).
+ *
+ * @module
+ */
+
+import { checkTargets, fromDenoJson, renderTables, renderVerdicts } from "../bench/_table.ts";
+
+/** The permissions the benches need; the lead's `deno task bench` uses the same. */
+export const BENCH_FLAGS: readonly string[] = [
+  "--allow-env=DEBUG",
+  "--allow-read",
+  "--allow-net=127.0.0.1",
+];
+
+/** The statistic target verdicts use. */
+export const VERDICT_STAT = "p75";
+
+/** Renders the whole report for parsed `deno bench --json` output. */
+export function report(json: unknown): { text: string; failed: number } {
+  const stats = fromDenoJson(json);
+  const meta = json as { runtime?: unknown; cpu?: unknown };
+  const header = [
+    `Runtime: ${String(meta.runtime ?? "unknown")}; CPU: ${String(meta.cpu ?? "unknown")}`,
+    `Times are per call of the bench body; ratios divide by the group's floor.`,
+    `Verdicts use ${VERDICT_STAT} (deno bench reports no median).`,
+    "",
+  ];
+  const text = [
+    ...header,
+    renderTables(stats, ["avg", VERDICT_STAT]),
+    "## Targets (issue 6)",
+    "",
+    renderVerdicts(checkTargets(stats, VERDICT_STAT)),
+  ].join("\n");
+  return { text, failed: stats.filter((s) => s.failed !== undefined).length };
+}
+
+async function readInput(path: string): Promise<string> {
+  if (path !== "-") return await Deno.readTextFile(path);
+  const chunks: string[] = [];
+  const decoder = new TextDecoder();
+  for await (const chunk of Deno.stdin.readable) {
+    chunks.push(decoder.decode(chunk, { stream: true }));
+  }
+  return chunks.join("") + decoder.decode();
+}
+
+async function runBenches(targets: readonly string[]): Promise<string> {
+  const command = new Deno.Command(Deno.execPath(), {
+    args: ["bench", "--json", ...BENCH_FLAGS, ...(targets.length > 0 ? targets : ["bench/"])],
+    stdout: "piped",
+    stderr: "inherit",
+  });
+  const output = await command.output();
+  const text = new TextDecoder().decode(output.stdout);
+  if (!output.success && text.trim() === "") {
+    throw new Error(`Cannot run benches: deno bench exited with code ${output.code}`);
+  }
+  return text;
+}
+
+async function main(args: readonly string[]): Promise<number> {
+  const i = args.indexOf("--input");
+  const raw = i !== -1 ? await readInput(args[i + 1] ?? "-") : await runBenches(args);
+  const { text, failed } = report(JSON.parse(raw));
+  console.log(text);
+  if (failed > 0) console.error(`${failed} bench(es) failed`);
+  return failed > 0 ? 1 : 0;
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await main(Deno.args));
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    Deno.exit(1);
+  }
+}

@@ -87,10 +87,9 @@ export function bashTool(workspace: Workspace): Tool {
           : `Could not start ${argv[0]}: ${run.spawnError.message}`;
         return { ...refused(message), stdout: run.stdout };
       }
-      if (run.timedOut || run.aborted) {
-        const note = run.timedOut
-          ? `Command timed out after ${timeoutMs / 1000}s`
-          : "Command cancelled";
+      if (run.aborted) throw signal.reason;
+      if (run.timedOut) {
+        const note = `Command timed out after ${timeoutMs / 1000}s`;
         const stderr = run.stderr ? `${run.stderr}\n${note}` : note;
         return {
           success: false,

@@ -1,0 +1,170 @@
+// autoFormat runs a real formatter subprocess (tests/fixtures/formatter.mjs under node).
+// The lead's suite runs this file under Deno with narrowed permissions:
+//   deno test --allow-read --allow-write --allow-env --allow-run=node
+// so "node" may run and every other program (python3 here) is not permitted.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { autoFormat, CodingToolkit, runPermission } from "../../../action/coding/mod.ts";
+import { makeSandbox, managerFor, run, type Sandbox } from "./_helpers.ts";
+
+const formatter = fileURLToPath(new URL("../../fixtures/formatter.mjs", import.meta.url));
+const MESSY = "a = 1   \nb = 2\t\n\n\n";
+const CLEAN = "a = 1\nb = 2\n";
+
+type Formatted = {
+  success: boolean;
+  autoFormat?: { status: string; reason?: string; command: string[]; file: string };
+};
+
+describe("autoFormat", () => {
+  let box: Sandbox;
+  before(() => {
+    box = makeSandbox();
+  });
+  after(() => box.cleanup());
+
+  const write = (name: string, text: string) => {
+    writeFileSync(join(box.ws, name), text);
+    return name;
+  };
+  const read = (name: string) => readFileSync(join(box.ws, name), "utf8");
+
+  it("autoFormat() pipes the file through the formatter and writes stdout back", async () => {
+    const hook = autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter] } });
+    const file = write("fmt.py", MESSY);
+    const result = await hook("editor", "write", { action: "write", filePath: file }, {
+      success: true,
+      path: file,
+    }) as Formatted;
+    assert.equal(read(file), CLEAN);
+    assert.deepEqual(result, {
+      success: true,
+      path: file,
+      autoFormat: { status: "formatted", command: ["node", formatter], file: join(box.ws, file) },
+    });
+  });
+
+  it("autoFormat() records unchanged when the formatter's output equals the file", async () => {
+    const hook = autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter] } });
+    const file = write("clean.py", CLEAN);
+    const result = await hook("editor", "write", { filePath: file }, {
+      success: true,
+    }) as Formatted;
+    assert.equal(result.autoFormat?.status, "unchanged");
+    assert.equal(read(file), CLEAN);
+  });
+
+  it("autoFormat() records a failing formatter and leaves the file as it was", async () => {
+    const hook = autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter, "--fail"] } });
+    const file = write("fail.py", MESSY);
+    const result = await hook("editor", "write", { filePath: file }, {
+      success: true,
+    }) as Formatted;
+    assert.equal(result.autoFormat?.status, "failed");
+    assert.equal(
+      result.autoFormat?.reason,
+      "Formatter exited with code 3: formatter: cannot parse input\n",
+    );
+    assert.equal(read(file), MESSY);
+  });
+
+  it("autoFormat() stops a hanging formatter at its deadline", async () => {
+    const hook = autoFormat({
+      cwd: box.ws,
+      timeoutMs: 300,
+      formatters: { ".py": ["node", formatter, "--hang"] },
+    });
+    const file = write("hang.py", MESSY);
+    const result = await hook("editor", "write", { filePath: file }, {
+      success: true,
+    }) as Formatted;
+    assert.equal(result.autoFormat?.status, "failed");
+    assert.equal(result.autoFormat?.reason, "Formatter timed out after 300 ms");
+    assert.equal(read(file), MESSY);
+  });
+
+  it("autoFormat() records why it skipped when the formatter may not run", async () => {
+    const seen: string[] = [];
+    const hook = autoFormat({
+      cwd: box.ws,
+      formatters: { ".py": ["python3", "-m", "black", "-"] },
+      canRun: (command) => {
+        seen.push(command);
+        return { granted: false, reason: `${command} is not in the allow list` };
+      },
+    });
+    const file = write("skip.py", MESSY);
+    const result = await hook("editor", "write", { filePath: file }, {
+      success: true,
+    }) as Formatted;
+    assert.deepEqual(seen, ["python3"]);
+    assert.deepEqual(result.autoFormat, {
+      status: "skipped",
+      command: ["python3", "-m", "black", "-"],
+      file: join(box.ws, file),
+      reason: "python3 is not in the allow list",
+    });
+    assert.equal(read(file), MESSY);
+  });
+
+  it("autoFormat() checks Deno's run permission without prompting (python3 is not permitted)", async () => {
+    // Node and Bun have no permission system: there runPermission() grants everything, and the
+    // injected-canRun test above covers the skip path. Under Deno the real permission decides.
+    const deno = (globalThis as {
+      Deno?: {
+        permissions: { querySync(d: { name: "run"; command: string }): { state: string } };
+      };
+    }).Deno;
+    const state = deno?.permissions.querySync({ name: "run", command: "python3" }).state;
+    if (state === undefined || state === "granted") {
+      assert.deepEqual(runPermission("python3"), { granted: true });
+      return;
+    }
+    assert.deepEqual(runPermission("node"), { granted: true });
+    const hook = autoFormat({
+      cwd: box.ws,
+      formatters: { ".py": ["python3", "-c", "print('CHANGED')"] },
+    });
+    const file = write("deno-skip.py", MESSY);
+    const result = await hook("editor", "write", { filePath: file }, {
+      success: true,
+    }) as Formatted;
+    assert.equal(result.autoFormat?.status, "skipped");
+    assert.equal(
+      result.autoFormat?.reason,
+      `Deno run permission for "python3" is not granted (state: ${state})`,
+    );
+    assert.equal(read(file), MESSY);
+  });
+
+  it("autoFormat() does nothing for failed results, other extensions or missing paths", async () => {
+    const hook = autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter] } });
+    const file = write("untouched.py", MESSY);
+    assert.equal(await hook("editor", "write", { filePath: file }, { success: false }), undefined);
+    assert.equal(await hook("editor", "write", { filePath: file }, "text"), undefined);
+    assert.equal(
+      await hook("editor", "write", { filePath: "notes.md" }, { success: true }),
+      undefined,
+    );
+    assert.equal(await hook("editor", "write", {}, { success: true }), undefined);
+    assert.equal(read(file), MESSY);
+    assert.throws(() => autoFormat({ formatters: { ".py": [] } }), TypeError);
+  });
+
+  it("autoFormat() as an editor post hook formats what the editor wrote", async () => {
+    const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["reader", "editor"] })
+      .post("editor", autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter] } }));
+    const manager = managerFor(box.ws, toolkit);
+    const result = await run(manager, "editor", {
+      action: "write",
+      filePath: "pkg/new.py",
+      content: MESSY,
+    }) as Formatted;
+    assert.equal(result.success, true);
+    assert.equal(result.autoFormat?.status, "formatted");
+    assert.equal(read("pkg/new.py"), CLEAN);
+  });
+});

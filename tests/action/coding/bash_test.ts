@@ -1,0 +1,132 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { makeSandbox, managerFor, run, type Sandbox } from "./_helpers.ts";
+import type { ActionManager } from "../../../action/mod.ts";
+
+describe("CodingToolkit bash", () => {
+  let box: Sandbox;
+  let manager: ActionManager;
+  before(() => {
+    box = makeSandbox();
+    manager = managerFor(box.ws);
+  });
+  after(() => box.cleanup());
+
+  it("bash runs argv without a shell, keeping quoted words intact", async () => {
+    const result = await run(manager, "bash", {
+      command:
+        `node -e "console.log(JSON.stringify(process.argv.slice(1)))" 'a b' "c\\"d" e\\ f $HOME *`,
+    });
+    assert.equal(result.success, true, JSON.stringify(result));
+    assert.equal(result.returnCode, 0);
+    assert.equal(result.timedOut, false);
+    assert.deepEqual(JSON.parse(String(result.stdout)), ["a b", 'c"d', "e f", "$HOME", "*"]);
+  });
+
+  it("bash runs in the workspace root by default and in a cwd inside it", async () => {
+    mkdirSync(join(box.ws, "sub"), { recursive: true });
+    const root = await run(manager, "bash", { command: `node -e "console.log(process.cwd())"` });
+    assert.equal(String(root.stdout).trim(), box.ws);
+    const sub = await run(manager, "bash", {
+      command: `node -e "console.log(process.cwd())"`,
+      cwd: "sub",
+    });
+    assert.equal(String(sub.stdout).trim(), join(box.ws, "sub"));
+    const escape = await run(manager, "bash", { command: "ls", cwd: "../outside" });
+    assert.equal(escape.returnCode, -1);
+    assert.equal(escape.stderr, "Path escapes workspace root: ../outside");
+  });
+
+  it("bash refuses ; && || | backticks $( < > and newlines with returnCode -1", async () => {
+    const cases: [string, string][] = [
+      ["echo a; echo b", '";"'],
+      ["echo a && echo b", '"&&"'],
+      ["false || echo b", '"||"'],
+      ["ls | wc -l", '"|"'],
+      ["echo `id`", '"`"'],
+      ["echo $(id)", '"$("'],
+      ["cat < /etc/passwd", '"<"'],
+      ["echo x > out.txt", '">"'],
+      ["echo a\necho b", '"\\n"'],
+      ["echo 'quoted; still refused'", '";"'],
+    ];
+    for (const [command, op] of cases) {
+      const result = await run(manager, "bash", { command });
+      assert.equal(result.success, false, command);
+      assert.equal(result.returnCode, -1, command);
+      assert.equal(result.timedOut, false);
+      assert.equal(result.stdout, "");
+      assert.equal(result.stderr, `Shell control operators are not supported: ${op}`, command);
+    }
+  });
+
+  it("bash reports malformed quoting, a missing program and a failing exit code", async () => {
+    const malformed = await run(manager, "bash", { command: `echo "open` });
+    assert.equal(malformed.stderr, "Malformed command: unterminated double quote");
+    assert.equal(malformed.returnCode, -1);
+    const missing = await run(manager, "bash", { command: "hookscope-no-such-program --x" });
+    assert.equal(missing.stderr, "Command not found: hookscope-no-such-program");
+    assert.equal(missing.returnCode, -1);
+    const failing = await run(manager, "bash", { command: `node -e "process.exit(7)"` });
+    assert.equal(failing.success, false);
+    assert.equal(failing.returnCode, 7);
+  });
+
+  it("bash stops a hanging command at its deadline", async () => {
+    const started = Date.now();
+    const result = await run(manager, "bash", {
+      command: `node -e "setTimeout(function () {}, 60000)"`,
+      timeoutMs: 300,
+    });
+    assert.equal(result.timedOut, true);
+    assert.equal(result.returnCode, -1);
+    assert.equal(result.success, false);
+    assert.match(String(result.stderr), /Command timed out after 0\.3s$/);
+    assert.ok(Date.now() - started < 30_000, "the process was not left to finish");
+  });
+
+  it("bash kills the whole process group at the deadline", async () => {
+    // sh starts a background sleeper that holds stdout open; only a group kill ends it.
+    const started = Date.now();
+    const result = await run(manager, "bash", {
+      command: `sh -c "sleep 40 & sleep 41"`,
+      timeoutMs: 300,
+    });
+    assert.equal(result.timedOut, true);
+    assert.ok(Date.now() - started < 30_000, "the background child did not keep the call alive");
+  });
+
+  it("bash caps each output stream at 100 000 bytes with a marker", async () => {
+    const result = await run(manager, "bash", {
+      command:
+        `node -e "process.stdout.write('o'.repeat(3000000)), process.stderr.write('e'.repeat(150000))"`,
+    });
+    assert.equal(result.returnCode, 0);
+    const stdout = String(result.stdout);
+    const stderr = String(result.stderr);
+    assert.equal(stdout.slice(0, 100_000), "o".repeat(100_000));
+    assert.equal(stdout.slice(100_000), "\n[output truncated: 2900000 more bytes not shown]");
+    assert.equal(stderr.slice(100_000), "\n[output truncated: 50000 more bytes not shown]");
+  });
+
+  it("bash clamps the deadline to 1..300000 ms", async () => {
+    const { clampTimeout } = await import("../../../action/coding/_bash.ts");
+    assert.equal(clampTimeout(undefined), 30_000);
+    assert.equal(clampTimeout(0), 1);
+    assert.equal(clampTimeout(-5), 1);
+    assert.equal(clampTimeout(10_000_000), 300_000);
+    assert.equal(clampTimeout(Number.NaN), 30_000);
+  });
+
+  it("bash kills the command when the caller aborts", async () => {
+    const controller = new AbortController();
+    const pending = manager.invoke(
+      { function: "bash", arguments: { command: `node -e "setTimeout(function () {}, 60000)"` } },
+      { signal: controller.signal },
+    );
+    setTimeout(() => controller.abort(new DOMException("stop", "AbortError")), 200);
+    await assert.rejects(pending, { name: "AbortError" });
+  });
+});

@@ -1,0 +1,159 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ActionManager, AgentSpec, guardPaths, Tool } from "../../../action/mod.ts";
+import { CodingToolkit, nodeFileSystem } from "../../../action/coding/mod.ts";
+import { GateDeniedError } from "../../../core/mod.ts";
+import { makeSandbox, managerFor, run, type Sandbox, snapshot } from "./_helpers.ts";
+
+describe("Workspace confinement of the coding tools", () => {
+  let box: Sandbox;
+  let before_: { outside: string[]; evil: string[] };
+  before(() => {
+    box = makeSandbox();
+    symlinkSync(join(box.outside, "secret.txt"), join(box.ws, "link-to-secret"));
+    symlinkSync(box.outside, join(box.ws, "dir-link"));
+    symlinkSync(join(box.outside, "not-yet.txt"), join(box.ws, "dangling"));
+    symlinkSync(join(box.ws, "src", "main.py"), join(box.ws, "inner-link"));
+    writeFileSync(join(box.ws, ".env"), "TOKEN=1\n");
+    before_ = { outside: snapshot(box.outside), evil: snapshot(box.evil) };
+  });
+  after(() => box.cleanup());
+
+  const hostile: [string, string][] = [
+    ["../outside/secret.txt", "Path escapes workspace root: ../outside/secret.txt"],
+    ["src/../../outside/secret.txt", "Path escapes workspace root: src/../../outside/secret.txt"],
+    ["../../../../../../etc/passwd", "Path escapes workspace root: ../../../../../../etc/passwd"],
+    ["/etc/passwd", "Path escapes workspace root: /etc/passwd"],
+    ["../ws-evil/x.txt", "Path escapes workspace root: ../ws-evil/x.txt"],
+    ["link-to-secret", "Path escapes workspace root: link-to-secret"],
+    ["dir-link/secret.txt", "Path escapes workspace root: dir-link/secret.txt"],
+    ["dir-link/new.txt", "Path escapes workspace root: dir-link/new.txt"],
+    ["dangling", "Refusing to access symlink: 'dangling'"],
+    ["src/a\0b", 'Refusing to access path containing a NUL byte: "src/a\\u0000b"'],
+    [".env", "Refusing to access protected path: '.env'"],
+    ["keys/ID_RSA", "Refusing to access protected path: 'ID_RSA'"],
+  ];
+
+  it("reader and editor refuse every hostile path with its message", async () => {
+    const manager = managerFor(box.ws);
+    for (const [path, message] of hostile) {
+      const read = await run(manager, "reader", { action: "read", path });
+      assert.deepEqual(read, { success: false, error: message }, `read ${path}`);
+      const write = await run(manager, "editor", {
+        action: "write",
+        filePath: path,
+        content: "pwned",
+      });
+      assert.deepEqual(write, { success: false, error: message }, `write ${path}`);
+      const edit = await run(manager, "editor", {
+        action: "edit",
+        filePath: path,
+        oldString: "outside",
+        newString: "pwned",
+      });
+      assert.equal(edit.success, false, `edit ${path}`);
+    }
+    assert.equal(
+      (await run(manager, "reader", { action: "list_dir", path: "dir-link" })).success,
+      false,
+    );
+  });
+
+  it("the file system outside the workspace is unchanged after the hostile cases", () => {
+    assert.deepEqual(snapshot(box.outside), before_.outside);
+    assert.deepEqual(snapshot(box.evil), before_.evil);
+    assert.equal(existsSync(join(box.outside, "not-yet.txt")), false);
+    assert.equal(existsSync(join(box.outside, "new.txt")), false);
+  });
+
+  it("symlinks inside the workspace and odd but harmless names are allowed", async () => {
+    const manager = managerFor(box.ws);
+    const inner = await run(manager, "reader", { action: "read", path: "inner-link" });
+    assert.equal(inner.content, "1\tprint('hi')");
+    const weird = await run(manager, "editor", {
+      action: "write",
+      filePath: "src/weird;name.py",
+      content: "x = 1\n",
+    });
+    assert.equal(weird.success, true);
+    assert.equal(readFileSync(join(box.ws, "src", "weird;name.py"), "utf8"), "x = 1\n");
+  });
+});
+
+describe("guardPaths with nodeFileSystem", () => {
+  let box: Sandbox;
+  before(() => {
+    box = makeSandbox();
+    symlinkSync(join(box.outside, "secret.txt"), join(box.ws, "link-to-secret"));
+    symlinkSync(box.outside, join(box.ws, "dir-link"));
+    symlinkSync(join(box.outside, "nothing"), join(box.ws, "dangling-dir"));
+    mkdirSync(join(box.ws, "real"), { recursive: true });
+  });
+  after(() => box.cleanup());
+
+  it("guardPaths() refuses a direct symlink, a symlink via a parent and the prefix sibling", async () => {
+    const guard = guardPaths({ allowedPaths: [box.ws], fs: nodeFileSystem });
+    const check = (path: string) => guard("reader", "read", { path });
+    await assert.rejects(check("link-to-secret"), {
+      name: "PermissionDeniedError",
+      message: "Refusing to access symlink: 'link-to-secret'",
+    });
+    await assert.rejects(check("dir-link/secret.txt"), {
+      message: "Path not in allowed list: dir-link/secret.txt",
+    });
+    await assert.rejects(check("dangling-dir/new.txt"), {
+      message: "Refusing to access symlink: 'dangling-dir/new.txt'",
+    });
+    await assert.rejects(check(join(box.evil, "x.txt")), {
+      message: `Path not in allowed list: ${join(box.evil, "x.txt")}`,
+    });
+    await assert.rejects(check("../ws-evil/x.txt"), {
+      message: "Path not in allowed list: ../ws-evil/x.txt",
+    });
+    assert.equal(await check("src/main.py"), undefined);
+    assert.equal(await check("real/new-file.txt"), undefined);
+    assert.equal(await check("src/weird;name.py"), undefined);
+  });
+
+  it("guardPaths() accepts a root that is itself reached through a symlink", async () => {
+    const alias = join(box.base, "ws-alias");
+    symlinkSync(box.ws, alias);
+    const guard = guardPaths({ allowedPaths: [alias], fs: nodeFileSystem });
+    assert.equal(await guard("reader", "read", { path: "src/main.py" }), undefined);
+    await assert.rejects(guard("reader", "read", { path: "dir-link/secret.txt" }), {
+      message: "Path not in allowed list: dir-link/secret.txt",
+    });
+  });
+
+  it("AgentSpec.coding() with nodeFileSystem denies through a spec-carrying ActionManager", async () => {
+    const spec = AgentSpec.coding({ cwd: box.ws, fs: nodeFileSystem });
+    const manager = new ActionManager({ spec });
+    for (const tool of new CodingToolkit({ workspaceRoot: box.ws }).bind()) manager.register(tool);
+    const denied = await manager.invoke({
+      function: "reader",
+      arguments: { action: "read", path: "../outside/secret.txt" },
+    });
+    assert.equal(denied.status, "failed");
+    const error = denied.execution.error as GateDeniedError;
+    assert.ok(error instanceof GateDeniedError);
+    assert.equal(error.control, "guardPaths");
+    assert.equal(error.message, "guardPaths: Path not in allowed list: ../outside/secret.txt");
+    const bash = await manager.invoke({ function: "bash", arguments: { command: "rm -rf src" } });
+    assert.equal((bash.execution.error as GateDeniedError).control, "guardDestructive");
+    assert.equal(existsSync(join(box.ws, "src", "main.py")), true);
+    const ok = await manager.invoke({
+      function: "reader",
+      arguments: { action: "read", path: "src/main.py" },
+    });
+    assert.equal((ok.response as { success: boolean }).success, true);
+    const custom = new ActionManager({ spec });
+    custom.register(new Tool({ name: "reader_tool", func: () => "ran" }));
+    const viaAlias = await custom.invoke({
+      function: "reader_tool",
+      arguments: { path: "/etc/passwd" },
+    });
+    assert.equal(viaAlias.status, "failed");
+  });
+});

@@ -98,6 +98,34 @@ describe("Session durability on SQLite", () => {
     }
   });
 
+  it("1 000 concurrent emits and addMessages on a SQLite-backed session lose and duplicate nothing", async () => {
+    const store = await SqliteStore.open(join(dir, "concurrent.db"));
+    try {
+      const session = new Session({ store });
+      await session.start();
+      const branch = session.defaultBranch!;
+      const work: Promise<unknown>[] = [];
+      for (let i = 0; i < 1000; i++) {
+        work.push(session.emit({ i }));
+        work.push(branch.addMessage({ role: "user", content: i }));
+      }
+      await Promise.all(work);
+      await session.drainSignals();
+      const rows = await store.listMessages({ sessionId: session.id });
+      assert.deepEqual(rows.map((r) => r.id), branch.messages.map((m) => m.id));
+      assert.equal(new Set(rows.map((r) => r.content)).size, 1000);
+      const signals = await store.listSessionSignals(session.id);
+      const custom = signals.filter((s) => s.kind === "Signal").map((s) =>
+        (s.payload.data as { i: number }).i
+      );
+      assert.deepEqual(custom.sort((a, b) => a - b), Array.from({ length: 1000 }, (_, i) => i));
+      assert.equal(signals.filter((s) => s.kind === "MessageAdded").length, 1000);
+      assert.equal(new Set(signals.map((s) => s.seq)).size, signals.length);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("a closed SQLite store never breaks emit or addMessage; failures reach onError; rows stay", async () => {
     const path = join(dir, "closed.db");
     const store = await SqliteStore.open(path);

@@ -48,13 +48,14 @@ export function dispatchHook(
     );
   }
   const { hooks, stream } = internals;
-  const extra = options.params ?? {};
-  if (typeof extra !== "object" || extra === null) {
+  const extra = options.params;
+  if (extra !== undefined && (typeof extra !== "object" || extra === null)) {
     throw new TypeError(`Cannot call hook: params must be an object; got ${describe(extra)}`);
   }
-  const { exit: legacyExit, ...rest } = extra as Record<string, unknown>;
-  const exit = options.shouldExit === true || legacyExit === true;
+  const exit = options.shouldExit === true || extra?.exit === true;
   const signal = options.signal ?? NEVER_ABORTED;
+  // Fast path (per-chunk calls usually carry no params): no spread of an empty object.
+  const makeParams = (): HookParams => extra ? { ...extra, exit, signal } : { exit, signal };
 
   if (options.hookType !== undefined && options.hookType !== null) {
     const type = toHookEventType(options.hookType);
@@ -74,7 +75,7 @@ export function dispatchHook(
       const error = new TypeError(`No handler registered for hook type "${type}"`);
       return { result: error, error, shouldExit: exit, status: failStatus, info };
     }
-    const params: HookParams = { ...rest, exit, signal };
+    const params = makeParams();
     return settle(() => handler(eventLike, params), signal, exit, failStatus, true, info);
   }
   if (options.chunkType !== undefined && options.chunkType !== null) {
@@ -84,7 +85,7 @@ export function dispatchHook(
       const error = new TypeError(`No stream handler registered for "${String(chunkType)}"`);
       return { result: error, error, shouldExit: exit, status: EventStatus.ABORTED };
     }
-    const params: HookParams = { ...rest, exit, signal };
+    const params = makeParams();
     return settle(
       () => handler(null, chunkType, options.chunk, params),
       signal,

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { EventStatus, HookPhaseError } from "../core/mod.ts";
+import { EventStatus, HookPhaseError, logger } from "../core/mod.ts";
 import { APICalling, type APICallingInit } from "./api_calling.ts";
 import type { Endpoint, StreamChunk } from "./endpoint.ts";
 import { OpenAICompatibleEndpoint } from "./endpoints/openai_compatible.ts";
@@ -69,6 +69,20 @@ export interface IModelOptions {
   streamingProcessFunc?: ((chunk: StreamChunk) => unknown) | null;
 }
 
+/**
+ * What a model observer is told. `pre_call` comes when `invoke()`/`stream()` start the event
+ * (before its pre-invocation hook), `post_call` when the event has ended (any status: read
+ * `event.status`), `stream_chunk` for each chunk delivered to the consumer (after
+ * {@linkcode IModel.processChunk}).
+ */
+export type ModelNotice =
+  | { type: "pre_call"; model: IModel; event: APICalling; streaming: boolean }
+  | { type: "post_call"; model: IModel; event: APICalling; streaming: boolean }
+  | { type: "stream_chunk"; model: IModel; event: APICalling; chunk: StreamChunk };
+
+/** Observes a model's calls; its return value is ignored and its failures are isolated. */
+export type ModelObserver = (notice: ModelNotice) => unknown;
+
 /** Options of {@linkcode IModel.invoke} and {@linkcode IModel.stream}. */
 export interface ModelCallOptions extends CreateEventOptions {
   /** Called with the created event before it runs (to watch its status). */
@@ -122,6 +136,8 @@ export class IModel {
   readonly exitHook: boolean;
   /** Transforms chunks without a registry handler. */
   readonly streamingProcessFunc: ((chunk: StreamChunk) => unknown) | null;
+
+  #observers: Set<ModelObserver> = new Set();
 
   /** Makes a model; bad options throw a `TypeError`. */
   constructor(options: IModelOptions) {
@@ -250,8 +266,55 @@ export class IModel {
   async invoke(request: Record<string, unknown>, options?: ModelCallOptions): Promise<APICalling> {
     const event = await this.createEvent(request, options);
     options?.onEvent?.(event);
-    await event.invoke({ signal: options?.signal });
+    this.#notify({ type: "pre_call", model: this, event, streaming: false });
+    try {
+      await event.invoke({ signal: options?.signal });
+    } finally {
+      this.#notify({ type: "post_call", model: this, event, streaming: false });
+    }
     return event;
+  }
+
+  /**
+   * Observes this model's `invoke()` and `stream()` calls (and those of its copies) without
+   * taking a hook slot: observation only (ADR D6). Observers run in registration order; a
+   * throwing or rejecting observer is logged and never affects the call. Returns a disposer.
+   *
+   * @example
+   * ```ts
+   * import { FunctionEndpoint, IModel } from "@hookscope/core/service";
+   * import assert from "node:assert/strict";
+   *
+   * const model = new IModel({ model: "m", endpoint: new FunctionEndpoint({ call: () => "ok" }) });
+   * const seen: string[] = [];
+   * const stop = model.observe((notice) => { seen.push(`${notice.type}:${notice.event.status}`); });
+   * await model.invoke({});
+   * stop();
+   * await model.invoke({});
+   * assert.deepEqual(seen, ["pre_call:pending", "post_call:completed"]);
+   * ```
+   */
+  observe(observer: ModelObserver): () => void {
+    if (typeof observer !== "function") {
+      throw new TypeError(`Cannot observe model: observer must be a function`);
+    }
+    const wrapped: ModelObserver = (notice) => observer(notice);
+    this.#observers.add(wrapped);
+    return () => void this.#observers.delete(wrapped);
+  }
+
+  #notify(notice: ModelNotice): void {
+    if (this.#observers.size === 0) return;
+    for (const observer of [...this.#observers]) {
+      try {
+        const out = observer(notice);
+        if (isThenable(out)) {
+          Promise.resolve(out).catch((error) => logger.warn("Model observer failed", error));
+        }
+      } catch (error) {
+        logger.warn("Model observer failed", error);
+      }
+    }
   }
 
   /**
@@ -270,19 +333,33 @@ export class IModel {
     const signal = options?.signal;
     let reader: ReadableStreamDefaultReader<unknown> | null = null;
     let opening: Promise<ReadableStreamDefaultReader<unknown>> | null = null;
-    let created: HookedEvent | null = null;
+    let created: APICalling | null = null;
+    let ended = false;
+    const end = () => {
+      if (ended || !created) return;
+      ended = true;
+      this.#notify({ type: "post_call", model: this, event: created, streaming: true });
+    };
     const open = () =>
       opening ??= this.createEvent({ ...request, stream: true }, options).then((event) => {
         created = event;
         options?.onEvent?.(event);
+        this.#notify({ type: "pre_call", model: this, event, streaming: true });
         reader = event.stream({ signal }).getReader();
         return reader;
       });
     return new ReadableStream<StreamChunk>({
       pull: async (controller) => {
         const source = await open();
-        const next = await source.read();
+        let next: ReadableStreamReadResult<unknown>;
+        try {
+          next = await source.read();
+        } catch (error) {
+          end();
+          throw error;
+        }
         if (next.done) {
+          end();
           controller.close();
           return;
         }
@@ -294,18 +371,24 @@ export class IModel {
         } catch (error) {
           // Stop the provider stream (closing the request), then record why the event ended.
           await source.cancel(error).catch(() => {});
-          const event = created as HookedEvent | null;
+          const event = created as APICalling | null;
           if (event) {
             event.execution.status = EventStatus.FAILED;
             event.execution.error = error;
           }
+          end();
           throw error;
         }
-        controller.enqueue((processed ?? chunk) as StreamChunk);
+        const delivered = (processed ?? chunk) as StreamChunk;
+        if (this.#observers.size > 0 && created) {
+          this.#notify({ type: "stream_chunk", model: this, event: created, chunk: delivered });
+        }
+        controller.enqueue(delivered);
       },
       cancel: async (reason) => {
         if (reader) await reader.cancel(reason);
         else if (opening) await (await opening.catch(() => null))?.cancel(reason);
+        end();
       },
     }, { highWaterMark: 0 });
   }
@@ -324,15 +407,17 @@ export class IModel {
     }
   }
 
-  /** A model with the same endpoint, options and (shared) registry. */
+  /** A model with the same endpoint and options, sharing the registry and the observers. */
   copy(): IModel {
-    return new IModel({
+    const copy = new IModel({
       model: this.model,
       endpoint: this.endpoint,
       hookRegistry: this.hookRegistry,
       exitHook: this.exitHook,
       streamingProcessFunc: this.streamingProcessFunc,
     });
+    copy.#observers = this.#observers;
+    return copy;
   }
 
   #process(chunk: StreamChunk, signal: AbortSignal): unknown {

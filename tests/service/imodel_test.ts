@@ -494,3 +494,81 @@ describe("IModel.stream() and processChunk()", () => {
     await assert.rejects(model.processChunk({ type: "text", text: "a" }), (e) => e === boom);
   });
 });
+
+describe("IModel.observe()", () => {
+  it("IModel.observe() sees pre_call, each delivered chunk and post_call of a stream, in order", async () => {
+    await withServer([sseReply(textEvents(["a", "b"], { usage: null }))], async (server) => {
+      const model = new IModel({
+        model: "m",
+        baseURL: server.baseURL,
+        hookRegistry: {
+          streamHandlers: {
+            text: (_e, _t, c: { text: string }) => ({ type: "text", text: c.text + "!" }),
+          },
+        },
+      });
+      const seen: string[] = [];
+      model.observe((n) => {
+        if (n.type === "stream_chunk") seen.push(`chunk:${JSON.stringify(n.chunk)}`);
+        else seen.push(`${n.type}:${n.streaming}:${n.event.status}`);
+      });
+      const delivered = await collect(model.stream({}));
+      assert.equal(delivered.length, 3);
+      assert.deepEqual(seen, [
+        "pre_call:true:pending",
+        'chunk:{"type":"text","text":"a!"}',
+        'chunk:{"type":"text","text":"b!"}',
+        'chunk:{"type":"done","finishReason":"stop"}',
+        "post_call:true:completed",
+      ]);
+    });
+  });
+
+  it("IModel.observe() reports post_call for blocked, failed and cancelled calls", async () => {
+    const model = new IModel({
+      model: "m",
+      endpoint: new FunctionEndpoint({
+        call: () => Promise.reject(new Error("provider down")),
+        stream: async function* () {
+          yield { type: "text" as const, text: "x" };
+          await new Promise(() => {}); // hangs until cancelled
+        },
+      }),
+    });
+    const ends: string[] = [];
+    model.observe((n) =>
+      void (n.type === "post_call" && ends.push(`${n.streaming}:${n.event.status}`))
+    );
+    const failed = await model.invoke({});
+    assert.equal(failed.status, EventStatus.FAILED);
+    const reader = model.stream({}).getReader();
+    await reader.read();
+    await reader.cancel();
+    assert.deepEqual(ends, ["false:failed", "true:cancelled"]);
+  });
+
+  it("IModel.observe() isolates failing observers and stops after the disposer", async () => {
+    const model = new IModel({ model: "m", endpoint: local() });
+    let calls = 0;
+    model.observe(() => {
+      throw new Error("observer bug");
+    });
+    model.observe(() => Promise.reject(new Error("async observer bug")));
+    const stop = model.observe(() => void calls++);
+    const event = await model.invoke({ q: 1 });
+    assert.equal(event.status, EventStatus.COMPLETED);
+    assert.equal(calls, 2);
+    stop();
+    await model.invoke({});
+    assert.equal(calls, 2);
+    assert.throws(() => model.observe("x" as never), TypeError);
+  });
+
+  it("IModel.copy() shares observers with the original", async () => {
+    const model = new IModel({ model: "m", endpoint: local() });
+    const seen: string[] = [];
+    model.observe((n) => void seen.push(n.type));
+    await model.copy().invoke({});
+    assert.deepEqual(seen, ["pre_call", "post_call"]);
+  });
+});

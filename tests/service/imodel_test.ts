@@ -297,6 +297,41 @@ describe("IModel.invoke() over HTTP", () => {
   });
 });
 
+describe("IModel secrets", () => {
+  it("IModel never puts the API key in events, hook logs or errors", async () => {
+    const key = "sk-live-very-secret-0042";
+    await withServer([
+      errorReply(401, { error: { message: `bad key ${key}` } }),
+      jsonReply(completion("ok")),
+    ], async (server) => {
+      globalHookLogger.clear();
+      const model = new IModel({
+        model: "m",
+        baseURL: server.baseURL,
+        apiKey: key,
+        hookRegistry: { hooks: { pre_invoke: () => {}, post_invoke: () => {} } },
+      });
+      const failed = await model.invoke({});
+      const ok = await model.invoke({});
+      assert.equal(failed.status, EventStatus.FAILED);
+      assert.equal(ok.status, EventStatus.COMPLETED);
+      assert.equal(server.requests[1].headers.authorization, `Bearer ${key}`);
+      const error = failed.execution.error as EndpointError;
+      const rendered = [
+        JSON.stringify(failed),
+        JSON.stringify(ok),
+        JSON.stringify(model),
+        JSON.stringify(globalHookLogger.entries),
+        error.message,
+        error.bodyExcerpt,
+        String(error.stack),
+      ].join("\n");
+      assert.equal(rendered.includes(key), false);
+      assert.match(error.bodyExcerpt, /\[redacted\]/);
+    });
+  });
+});
+
 describe("IModel.stream() and processChunk()", () => {
   it("IModel.stream() prefers the chunk handler over streamingProcessFunc and keeps chunks on null", async () => {
     await withServer(

@@ -99,6 +99,26 @@ function payloadOf(envelope: object): unknown {
   return envelope;
 }
 
+/** The payload's own field values that are instances of `type`; a throwing getter is skipped. */
+function ownInstances(
+  payload: object,
+  type: abstract new (...args: never[]) => unknown,
+): unknown[] | null {
+  let out: unknown[] | null = null;
+  const record = payload as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    let value: unknown;
+    try {
+      value = record[key];
+    } catch {
+      continue;
+    }
+    if (value instanceof type) (out ??= []).push(value);
+  }
+  return out;
+}
+
 function isAudit(envelope: object): boolean {
   return envelope instanceof GateDenied || envelope instanceof HookBlocked;
 }
@@ -431,45 +451,62 @@ export class SessionObserver {
     const context: Session | SessionObserver = this.#session ?? this;
     let pending: Promise<unknown>[] | null = null;
     for (let i = 0; i < subs.length; i++) {
-      const sub = subs[i];
-      switch (sub.kind) {
-        case ROLE:
-          if (roleOf(envelope) !== sub.role) break;
-          pending = this.#call(sub, payload, context, results, pending);
-          break;
-        case PAYLOAD:
-          if (sub.role !== undefined && roleOf(envelope) !== sub.role) break;
-          if (sub.type !== undefined && !(payload instanceof sub.type)) {
-            // type + role: the type filter on the payload only (field values, no envelope);
-            // type + where: a composite filter, which needs the payload itself to match.
-            if (sub.where === undefined) {
-              pending = this.#fieldMatches(sub, payload, context, results, pending);
-            }
-            break;
-          }
-          if (sub.where !== undefined && !this.#test(sub.where, payload)) break;
-          pending = this.#call(sub, payload, context, results, pending);
-          break;
-        case TYPE: {
-          const type = sub.type!;
-          if (payload instanceof type) {
-            pending = this.#call(sub, payload, context, results, pending);
-          } else {
-            pending = this.#fieldMatches(sub, payload, context, results, pending);
-          }
-          if (envelope !== payload && envelope instanceof type) {
-            pending = this.#call(sub, envelope, context, results, pending);
-          }
-          break;
-        }
-        case PERSIST:
-          if (envelope instanceof Signal) {
-            pending = this.#call(sub, envelope, context, results, pending);
-          }
-          break;
+      try {
+        pending = this.#match(subs[i], envelope, payload, context, results, pending);
+      } catch (error) {
+        // Matching itself failed (a hostile payload, a throwing instanceof): skip this one.
+        this.#report(error, "where");
       }
     }
     return pending === null ? Promise.resolve(results) : this.#gather(results, pending);
+  }
+
+  /** Matches one subscription and calls its handler for each matched value. */
+  #match(
+    sub: Subscription,
+    envelope: Element,
+    payload: unknown,
+    context: Session | SessionObserver,
+    results: unknown[],
+    pending: Promise<unknown>[] | null,
+  ): Promise<unknown>[] | null {
+    switch (sub.kind) {
+      case ROLE:
+        if (roleOf(envelope) !== sub.role) break;
+        pending = this.#call(sub, payload, context, results, pending);
+        break;
+      case PAYLOAD:
+        if (sub.role !== undefined && roleOf(envelope) !== sub.role) break;
+        if (sub.type !== undefined && !(payload instanceof sub.type)) {
+          // type + role: the type filter on the payload only (field values, no envelope);
+          // type + where: a composite filter, which needs the payload itself to match.
+          if (sub.where === undefined) {
+            pending = this.#fieldMatches(sub, payload, context, results, pending);
+          }
+          break;
+        }
+        if (sub.where !== undefined && !this.#test(sub.where, payload)) break;
+        pending = this.#call(sub, payload, context, results, pending);
+        break;
+      case TYPE: {
+        const type = sub.type!;
+        if (payload instanceof type) {
+          pending = this.#call(sub, payload, context, results, pending);
+        } else {
+          pending = this.#fieldMatches(sub, payload, context, results, pending);
+        }
+        if (envelope !== payload && envelope instanceof type) {
+          pending = this.#call(sub, envelope, context, results, pending);
+        }
+        break;
+      }
+      case PERSIST:
+        if (envelope instanceof Signal) {
+          pending = this.#call(sub, envelope, context, results, pending);
+        }
+        break;
+    }
+    return pending;
   }
 
   /** Type matches among the payload's own field values (a type filter without the instance). */
@@ -481,18 +518,16 @@ export class SessionObserver {
     pending: Promise<unknown>[] | null,
   ): Promise<unknown>[] | null {
     if (payload === null || typeof payload !== "object" || Array.isArray(payload)) return pending;
-    const type = sub.type!;
-    const record = payload as Record<string, unknown>;
-    for (const key in record) {
-      if (!Object.hasOwn(record, key)) continue;
-      let value: unknown;
-      try {
-        value = record[key];
-      } catch {
-        continue;
-      }
-      if (!(value instanceof type)) continue;
-      pending = this.#call(sub, value, context, results, pending);
+    let matches: unknown[] | null;
+    try {
+      matches = ownInstances(payload, sub.type!);
+    } catch (error) {
+      this.#report(error, "where"); // a hostile payload (a throwing proxy) matches nothing
+      return pending;
+    }
+    if (matches === null) return pending;
+    for (let i = 0; i < matches.length; i++) {
+      pending = this.#call(sub, matches[i], context, results, pending);
     }
     return pending;
   }
@@ -584,19 +619,14 @@ export class SessionObserver {
     for (let i = this.#head; i < events.length; i++) {
       const envelope = events[i] as Element;
       const payload = payloadOf(envelope);
-      if (payload instanceof type) out.push(payload as T);
-      else if (payload !== null && typeof payload === "object" && !Array.isArray(payload)) {
-        const record = payload as Record<string, unknown>;
-        for (const key in record) {
-          if (!Object.hasOwn(record, key)) continue;
-          let value: unknown;
-          try {
-            value = record[key];
-          } catch {
-            continue;
-          }
-          if (value instanceof type) out.push(value as T);
+      try {
+        if (payload instanceof type) out.push(payload as T);
+        else if (payload !== null && typeof payload === "object" && !Array.isArray(payload)) {
+          const matches = ownInstances(payload, type);
+          if (matches !== null) { for (const value of matches) out.push(value as T); }
         }
+      } catch {
+        // A hostile payload (a throwing proxy) matches nothing.
       }
       if (envelope !== payload && envelope instanceof type) out.push(envelope as T);
     }

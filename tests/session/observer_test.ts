@@ -270,6 +270,24 @@ describe("SessionObserver failure isolation (X10)", () => {
     assert.deepEqual(errors.map(([, w]) => w), ["route", "where"]);
   });
 
+  it("SessionObserver.emit() survives a hostile payload that throws on inspection", async () => {
+    const { observer, errors } = collectingObserver();
+    const hostile = new Proxy({}, {
+      ownKeys() {
+        throw new Error("no keys");
+      },
+      getPrototypeOf() {
+        throw new Error("no prototype");
+      },
+    });
+    observer.observe({ type: Plan }, () => "plan");
+    observer.observe({ where: () => true }, () => "ok");
+    assert.deepEqual(await observer.emit(new Signal({ data: hostile })), ["ok"]);
+    assert.equal(observer.events.length, 1);
+    assert.deepEqual(observer.byType(Plan), []);
+    assert.ok(errors.length >= 1);
+  });
+
   it("SessionObserver.emit() survives an onError that throws", async () => {
     const observer = new SessionObserver({
       onError: () => {

@@ -6,7 +6,13 @@
  * @module
  */
 
-import { type ArgumentIssue, Event, isAbortError, ToolArgumentsError } from "../core/mod.ts";
+import {
+  type ArgumentIssue,
+  Event,
+  isAbortError,
+  ToolArgumentsError,
+  toJsonSafe,
+} from "../core/mod.ts";
 import type { z } from "zod";
 import type { ProcessorContext, Tool } from "./tool.ts";
 
@@ -79,14 +85,15 @@ export class FunctionCalling extends Event {
     return typeof action === "string" ? action : "";
   }
 
-  /** JSON-safe form including the tool name and the arguments. */
+  /** JSON-safe form: element fields, `execution`, `function` (the tool name), `arguments`, `callId`. */
   override toJSON(): Record<string, unknown> {
+    const base = super.toJSON();
+    delete base.tool;
     return {
-      ...super.toJSON(),
+      ...base,
       function: this.tool.name,
-      arguments: this.arguments,
+      arguments: toJsonSafe(this.arguments),
       callId: this.callId ?? null,
-      execution: this.execution,
     };
   }
 

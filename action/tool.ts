@@ -6,7 +6,7 @@
  */
 
 import { z } from "zod";
-import { Element, type ElementInit } from "../core/mod.ts";
+import { Element, type ElementInit, toJsonSafe } from "../core/mod.ts";
 
 /** What a tool function receives besides its arguments. */
 export interface ToolContext {
@@ -215,10 +215,13 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     return this.#validator;
   }
 
-  /** JSON-safe form: the element fields plus name, description and schema. */
+  /** JSON-safe form: `kind`, `id`, `createdAt`, `metadata`, name, description and schema. */
   override toJSON(): Record<string, unknown> {
     return {
-      ...super.toJSON(),
+      kind: this.constructor.name,
+      id: this.id,
+      createdAt: this.createdAt,
+      metadata: toJsonSafe(this.metadata),
       name: this.name,
       description: this.description,
       strictFuncCall: this.strictFuncCall,

@@ -164,8 +164,13 @@ describe("FunctionCalling", () => {
     await call.invoke();
     assert.ok(seen!.signal instanceof AbortSignal);
     assert.equal(seen!.callId, "c-1");
-    assert.equal(call.toJSON().callId, "c-1");
-    assert.equal(call.toJSON().function, "ctx");
+    const json = call.toJSON();
+    assert.equal(json.callId, "c-1");
+    assert.equal(json.function, "ctx");
+    assert.equal(json.kind, "FunctionCalling");
+    assert.equal((json.execution as { status: string }).status, "completed");
+    assert.equal("tool" in json, false);
+    assert.doesNotThrow(() => JSON.stringify(json));
   });
 
   it("FunctionCalling.invoke() runs only once", async () => {

@@ -110,5 +110,7 @@ describe("Tool", () => {
     const json = tool.toJSON();
     assert.equal(json.name, "n");
     assert.equal((json.schema as { type: string }).type, "function");
+    assert.equal(json.kind, "Tool");
+    assert.equal("func" in json, false);
   });
 });

@@ -10,8 +10,8 @@ import {
   type ArgumentIssue,
   Event,
   isAbortError,
-  ToolArgumentsError,
   toJsonSafe,
+  ToolArgumentsError,
 } from "../core/mod.ts";
 import type { z } from "zod";
 import type { ProcessorContext, Tool } from "./tool.ts";

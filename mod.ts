@@ -31,4 +31,5 @@
 
 export * from "./core/mod.ts";
 export * from "./hooks/mod.ts";
+export * from "./service/mod.ts";
 export * from "./store/mod.ts";

@@ -199,6 +199,10 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
         io: "input",
       }) as Record<string, unknown>;
       delete json.$schema;
+      const extra = json.additionalProperties;
+      if (extra && typeof extra === "object" && Object.keys(extra).length === 0) {
+        json.additionalProperties = true;
+      }
       parameters = json;
     }
     const fn: Record<string, unknown> = { name: this.name, parameters };

@@ -48,7 +48,8 @@ export function readerTool(workspace: Workspace): Tool {
         if (info.isDirectory()) return failure(`Is a directory: ${raw} (use list_dir)`);
         const bytes = await readFile(path);
         if (looksBinary(bytes)) return failure(`Binary file not supported: ${raw}`);
-        await workspace.remember(path);
+        // Record the state seen before reading: a change racing the read then counts as a change.
+        workspace.reads.set(path, { mtimeMs: info.mtimeMs, size: info.size });
         const text = new TextDecoder().decode(bytes);
         const lines = text === "" ? [] : text.replace(/\n$/, "").split("\n");
         const offset = args.offset as number | undefined ?? 0;

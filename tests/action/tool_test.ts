@@ -23,6 +23,7 @@ describe("Tool", () => {
     assert.equal(schema.function.parameters.type, "object");
     assert.deepEqual(schema.function.parameters.required, ["a"]);
     assert.deepEqual(Object.keys(schema.function.parameters.properties as object), ["a", "b"]);
+    assert.equal(schema.function.parameters.additionalProperties, true);
   });
 
   it("Tool.schema without requestOptions is an open object", () => {

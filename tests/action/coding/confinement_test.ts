@@ -127,6 +127,19 @@ describe("guardPaths with nodeFileSystem", () => {
     });
   });
 
+  it("AgentSpec.coding() without cwd confines paths to the process cwd at call time", async () => {
+    const spec = AgentSpec.coding({ fs: nodeFileSystem });
+    const guard = spec.hookHandlers["security_pre:editor"][0] as (
+      t: string,
+      a: string,
+      args: Record<string, unknown>,
+    ) => Promise<void>;
+    assert.equal(await guard("editor", "write", { filePath: "some/new/file.ts" }), undefined);
+    await assert.rejects(guard("editor", "write", { filePath: box.outside }), {
+      message: `Path not in allowed list: ${box.outside}`,
+    });
+  });
+
   it("AgentSpec.coding() with nodeFileSystem denies through a spec-carrying ActionManager", async () => {
     const spec = AgentSpec.coding({ cwd: box.ws, fs: nodeFileSystem });
     const manager = new ActionManager({ spec });

@@ -125,6 +125,7 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
       });
     };
     const kill = () => {
+      if (forceTimer !== undefined || done) return;
       if (detached && child.pid !== undefined) {
         try {
           process.kill(-child.pid, "SIGKILL");

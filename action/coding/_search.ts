@@ -85,9 +85,8 @@ export function searchTool(workspace: Workspace): Tool {
         const base = await workspace.resolve(raw === "" ? "." : raw);
         if (input.action === "find") {
           const limit = input.maxResults ?? 100;
-          const match = hasGlobChars(input.pattern)
-            ? ((name: string) => globToRegExp(input.pattern).test(name))
-            : ((name: string) => name.includes(input.pattern));
+          const glob = hasGlobChars(input.pattern) ? globToRegExp(input.pattern) : null;
+          const match = (name: string) => glob ? glob.test(name) : name.includes(input.pattern);
           const found: string[] = [];
           let total = 0;
           for await (const entry of walk(base)) {

@@ -7,7 +7,7 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import process from "node:process";
-import { resolvePath } from "../_path.ts";
+import { isInside, resolvePath } from "../_path.ts";
 import type { PostToolHook } from "../spec.ts";
 import { runProcess } from "./_process.ts";
 
@@ -41,7 +41,10 @@ export interface AutoFormatOptions {
   timeoutMs?: number;
   /** Extension with its dot (`".py"`) → formatter argv reading stdin and writing stdout. */
   formatters?: Record<string, readonly string[]>;
-  /** The directory relative `filePath`s resolve against (use the workspace root). */
+  /**
+   * The directory relative `filePath`s resolve against (use the workspace root); when given,
+   * files outside it are skipped.
+   */
   cwd?: string;
   /**
    * Decides whether `command` may run. Default: under Deno, `Deno.permissions.querySync({ name:
@@ -161,6 +164,9 @@ export function autoFormat(options?: AutoFormatOptions): PostToolHook {
         ...(result as Record<string, unknown>),
         autoFormat: { status, command: argv, file, ...(reason === undefined ? {} : { reason }) },
       });
+      if (options?.cwd !== undefined && !isInside(resolvePath("/", options.cwd), file)) {
+        return record("skipped", `File is outside ${options.cwd}: ${raw}`);
+      }
       const permission = canRun(argv[0]);
       if (!permission.granted) {
         return record("skipped", permission.reason ?? `Not permitted to run ${argv[0]}`);

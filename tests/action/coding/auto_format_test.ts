@@ -151,6 +151,17 @@ describe("autoFormat", () => {
     );
     assert.equal(await hook("editor", "write", {}, { success: true }), undefined);
     assert.equal(read(file), MESSY);
+    const outside = join(box.outside, "o.py");
+    writeFileSync(outside, MESSY);
+    const skipped = await hook("editor", "write", { filePath: "../outside/o.py" }, {
+      success: true,
+    });
+    assert.equal((skipped as Formatted).autoFormat?.status, "skipped");
+    assert.equal(
+      (skipped as Formatted).autoFormat?.reason,
+      `File is outside ${box.ws}: ../outside/o.py`,
+    );
+    assert.equal(readFileSync(outside, "utf8"), MESSY);
     assert.throws(() => autoFormat({ formatters: { ".py": [] } }), TypeError);
   });
 

@@ -32,4 +32,6 @@
 export * from "./core/mod.ts";
 export * from "./hooks/mod.ts";
 export * from "./service/mod.ts";
+export * from "./action/mod.ts";
 export * from "./store/mod.ts";
+export * from "./session/mod.ts";

@@ -188,6 +188,7 @@ export interface PersistMessagePayload {
   sessionProgressionId?: string;
   /** Legacy name for the branch progression. */
   progressionId?: string;
+  /** Other keys are ignored. */
   [key: string]: unknown;
 }
 

@@ -178,12 +178,12 @@ export class HookBus {
     return () => {
       if (disposed) return;
       disposed = true;
-      this.off(p, handler as HookHandler);
+      this.off(p, handler);
     };
   }
 
   /** Removes the first equal registration; a missing handler is a no-op. */
-  off(point: HookPoint | string, handler: HookHandler | AnyHandler): void {
+  off<P extends HookPoint>(point: P | string, handler: HookHandler<P>): void {
     const p = toHookPoint(point as string, "remove hook");
     const chain = this.#chains[p];
     const index = chain.indexOf(handler as AnyHandler);

@@ -24,3 +24,4 @@ export * from "./decorator.ts";
 export * from "./wiring.ts";
 export * from "./builtins.ts";
 export * from "./loader.ts";
+export * from "./persist.ts";

@@ -14,6 +14,16 @@ import { createMessage, type Message, type MessageInit, toMessageRecord } from "
 import type { SessionObserver } from "./observer.ts";
 import type { Session } from "./session.ts";
 import { MessageAdded } from "./signal.ts";
+import type { ActionRequestInit } from "../action/mod.ts";
+import { act, actAll, type ActAllOptions, type ActionResult, type ActOptions } from "./act.ts";
+import {
+  type AgentRunOptions,
+  type AgentStreamEvent,
+  chat,
+  operate,
+  type OperateResult,
+  operateStream,
+} from "./agent_loop.ts";
 
 /** What a {@linkcode Branch} is made from. */
 export interface BranchOptions {
@@ -252,6 +262,34 @@ export class Branch extends Element {
   authorize(action: unknown): Promise<boolean> {
     const observer = this.#observer;
     return observer === null ? Promise.resolve(true) : observer.authorize(action);
+  }
+
+  /**
+   * Runs one tool action in the order of ADR-0047 D5 (see {@linkcode act}): gate → `tool.pre` →
+   * the tool with its processors → `tool.post` or `tool.error`.
+   */
+  act(request: ActionRequestInit, options?: ActOptions): Promise<ActionResult> {
+    return act(this, request, options);
+  }
+
+  /** Runs several actions, concurrently by default (see {@linkcode actAll}). */
+  actAll(requests: readonly ActionRequestInit[], options?: ActAllOptions): Promise<ActionResult[]> {
+    return actAll(this, requests, options);
+  }
+
+  /** One model turn: the instruction in, the assistant's answer out (see {@linkcode chat}). */
+  chat(instruction: string, options?: AgentRunOptions): Promise<Message> {
+    return chat(this, instruction, options);
+  }
+
+  /** The tool-calling loop, up to `maxTurns` (see {@linkcode operate}). */
+  operate(instruction: string, options?: AgentRunOptions): Promise<OperateResult> {
+    return operate(this, instruction, options);
+  }
+
+  /** The tool-calling loop as a stream of text, tool calls and results (see {@linkcode operateStream}). */
+  operateStream(instruction: string, options?: AgentRunOptions): ReadableStream<AgentStreamEvent> {
+    return operateStream(this, instruction, options);
   }
 
   /** Waits until every background `MessageAdded` emission has settled (failures are not raised). */

@@ -36,3 +36,7 @@ export type * from "../hooks/mod.ts";
 export type * from "../store/mod.ts";
 export type * from "../service/mod.ts";
 export type * from "../action/mod.ts";
+export * from "./act.ts";
+export * from "./agent_loop.ts";
+export * from "./bridge.ts";
+export * from "./create_agent.ts";

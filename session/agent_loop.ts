@@ -183,15 +183,23 @@ async function invokeModel(
   host: AgentHost,
   options: AgentRunOptions | undefined,
   withTools: boolean,
+  signal?: AbortSignal,
 ) {
   const model = requireModel(host);
+  const abort = signal ?? options?.signal;
   const event = await model.invoke(
     buildRequest(host, options, withTools),
-    options?.signal ? { signal: options.signal } : undefined,
+    abort ? { signal: abort } : undefined,
   );
   if (event.status !== EventStatus.COMPLETED) throw event.execution.error;
   return parseCompletion(event.response);
 }
+
+/** One model turn: yields events while it runs and returns the answer and the tool calls. */
+type ModelTurn = (
+  turn: number,
+  signal: AbortSignal,
+) => AsyncGenerator<AgentStreamEvent, { text: string; toolCalls: ModelToolCall[] }>;
 
 /**
  * Runs one tool call from the model. Malformed JSON arguments and a blocking guard do not end
@@ -295,10 +303,46 @@ function checkTurns(options: AgentRunOptions | undefined): number {
   return maxTurns;
 }
 
+async function* agentLoop(
+  host: AgentHost,
+  instruction: string,
+  maxTurns: number,
+  signal: AbortSignal,
+  modelTurn: ModelTurn,
+): AsyncGenerator<AgentStreamEvent> {
+  await host.addMessage({ role: "user", content: instruction });
+  const actions: ActionResult[] = [];
+  for (let turn = 1;; turn++) {
+    const answer = yield* modelTurn(turn, signal);
+    const message = await host.addMessage({ role: "assistant", content: answer.text });
+    if (answer.toolCalls.length === 0) {
+      yield { type: "done", result: { message, turns: turn, actions, stoppedBy: "answer" } };
+      return;
+    }
+    for (const call of answer.toolCalls) {
+      const { result, blocked } = await runToolCall(host, call, signal);
+      actions.push(result);
+      yield { type: "tool_result", result, blocked, turn };
+    }
+    if (turn >= maxTurns) {
+      yield { type: "done", result: { message, turns: turn, actions, stoppedBy: "maxTurns" } };
+      return;
+    }
+  }
+}
+
+function checkInstruction(instruction: unknown): void {
+  if (typeof instruction !== "string") {
+    throw new TypeError(`Cannot operate: instruction must be a string`);
+  }
+}
+
 /**
- * The tool-calling loop: ask the model with the branch's tool schemas; run each tool call it
- * makes through `act` (gate, `tool.pre`, tool hooks, `tool.post`/`tool.error`); send the results
- * back; stop when it answers without tool calls or after `maxTurns` turns.
+ * The tool-calling loop: ask the model (one `invoke` per turn) with the branch's tool schemas;
+ * run each tool call it makes through `act` (gate, `tool.pre`, tool hooks, `tool.post` or
+ * `tool.error`); send the results back; stop when it answers without tool calls or after
+ * `maxTurns` turns. A tool call with malformed JSON arguments, and one a `tool.pre` guard
+ * blocks, is answered with an error the model can read; the loop goes on.
  *
  * @example
  * ```ts
@@ -328,22 +372,24 @@ export async function operate(
   instruction: string,
   options?: AgentRunOptions,
 ): Promise<OperateResult> {
-  let result: OperateResult | undefined;
-  const stream = operateStream(host, instruction, options);
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (value.type === "done") result = value.result;
+  checkInstruction(instruction);
+  requireModel(host);
+  const maxTurns = checkTurns(options);
+  const signal = options?.signal ?? new AbortController().signal;
+  // deno-lint-ignore require-yield
+  const invokeTurn: ModelTurn = async function* (_turn, turnSignal) {
+    return await invokeModel(host, options, true, turnSignal);
+  };
+  for await (const event of agentLoop(host, instruction, maxTurns, signal, invokeTurn)) {
+    if (event.type === "done") return event.result;
   }
-  if (!result) throw new Error(`Cannot operate: the agent loop ended without a result`);
-  return result;
+  throw new Error(`Cannot operate: the agent loop ended without a result`);
 }
 
 /**
- * {@linkcode operate} as a stream: text chunks as the model streams them, each tool call and its
- * result, then `done` with the result. Cancelling the stream (or aborting the signal) cancels
- * the model call in flight.
+ * {@linkcode operate} over a streaming model: yields text chunks as the model streams them, each
+ * tool call and its result, then `done` with the result. Cancelling the stream (or aborting the
+ * signal) cancels the model call in flight.
  *
  * @example
  * ```ts
@@ -376,9 +422,7 @@ export function operateStream(
   instruction: string,
   options?: AgentRunOptions,
 ): ReadableStream<AgentStreamEvent> {
-  if (typeof instruction !== "string") {
-    throw new TypeError(`Cannot operate: instruction must be a string`);
-  }
+  checkInstruction(instruction);
   const model = requireModel(host);
   const maxTurns = checkTurns(options);
   const internal = new AbortController();
@@ -387,21 +431,18 @@ export function operateStream(
     : internal.signal;
   let modelReader: ReadableStreamDefaultReader<StreamChunk> | null = null;
 
-  async function* run(): AsyncGenerator<AgentStreamEvent> {
-    await host.addMessage({ role: "user", content: instruction });
-    const actions: ActionResult[] = [];
-    for (let turn = 1; turn <= maxTurns; turn++) {
-      const stream = model.stream(buildRequest(host, options, true), { signal }) as ReadableStream<
-        StreamChunk
-      >;
-      modelReader = stream.getReader();
-      let answer = "";
-      const calls: ModelToolCall[] = [];
+  const streamTurn: ModelTurn = async function* (turn, turnSignal) {
+    const stream = model.stream(buildRequest(host, options, true), { signal: turnSignal });
+    const reader = (stream as ReadableStream<StreamChunk>).getReader();
+    modelReader = reader;
+    let text = "";
+    const toolCalls: ModelToolCall[] = [];
+    try {
       for (;;) {
-        const { done, value } = await modelReader.read();
+        const { done, value } = await reader.read();
         if (done) break;
         if (value.type === "text") {
-          answer += value.text;
+          text += value.text;
           yield { type: "text", text: value.text, turn };
         } else if (value.type === "tool_call") {
           const call = {
@@ -409,29 +450,17 @@ export function operateStream(
             name: value.name,
             arguments: value.arguments,
           };
-          calls.push(call);
+          toolCalls.push(call);
           yield { type: "tool_call", call, turn };
         }
       }
+    } finally {
       modelReader = null;
-      const message = await host.addMessage({ role: "assistant", content: answer });
-      if (calls.length === 0) {
-        yield { type: "done", result: { message, turns: turn, actions, stoppedBy: "answer" } };
-        return;
-      }
-      for (const call of calls) {
-        const { result, blocked } = await runToolCall(host, call, signal);
-        actions.push(result);
-        yield { type: "tool_result", result, blocked, turn };
-      }
-      if (turn === maxTurns) {
-        yield { type: "done", result: { message, turns: turn, actions, stoppedBy: "maxTurns" } };
-        return;
-      }
     }
-  }
+    return { text, toolCalls };
+  };
 
-  const iterator = run();
+  const iterator = agentLoop(host, instruction, maxTurns, signal, streamTurn);
   return new ReadableStream<AgentStreamEvent>({
     async pull(controller) {
       try {
@@ -444,11 +473,8 @@ export function operateStream(
     },
     async cancel(reason) {
       internal.abort(reason);
-      try {
-        await (modelReader as ReadableStreamDefaultReader<StreamChunk> | null)?.cancel(reason);
-      } catch {
-        // the model stream is already closed
-      }
+      const reader = modelReader as ReadableStreamDefaultReader<StreamChunk> | null;
+      if (reader) await reader.cancel(reason).catch(() => {});
       await iterator.return(undefined).catch(() => {});
     },
   }, { highWaterMark: 0 });

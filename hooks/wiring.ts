@@ -33,19 +33,21 @@ export const HOOK_POINT_WIRING: Readonly<Record<HookPoint, HookPointWiring>> = O
   "session.end": { wired: true, blocking: false, source: "Session.end()" },
   "branch.create": { wired: true, blocking: false, source: "Session.newBranch()" },
   "api.pre_call": {
-    wired: false,
+    wired: true,
     blocking: false,
-    source: "dormant: no emit site yet (an optional model-to-session adapter is planned, X5)",
+    source:
+      "bridgeModelToSession() (optional adapter, X5): when a model call starts, before its pre-invoke hook",
   },
   "api.post_call": {
-    wired: false,
+    wired: true,
     blocking: false,
-    source: "dormant: no emit site yet (an optional model-to-session adapter is planned, X5)",
+    source: "bridgeModelToSession() (optional adapter, X5): after the model call ended, any status",
   },
   "api.stream_chunk": {
-    wired: false,
+    wired: true,
     blocking: false,
-    source: "dormant: no emit site yet (an optional model-to-session adapter is planned, X5)",
+    source:
+      "bridgeModelToSession() (optional adapter, X5): per delivered chunk, after the service chunk handler",
   },
   "tool.pre": {
     wired: true,

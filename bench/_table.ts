@@ -36,16 +36,35 @@ export interface Verdict {
 
 const ORDER = ["floor", "hookscope", "hookable", "tapable", "emittery"];
 
+/**
+ * Awaited calls per bench iteration. `deno bench` adds its own per-iteration cost (creating and
+ * awaiting the body's promise) that would dilute every ratio toward 1, so bench bodies loop over
+ * `BATCH` awaited calls; {@linkcode callsPerIteration} divides the times back to one call.
+ */
+export const BATCH = 100;
+
+/**
+ * How many calls one iteration of a group's bench body makes: {@linkcode BATCH}, except
+ * `emit-zero-call` (one synchronous call; deno batches those itself) and `stream-chunks` (one
+ * whole stream).
+ */
+export function callsPerIteration(group: string): number {
+  return group.startsWith("emit-zero-call/") || group.startsWith("stream-chunks/") ? 1 : BATCH;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /**
  * Reads the output of `deno bench --json` (version 1). Every bench keeps `avg`, `p75`, `min`,
- * `p99` (nanoseconds); a failed bench keeps its failure text. Anything that is not that shape
- * throws a `TypeError`.
+ * `p99` (nanoseconds), divided by `perIteration(group)` (default 1) to give one call's time; a
+ * failed bench keeps its failure text. Anything that is not that shape throws a `TypeError`.
  */
-export function fromDenoJson(json: unknown): BenchStat[] {
+export function fromDenoJson(
+  json: unknown,
+  perIteration: (group: string) => number = () => 1,
+): BenchStat[] {
   if (!isRecord(json) || !Array.isArray(json.benches)) {
     throw new TypeError(`Cannot read bench results: expected deno bench --json output`);
   }
@@ -63,9 +82,10 @@ export function fromDenoJson(json: unknown): BenchStat[] {
       stats: {},
     };
     if (isRecord(result) && isRecord(result.ok)) {
+      const calls = perIteration(group);
       for (const key of ["avg", "p75", "min", "p99"]) {
         const value = result.ok[key];
-        if (typeof value === "number" && Number.isFinite(value)) stat.stats[key] = value;
+        if (typeof value === "number" && Number.isFinite(value)) stat.stats[key] = value / calls;
       }
     } else {
       stat.failed = isRecord(result) && "failed" in result ? String(result.failed) : "no result";

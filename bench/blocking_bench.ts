@@ -7,6 +7,7 @@
  */
 
 import { buildGuards, checkChains, KS } from "./_peers.ts";
+import { BATCH } from "./_table.ts";
 
 for (const k of KS) {
   const group = `blocking/${k}`;
@@ -17,35 +18,35 @@ for (const k of KS) {
     group,
     baseline: true,
     fn: async () => {
-      await c.floor();
+      for (let i = 0; i < BATCH; i++) await c.floor();
     },
   });
   Deno.bench({
     name: "hookscope",
     group,
     fn: async () => {
-      await c.hookscope();
+      for (let i = 0; i < BATCH; i++) await c.hookscope();
     },
   });
   Deno.bench({
     name: "hookable",
     group,
     fn: async () => {
-      await c.hookable();
+      for (let i = 0; i < BATCH; i++) await c.hookable();
     },
   });
   Deno.bench({
     name: "tapable",
     group,
     fn: async () => {
-      await c.tapable();
+      for (let i = 0; i < BATCH; i++) await c.tapable();
     },
   });
   Deno.bench({
     name: "emittery",
     group,
     fn: async () => {
-      await c.emittery();
+      for (let i = 0; i < BATCH; i++) await c.emittery();
     },
   });
 }

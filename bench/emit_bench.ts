@@ -12,6 +12,7 @@
 
 import { HookBus } from "../hooks/mod.ts";
 import { buildChains, checkChains, KS, PAYLOAD } from "./_peers.ts";
+import { BATCH } from "./_table.ts";
 
 for (const kind of ["sync", "async"] as const) {
   for (const k of KS) {
@@ -23,35 +24,35 @@ for (const kind of ["sync", "async"] as const) {
       group,
       baseline: true,
       fn: async () => {
-        await c.floor();
+        for (let i = 0; i < BATCH; i++) await c.floor();
       },
     });
     Deno.bench({
       name: "hookscope",
       group,
       fn: async () => {
-        await c.hookscope();
+        for (let i = 0; i < BATCH; i++) await c.hookscope();
       },
     });
     Deno.bench({
       name: "hookable",
       group,
       fn: async () => {
-        await c.hookable();
+        for (let i = 0; i < BATCH; i++) await c.hookable();
       },
     });
     Deno.bench({
       name: "tapable",
       group,
       fn: async () => {
-        await c.tapable();
+        for (let i = 0; i < BATCH; i++) await c.tapable();
       },
     });
     Deno.bench({
       name: "emittery",
       group,
       fn: async () => {
-        await c.emittery();
+        for (let i = 0; i < BATCH; i++) await c.emittery();
       },
     });
   }

@@ -10,6 +10,7 @@
 import { Signal } from "../core/mod.ts";
 import { SessionObserver } from "../session/observer.ts";
 import { sink, warm } from "./_peers.ts";
+import { BATCH } from "./_table.ts";
 
 class ToolRan {
   readonly name: string;
@@ -97,14 +98,14 @@ for (const n of [1, 10]) {
     group,
     baseline: true,
     fn: async () => {
-      await floor();
+      for (let i = 0; i < BATCH; i++) await floor();
     },
   });
   Deno.bench({
     name: "hookscope",
     group,
     fn: async () => {
-      await observer.emit(signal);
+      for (let i = 0; i < BATCH; i++) await observer.emit(signal);
     },
   });
 }

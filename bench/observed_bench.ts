@@ -9,6 +9,7 @@
 import { HookBus } from "../hooks/mod.ts";
 import { SessionObserver } from "../session/observer.ts";
 import { KS, makeHandler, PAYLOAD, warm } from "./_peers.ts";
+import { BATCH } from "./_table.ts";
 
 for (const k of KS) {
   const group = `emit-observed/${k}`;
@@ -30,14 +31,14 @@ for (const k of KS) {
     group,
     baseline: true,
     fn: async () => {
-      await plain.emit("tool.post", PAYLOAD);
+      for (let i = 0; i < BATCH; i++) await plain.emit("tool.post", PAYLOAD);
     },
   });
   Deno.bench({
     name: "hookscope",
     group,
     fn: async () => {
-      await observed.emit("tool.post", PAYLOAD);
+      for (let i = 0; i < BATCH; i++) await observed.emit("tool.post", PAYLOAD);
     },
   });
 }

@@ -12,6 +12,7 @@
 
 import { FunctionEndpoint, HookRegistry, IModel, type StreamChunk } from "../service/mod.ts";
 import { sink, warm } from "./_peers.ts";
+import { BATCH } from "./_table.ts";
 
 const signal = new AbortController().signal;
 const request = { messages: [{ role: "user", content: "ping" }] };
@@ -52,14 +53,14 @@ for (const [k, model] of [[0, plain], [2, hooked]] as const) {
     group,
     baseline: true,
     fn: async () => {
-      await endpoint.call(payload, { signal });
+      for (let i = 0; i < BATCH; i++) await endpoint.call(payload, { signal });
     },
   });
   Deno.bench({
     name: "hookscope",
     group,
     fn: async () => {
-      await model.invoke(request);
+      for (let i = 0; i < BATCH; i++) await model.invoke(request);
     },
   });
 }

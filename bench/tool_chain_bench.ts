@@ -10,6 +10,7 @@
 import { z } from "zod";
 import { ActionManager, AgentSpec, Tool } from "../action/mod.ts";
 import { sink, warm } from "./_peers.ts";
+import { BATCH } from "./_table.ts";
 
 const add = ({ a, b }: { a: number; b: number }): number => a + b;
 const args = { a: 1, b: 2 };
@@ -41,14 +42,14 @@ for (const [k, manager] of [[0, new ActionManager()], [3, new ActionManager({ sp
     group,
     baseline: true,
     fn: async () => {
-      await add(args);
+      for (let i = 0; i < BATCH; i++) await add(args);
     },
   });
   Deno.bench({
     name: "hookscope",
     group,
     fn: async () => {
-      await manager.invoke({ function: "add", arguments: args });
+      for (let i = 0; i < BATCH; i++) await manager.invoke({ function: "add", arguments: args });
     },
   });
 }

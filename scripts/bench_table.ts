@@ -18,7 +18,13 @@
  * @module
  */
 
-import { checkTargets, fromDenoJson, renderTables, renderVerdicts } from "../bench/_table.ts";
+import {
+  callsPerIteration,
+  checkTargets,
+  fromDenoJson,
+  renderTables,
+  renderVerdicts,
+} from "../bench/_table.ts";
 
 /** The permissions the benches need; the lead's `deno task bench` uses the same. */
 export const BENCH_FLAGS: readonly string[] = [
@@ -32,11 +38,12 @@ export const VERDICT_STAT = "p75";
 
 /** Renders the whole report for parsed `deno bench --json` output. */
 export function report(json: unknown): { text: string; failed: number } {
-  const stats = fromDenoJson(json);
+  const stats = fromDenoJson(json, callsPerIteration);
   const meta = json as { runtime?: unknown; cpu?: unknown };
   const header = [
     `Runtime: ${String(meta.runtime ?? "unknown")}; CPU: ${String(meta.cpu ?? "unknown")}`,
-    `Times are per call of the bench body; ratios divide by the group's floor.`,
+    `Times are per call (bench bodies loop over awaited calls; deno's per-iteration times are`,
+    `divided back); ratios divide by the group's floor.`,
     `Verdicts use ${VERDICT_STAT} (deno bench reports no median).`,
     "",
   ];

@@ -2,8 +2,10 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
+  BATCH,
   type BenchStat,
   byGroup,
+  callsPerIteration,
   checkTargets,
   formatTime,
   fromDenoJson,
@@ -54,6 +56,17 @@ describe("fromDenoJson()", () => {
     });
     assert.equal(ours.baseline, false);
     assert.equal(ours.stats.p75, 21);
+  });
+
+  it("fromDenoJson() divides by the calls per iteration of each group", () => {
+    const stats = fromDenoJson(
+      denoJson([["emit-sync/1", "floor", ok(1_000, 2_000)], ["stream-chunks/10", "floor", ok(50)]]),
+      callsPerIteration,
+    );
+    assert.equal(BATCH, 100);
+    assert.deepEqual(stats.map((s) => [s.stats.avg, s.stats.p75]), [[10, 20], [50, 50]]);
+    assert.equal(callsPerIteration("emit-zero-call/0"), 1);
+    assert.equal(callsPerIteration("tool-chain/3"), BATCH);
   });
 
   it("fromDenoJson() records a failed bench with its failure text", () => {
@@ -215,11 +228,11 @@ describe("checkTargets()", () => {
 });
 
 describe("scripts/bench_table.ts report()", () => {
-  it("report() prints the runtime, one table per group and the verdicts, counting failures", () => {
+  it("report() prints per-call times (a batch of BATCH calls per iteration) and the verdicts", () => {
     const { text, failed } = report(
       denoJson([
-        ["emit-sync/1", "floor", ok(10)],
-        ["emit-sync/1", "hookscope", ok(12)],
+        ["emit-sync/1", "floor", ok(1_000)],
+        ["emit-sync/1", "hookscope", ok(1_200)],
         ["emit-sync/1", "emittery", { failed: "Error: x" }],
       ]),
     );

@@ -92,6 +92,13 @@ export class MemoryStore implements SessionStore {
     return stored === undefined ? undefined : presentSession(stored);
   }
 
+  /** Every session row (copies, `null` fields omitted), in creation order. */
+  async listSessions(): Promise<SessionRow[]> {
+    this.#open("list sessions");
+    await undefined;
+    return [...this.#sessions.values()].map((stored) => presentSession(stored));
+  }
+
   /** Updates the given fields of an existing row; an unknown id changes nothing. */
   async updateSession(id: string, fields: Partial<SessionRow>): Promise<void> {
     this.#open("update session");

@@ -116,6 +116,8 @@ export interface SessionStore {
   createSession(row: SessionRow): Promise<void>;
   /** The row, or `undefined`. */
   getSession(id: string): Promise<SessionRow | undefined>;
+  /** Every session row, in creation order. */
+  listSessions(): Promise<SessionRow[]>;
   /** Updates the given fields of an existing row. */
   updateSession(id: string, fields: Partial<SessionRow>): Promise<void>;
   /** Sets `lastActivityAt` to now. */

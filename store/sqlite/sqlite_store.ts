@@ -305,6 +305,24 @@ export class SqliteStore implements SessionStore {
     return presentSession(stored);
   }
 
+  /** Every session row (`null` fields omitted), in creation order. */
+  async listSessions(): Promise<SessionRow[]> {
+    this.#use("list sessions");
+    const rows = this.#read(
+      "list sessions",
+      (db) => db.all("SELECT * FROM sessions ORDER BY rowid", []),
+    );
+    await undefined;
+    return rows.map((row) => {
+      const stored: Record<string, unknown> = { id: row.id };
+      for (const field of SESSION_FIELD_NAMES) {
+        const value = row[column(field)];
+        stored[field] = typeof value === "string" ? JSON.parse(value) : value;
+      }
+      return presentSession(stored);
+    });
+  }
+
   /** Updates the given fields of an existing row; an unknown id changes nothing. */
   async updateSession(id: string, fields: Partial<SessionRow>): Promise<void> {
     this.#use("update session");

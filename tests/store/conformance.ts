@@ -64,6 +64,21 @@ export function runStoreConformance(
       assert.equal(await store.getSession("nope"), undefined);
     });
 
+    it(`${name}.listSessions() returns every row in creation order, as copies`, async () => {
+      const store = await open();
+      assert.deepEqual(await store.listSessions(), []);
+      for (const id of ["zeta", "alpha", "mid"]) {
+        await store.createSession({ id, status: "created", model: null });
+      }
+      await store.updateSession("alpha", { status: "running" });
+      const rows = await store.listSessions();
+      assert.deepEqual(rows.map((r) => r.id), ["zeta", "alpha", "mid"]);
+      assert.equal(rows[1].status, "running");
+      assert.equal("model" in rows[0], false);
+      rows[0].status = "mutated";
+      assert.equal((await store.getSession("zeta"))?.status, "created");
+    });
+
     it(`${name}.createSession() of an existing id rejects and keeps the stored row`, async () => {
       const store = await open();
       await store.createSession({ id: "s1", status: "created", model: "a" });

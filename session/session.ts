@@ -59,7 +59,8 @@ export interface SessionOptions {
  * - `includeBranches` checks the whole batch first: a branch another session owns throws
  *   `BranchOwnershipError` and nothing changes.
  * - `start()` creates the session row if missing (status `created`) and emits `session.start`;
- *   `end()` emits `session.end`; `newBranch()` emits `branch.create`.
+ *   `end()` emits `session.end`; `newBranch()` emits `branch.create`, then `message.add` for the
+ *   system message the branch was made with (so it is persisted like every later message).
  *
  * @example A session with a store
  * ```ts
@@ -215,6 +216,9 @@ export class Session extends Element {
     const agentName = options?.spec?.name ?? options?.name;
     if (typeof agentName === "string") payload.agentName = agentName;
     this.#track(this.hooks.emit("branch.create", payload));
+    // The system message a branch is made with existed before the session owned it: emit it now
+    // so that it is persisted like every later message.
+    for (const message of branch.messages) this.#track(branch.persistViaBus(message));
     return branch;
   }
 

@@ -1,0 +1,107 @@
+/**
+ * The `hookscope` command: a live demo, a runner for any OpenAI-compatible server, and viewers
+ * for persisted sessions.
+ *
+ * ```sh
+ * deno run -A jsr:@hookscope/core/cli demo
+ * ```
+ *
+ * @example Run a subcommand in-process and capture its output
+ * ```ts
+ * import { main } from "@hookscope/core/cli";
+ * import assert from "node:assert/strict";
+ *
+ * const lines: string[] = [];
+ * const code = await main(["points", "--json"], { out: (t) => lines.push(t), err: (t) => lines.push(t) });
+ * assert.equal(code, 0);
+ * assert.equal(JSON.parse(lines.join("\n")).length, 11);
+ * ```
+ *
+ * @module
+ */
+
+import { CliError, type CliIO, processIO, UsageError } from "./_output.ts";
+import { DEMO_HELP, demoCommand } from "./demo.ts";
+import { POINTS_HELP, pointsCommand } from "./points.ts";
+import { RUN_HELP, runCommand } from "./run.ts";
+import { SESSIONS_HELP, sessionsCommand } from "./sessions.ts";
+import { SHOW_HELP, showCommand } from "./show.ts";
+
+export type { CliIO } from "./_output.ts";
+
+const HELP = `Usage: hookscope <command> [options]
+
+Commands:
+  demo                      a scripted coding-agent session, fully offline
+  run --base-url URL --model NAME
+                            the same agent against any OpenAI-compatible server
+  sessions DB               list the sessions persisted in a SQLite file
+  show DB SESSION           print one session's timeline (messages and signals)
+  points                    the hook point catalogue with wiring status
+
+Run 'hookscope <command> --help' for a command's options.`;
+
+const HELPS: Record<string, string> = {
+  demo: DEMO_HELP,
+  run: RUN_HELP,
+  sessions: SESSIONS_HELP,
+  show: SHOW_HELP,
+  points: POINTS_HELP,
+};
+
+/**
+ * Runs the `hookscope` command with `args` (without the program name) and returns the exit
+ * code: 0 on success, 1 on a runtime failure (server down, database missing or corrupt), 2 on a
+ * usage error (unknown command or flag, missing argument).
+ */
+export async function main(args: readonly string[], io: CliIO = processIO): Promise<number> {
+  const [command, ...rest] = args;
+  const write = (text: string) => {
+    if (io === processIO) globalThis.process?.stdout.write(text);
+    else io.out(text);
+  };
+  try {
+    switch (command) {
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        if (command === "help" && rest[0] && HELPS[rest[0]]) io.out(HELPS[rest[0]]);
+        else io.out(HELP);
+        return command === undefined ? 2 : 0;
+      case "demo":
+        return await demoCommand(rest, io, write);
+      case "run":
+        return await runCommand(rest, io, write);
+      case "sessions":
+        return await sessionsCommand(rest, io);
+      case "show":
+        return await showCommand(rest, io);
+      case "points":
+        return pointsCommand(rest, io);
+      default:
+        io.err(`hookscope: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
+        return 2;
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(error.message);
+      return 2;
+    }
+    if (error instanceof CliError) {
+      io.err(`hookscope ${command}: ${error.message}`);
+      return 1;
+    }
+    io.err(
+      `hookscope ${command}: unexpected failure: ${
+        error instanceof Error ? error.stack : String(error)
+      }`,
+    );
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  const code = await main(globalThis.process?.argv.slice(2) ?? []);
+  globalThis.process?.exit(code);
+}

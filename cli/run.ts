@@ -1,0 +1,115 @@
+/**
+ * `hookscope run`: the demo's coding agent against any OpenAI-compatible server.
+ *
+ * @module
+ */
+
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { CliError, type CliIO, UsageError } from "./_output.ts";
+import { runCodingAgent } from "./agent_run.ts";
+
+const FLAGS: Record<string, FlagSpec> = {
+  "base-url": { type: "string", help: "the API root, e.g. http://127.0.0.1:8080/v1 (required)" },
+  model: { type: "string", help: "the model name (required)" },
+  prompt: { type: "string", help: "what to ask (default: summarise the workspace)" },
+  workspace: { type: "string", help: "the folder the tools are confined to (default .)" },
+  db: { type: "string", help: "the SQLite file to persist to (default ./hookscope-runs.db)" },
+  "max-turns": { type: "string", help: "at most this many model turns (default 8)" },
+};
+
+/** Help text for `hookscope run`. */
+export const RUN_HELP: string = `Usage: hookscope run --base-url URL --model NAME [options]
+
+Runs the coding agent against an OpenAI-compatible chat-completions server. The API key is read
+from HOOKSCOPE_API_KEY or OPENAI_API_KEY (optional for local servers).
+
+${flagHelp(FLAGS)}`;
+
+function env(name: string): string | undefined {
+  try {
+    return globalThis.process?.env?.[name];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Checks a base URL: http(s) only; anything else is a usage error. */
+export function checkBaseURL(value: unknown): string {
+  if (typeof value !== "string" || value === "") {
+    throw new UsageError(`hookscope run: --base-url is required; see 'hookscope run --help'`);
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`hookscope run: --base-url ${JSON.stringify(value)} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`hookscope run: --base-url must be http or https; got ${url.protocol}`);
+  }
+  return value.replace(/\/+$/, "");
+}
+
+async function checkReachable(baseURL: string): Promise<void> {
+  try {
+    const response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(5000) });
+    await response.body?.cancel();
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const reason = cause?.code ?? cause?.message ?? (error as Error).message;
+    throw new CliError(`Cannot reach the model server at ${baseURL}: ${reason}`, { cause: error });
+  }
+}
+
+/** Runs `hookscope run`; returns the exit code. */
+export async function runCommand(
+  args: readonly string[],
+  io: CliIO,
+  write: (text: string) => void,
+): Promise<number> {
+  const { values, positionals } = parseFlags("run", args, FLAGS);
+  if (values.help) {
+    io.out(RUN_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) {
+    throw new UsageError(
+      `hookscope run: unexpected argument "${positionals[0]}"; see 'hookscope run --help'`,
+    );
+  }
+  const baseURL = checkBaseURL(values["base-url"]);
+  if (typeof values.model !== "string" || values.model === "") {
+    throw new UsageError(`hookscope run: --model is required; see 'hookscope run --help'`);
+  }
+  const maxTurns = values["max-turns"] === undefined ? 8 : Number(values["max-turns"]);
+  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+    throw new UsageError(`hookscope run: --max-turns must be a positive integer`);
+  }
+  const workspace = resolve(typeof values.workspace === "string" ? values.workspace : ".");
+  try {
+    if (!statSync(workspace).isDirectory()) throw new Error("not a directory");
+  } catch {
+    throw new CliError(`Cannot use workspace ${JSON.stringify(workspace)}: no such directory`);
+  }
+  await checkReachable(baseURL);
+  const dbPath = resolve(typeof values.db === "string" ? values.db : "hookscope-runs.db");
+  const apiKey = env("HOOKSCOPE_API_KEY") ?? env("OPENAI_API_KEY");
+  const summary = await runCodingAgent({
+    baseURL,
+    model: values.model,
+    ...(apiKey ? { apiKey } : {}),
+    dbPath,
+    workspace,
+    instruction: typeof values.prompt === "string"
+      ? values.prompt
+      : "Look around this workspace and summarise what it contains.",
+    maxTurns,
+    io,
+    write,
+  });
+  io.out(`\nsession ${summary.sessionId} ${summary.status}: ${summary.turns} turns`);
+  io.out(`inspect it:  hookscope show ${dbPath} ${summary.sessionId}`);
+  return 0;
+}

@@ -1,0 +1,115 @@
+/**
+ * `hookscope show DB SESSION`: one session's timeline, messages and signals in order.
+ *
+ * @module
+ */
+
+import { summarize } from "../core/json_safe.ts";
+import type { MessageRecord, SignalRow } from "../store/session_store.ts";
+import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { formatTime, openExistingDb } from "./_db.ts";
+import { CliError, type CliIO, UsageError } from "./_output.ts";
+import { renderTable } from "./_table.ts";
+
+const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print JSON" } };
+
+/** Help text for `hookscope show`. */
+export const SHOW_HELP: string = `Usage: hookscope show DB SESSION [--json]
+
+Prints one session's timeline from the SQLite file DB: its messages and persisted signals,
+in order of time (signals by sequence number).
+
+${flagHelp(FLAGS)}`;
+
+/** One row of a session timeline. */
+export interface TimelineEntry {
+  /** Milliseconds since the epoch. */
+  time: number;
+  /** `message` or `signal`. */
+  source: "message" | "signal";
+  /** The message role, or the signal kind. */
+  kind: string;
+  /** A one-line summary. */
+  detail: string;
+}
+
+function signalDetail(row: SignalRow): string {
+  const p = row.payload as Record<string, unknown>;
+  if (typeof p.point === "string") {
+    const payload = (p.payload ?? {}) as Record<string, unknown>;
+    const tool = typeof payload.toolName === "string" ? ` ${payload.toolName}` : "";
+    return `${p.point}${tool}`;
+  }
+  if (row.kind === "HookBlocked") {
+    const e = p.error as { message?: string } | undefined;
+    return `BLOCKED ${String(p.toolName)}: ${e?.message ?? ""}`;
+  }
+  if (row.kind === "MessageAdded") {
+    const ref = p.messageRef as { role?: string; id?: string } | undefined;
+    return `message ${ref?.role ?? ""} ${ref?.id ?? ""}`.trim();
+  }
+  return summarize(p, 120);
+}
+
+/** Merges messages and signals into one ordered timeline. */
+export function buildTimeline(
+  messages: readonly MessageRecord[],
+  signals: readonly SignalRow[],
+): TimelineEntry[] {
+  const entries: (TimelineEntry & { order: number })[] = [];
+  messages.forEach((m, i) =>
+    entries.push({
+      time: m.createdAt,
+      source: "message",
+      kind: m.role,
+      detail: summarize(m.content, 160),
+      order: i,
+    })
+  );
+  signals.forEach((s) =>
+    entries.push({
+      time: s.ts,
+      source: "signal",
+      kind: s.kind,
+      detail: signalDetail(s),
+      order: messages.length + s.seq,
+    })
+  );
+  entries.sort((a, b) => a.time - b.time || a.order - b.order);
+  return entries.map(({ order: _order, ...entry }) => entry);
+}
+
+/** Runs `hookscope show`; returns the exit code. */
+export async function showCommand(args: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseFlags("show", args, FLAGS);
+  if (values.help) {
+    io.out(SHOW_HELP);
+    return 0;
+  }
+  if (positionals.length !== 2) {
+    throw new UsageError(`hookscope show: expected DB and SESSION; see 'hookscope show --help'`);
+  }
+  const [path, sessionId] = positionals;
+  const store = await openExistingDb(path);
+  try {
+    const session = await store.getSession(sessionId);
+    if (!session) {
+      throw new CliError(`No session ${JSON.stringify(sessionId)} in ${JSON.stringify(path)}`);
+    }
+    const messages = await store.listMessages({ sessionId });
+    const signals = await store.listSessionSignals(sessionId);
+    if (values.json) {
+      io.out(JSON.stringify({ session, messages, signals }, null, 2));
+      return 0;
+    }
+    io.out(`session ${session.id}  status=${session.status}  model=${session.model ?? "-"}`);
+    io.out(renderTable(
+      ["TIME", "SOURCE", "KIND", "DETAIL"],
+      buildTimeline(messages, signals).map((e) => [formatTime(e.time), e.source, e.kind, e.detail]),
+      110,
+    ));
+    return 0;
+  } finally {
+    await store.close();
+  }
+}

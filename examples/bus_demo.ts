@@ -5,7 +5,7 @@
  * @module
  */
 
-import { HookBus, HookSignal, StopHook } from "../mod.ts";
+import { HookBus, type HookSignal, StopHook } from "../mod.ts";
 
 const recorded: HookSignal[] = [];
 const bus = new HookBus({ emit: (signal) => void recorded.push(signal as HookSignal) });

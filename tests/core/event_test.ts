@@ -16,7 +16,9 @@ class Job extends Event {
   protected _invoke(signal: AbortSignal): Promise<unknown> {
     return this.#work(signal);
   }
-  protected override _stream(signal: AbortSignal): ReadableStream<unknown> | AsyncIterable<unknown> {
+  protected override _stream(
+    signal: AbortSignal,
+  ): ReadableStream<unknown> | AsyncIterable<unknown> {
     return this.#streamWork ? this.#streamWork(signal) : super._stream(signal);
   }
 }

@@ -103,7 +103,14 @@ describe("JSON-safe rendering", () => {
       },
     });
     assert.equal(toJsonSafe(proxy), "[Unrenderable]");
-    assert.equal(toJsonSafe({ toJSON: () => { throw new Error("x"); } }), "[Unrenderable]");
+    assert.equal(
+      toJsonSafe({
+        toJSON: () => {
+          throw new Error("x");
+        },
+      }),
+      "[Unrenderable]",
+    );
   });
 
   it("property: renderJson() never throws and always returns valid JSON", () => {

@@ -28,7 +28,10 @@ async function storeWith(status: string, extra: Record<string, unknown> = {}) {
 describe("built-in handlers: persistSessionStart", () => {
   it("marks a created session running with reason code and all provenance fields", async () => {
     const store = await storeWith("created");
-    await persistSessionStart({ sessionId: "s1", model: "gpt", provider: "openai" }, contextFor(store));
+    await persistSessionStart(
+      { sessionId: "s1", model: "gpt", provider: "openai" },
+      contextFor(store),
+    );
     const row = await store.getSession("s1");
     assert.equal(row?.status, "running");
     assert.equal(row?.statusReasonCode, "run.started.ok");
@@ -47,7 +50,16 @@ describe("built-in handlers: persistSessionStart", () => {
   });
 
   it("does nothing for a missing row or a terminal status", async () => {
-    for (const status of ["completed", "completed_empty", "failed", "timed_out", "aborted", "cancelled"]) {
+    for (
+      const status of [
+        "completed",
+        "completed_empty",
+        "failed",
+        "timed_out",
+        "aborted",
+        "cancelled",
+      ]
+    ) {
       const store = await storeWith(status);
       await persistSessionStart({ sessionId: "s1" }, contextFor(store));
       assert.equal((await store.getSession("s1"))?.status, status);
@@ -58,8 +70,14 @@ describe("built-in handlers: persistSessionStart", () => {
   });
 
   it("rejects when sessionId is missing, with or without a store", async () => {
-    await assert.rejects(persistSessionStart({} as never, contextFor()), /non-empty string "sessionId"/);
-    await assert.rejects(persistSessionStart({} as never, contextFor(new MemoryStore())), TypeError);
+    await assert.rejects(
+      persistSessionStart({} as never, contextFor()),
+      /non-empty string "sessionId"/,
+    );
+    await assert.rejects(
+      persistSessionStart({} as never, contextFor(new MemoryStore())),
+      TypeError,
+    );
   });
 
   it("does nothing without a store", async () => {
@@ -102,7 +120,10 @@ describe("built-in handlers: persistSessionEnd", () => {
 
   it("an already terminal row only receives usage: no status change, no endedAt", async () => {
     const store = await storeWith("failed");
-    await persistSessionEnd({ sessionId: "s1", status: "completed", numTurns: 3 }, contextFor(store));
+    await persistSessionEnd(
+      { sessionId: "s1", status: "completed", numTurns: 3 },
+      contextFor(store),
+    );
     const row = await store.getSession("s1");
     assert.equal(row?.status, "failed");
     assert.equal(row?.numTurns, 3);
@@ -147,7 +168,10 @@ describe("built-in handlers: persistBranchProvenance and persistMessage", () => 
     assert.deepEqual(messages.map((m) => m.id), ["m1", "m2"]);
     assert.equal(messages[1].sender, "u");
     assert.equal(messages[1].branchId, "b1");
-    assert.deepEqual((await store.listMessages({ progressionId: "bp" })).map((m) => m.id), ["m1", "m2"]);
+    assert.deepEqual((await store.listMessages({ progressionId: "bp" })).map((m) => m.id), [
+      "m1",
+      "m2",
+    ]);
     assert.deepEqual((await store.listMessages({ progressionId: "sp" })).map((m) => m.id), ["m1"]);
     assert.equal((await store.getBranch("b1"))?.systemMessageId, "m1");
     assert.equal(typeof (await store.getSession("s1"))?.lastActivityAt, "number");
@@ -188,20 +212,20 @@ describe("built-in handlers: persistBranchProvenance and persistMessage", () => 
 });
 
 describe("built-in handlers: logging", () => {
-  it("logApiMetrics and logToolCall write one info line each", async () => {
+  it("logApiMetrics and logToolCall write one info line each", () => {
     const lines: LogRecord[] = [];
     logger.configure({ level: "info", sink: (r) => lines.push(r) });
     try {
       logApiMetrics({ model: "m", provider: "p", status: "completed", latencyMs: 5 });
       logToolCall({ toolName: "editor", args: { action: "edit", filePath: "a" } });
-      logToolCall({ toolName: "bash", callId: "c", argsSummary: "{\"command\":\"ls\"}" });
+      logToolCall({ toolName: "bash", callId: "c", argsSummary: '{"command":"ls"}' });
     } finally {
       logger.configure({ level: "silent", sink: null });
     }
     assert.deepEqual(lines.map((l) => l.message), [
       "api.post_call model=m provider=p latency_ms=5",
       "tool.pre tool=editor action=edit args=[action, filePath]",
-      "tool.pre tool=bash action= args={\"command\":\"ls\"}",
+      'tool.pre tool=bash action= args={"command":"ls"}',
     ]);
     assert.throws(() => logToolCall({}), TypeError);
   });

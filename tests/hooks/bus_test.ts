@@ -1,13 +1,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  hook,
+  HOOK_POINT,
   HOOK_POINT_WIRING,
   HOOK_POINTS,
   HookBus,
   type HookContext,
   HookPoint,
-  hook,
-  HOOK_POINT,
   hookPointOf,
   HookSignal,
   isHookPoint,
@@ -210,10 +210,12 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
       await Promise.resolve();
       order.push("fast async");
     });
-    bus.on("session.end", () => ({ then: (resolve: (v: unknown) => void) => {
-      order.push("thenable");
-      resolve(1);
-    } }));
+    bus.on("session.end", () => ({
+      then: (resolve: (v: unknown) => void) => {
+        order.push("thenable");
+        resolve(1);
+      },
+    }));
     bus.on("session.end", () => void order.push("last"));
     await bus.emit("session.end", { sessionId: "s" });
     assert.deepEqual(order, ["slow async", "sync", "fast async", "thenable", "last"]);
@@ -257,6 +259,7 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
     });
     bus.on("session.end", async () => {
       order.push("after sync failure");
+      await Promise.resolve();
       throw new Error("async boom");
     });
     bus.on("session.end", () => void order.push("last"));
@@ -292,7 +295,10 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
     bus.on("tool.pre", () => {
       throw new TypeError("sync guard");
     });
-    await assert.rejects(bus.emit("tool.pre", { toolName: "x", callId: "c", argsSummary: "" }), TypeError);
+    await assert.rejects(
+      bus.emit("tool.pre", { toolName: "x", callId: "c", argsSummary: "" }),
+      TypeError,
+    );
   });
 
   it("HookBus StopHook at tool.pre only stops siblings; the emit resolves and is recorded", async () => {

@@ -86,7 +86,10 @@ describe("loader: loadHooksForAgent()", () => {
       (error: unknown) => {
         assert.ok(error instanceof HookConfigError);
         assert.ok(error instanceof TypeError);
-        assert.match(error.message, /hooks\["tool\.pre"\] must be an array of handler names; got string/);
+        assert.match(
+          error.message,
+          /hooks\["tool\.pre"\] must be an array of handler names; got string/,
+        );
         assert.match(error.message, /registered names: .*"logToolCall"/);
         return true;
       },
@@ -111,7 +114,12 @@ describe("loader: loadHooksForAgent()", () => {
   it("property: arbitrary configs either load fully or throw a typed error", () => {
     const key = fc.oneof(fc.constantFrom("tool.pre", "session.start", "message.add"), fc.string());
     const name = fc.oneof(fc.constantFrom("logToolCall", "persistMessage"), fc.string());
-    const value = fc.oneof(fc.array(name, { maxLength: 4 }), fc.string(), fc.integer(), fc.constant(null));
+    const value = fc.oneof(
+      fc.array(name, { maxLength: 4 }),
+      fc.string(),
+      fc.integer(),
+      fc.constant(null),
+    );
     fc.assert(fc.property(fc.dictionary(key, value, { maxKeys: 4 }), (config) => {
       try {
         const map = loadHooksForAgent(config as never);
@@ -158,7 +166,10 @@ describe("loader: buildSessionBus()", () => {
   });
 
   it("overrides for non-default points are appended to the fresh bus", () => {
-    const bus = buildSessionBus({ "tool.post": ["logToolCall"], "api.post_call": ["logApiMetrics"] });
+    const bus = buildSessionBus({
+      "tool.post": ["logToolCall"],
+      "api.post_call": ["logApiMetrics"],
+    });
     assert.deepEqual(bus.handlersFor("tool.post"), [logToolCall]);
     assert.deepEqual(bus.handlersFor("api.post_call"), [logApiMetrics]);
   });

@@ -8,7 +8,7 @@
  */
 
 import { Signal } from "../core/mod.ts";
-import { SessionObserver } from "../session/observer.ts";
+import { SessionObserver } from "../session/mod.ts";
 import { sink, warm } from "./_peers.ts";
 import { BATCH } from "./_table.ts";
 

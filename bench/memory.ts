@@ -21,7 +21,7 @@
  */
 
 import { HookBus, HookSignal } from "../hooks/mod.ts";
-import { SessionObserver } from "../session/observer.ts";
+import { SessionObserver } from "../session/mod.ts";
 
 interface Runtime {
   gc?: () => void;

@@ -7,7 +7,7 @@
  */
 
 import { HookBus } from "../hooks/mod.ts";
-import { SessionObserver } from "../session/observer.ts";
+import { SessionObserver } from "../session/mod.ts";
 import { KS, makeHandler, PAYLOAD, warm } from "./_peers.ts";
 import { BATCH } from "./_table.ts";
 

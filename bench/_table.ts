@@ -88,11 +88,22 @@ export function fromDenoJson(
         if (typeof value === "number" && Number.isFinite(value)) stat.stats[key] = value / calls;
       }
     } else {
-      stat.failed = isRecord(result) && "failed" in result ? String(result.failed) : "no result";
+      stat.failed = isRecord(result) && "failed" in result
+        ? failureText(result.failed)
+        : "no result";
     }
     out.push(stat);
   }
   return out;
+}
+
+/** Deno reports a failure as an error object (`name`, `message`, `stack`, …) or a string. */
+function failureText(failed: unknown): string {
+  if (isRecord(failed)) {
+    const name = typeof failed.name === "string" ? failed.name : "Error";
+    return typeof failed.message === "string" ? `${name}: ${failed.message}` : name;
+  }
+  return String(failed);
 }
 
 /** Groups results by group name, keeping first-seen group order and a stable bench order. */

@@ -67,7 +67,7 @@ async function readInput(path: string): Promise<string> {
   return chunks.join("") + decoder.decode();
 }
 
-async function runBenches(targets: readonly string[]): Promise<string> {
+async function runBenches(targets: readonly string[]): Promise<{ text: string; ok: boolean }> {
   const command = new Deno.Command(Deno.execPath(), {
     args: ["bench", "--json", ...BENCH_FLAGS, ...(targets.length > 0 ? targets : ["bench/"])],
     stdout: "piped",
@@ -78,16 +78,19 @@ async function runBenches(targets: readonly string[]): Promise<string> {
   if (!output.success && text.trim() === "") {
     throw new Error(`Cannot run benches: deno bench exited with code ${output.code}`);
   }
-  return text;
+  return { text, ok: output.success };
 }
 
 async function main(args: readonly string[]): Promise<number> {
   const i = args.indexOf("--input");
-  const raw = i !== -1 ? await readInput(args[i + 1] ?? "-") : await runBenches(args);
-  const { text, failed } = report(JSON.parse(raw));
+  const run = i !== -1
+    ? { text: await readInput(args[i + 1] ?? "-"), ok: true }
+    : await runBenches(args);
+  const { text, failed } = report(JSON.parse(run.text));
   console.log(text);
   if (failed > 0) console.error(`${failed} bench(es) failed`);
-  return failed > 0 ? 1 : 0;
+  if (!run.ok) console.error("deno bench failed (a bench module did not load or a bench threw)");
+  return failed > 0 || !run.ok ? 1 : 0;
 }
 
 if (import.meta.main) {

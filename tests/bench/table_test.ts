@@ -70,9 +70,15 @@ describe("fromDenoJson()", () => {
   });
 
   it("fromDenoJson() records a failed bench with its failure text", () => {
-    const [failed] = fromDenoJson(denoJson([["g/1", "hookscope", { failed: "Error: boom" }]]));
-    assert.equal(failed.failed, "Error: boom");
-    assert.deepEqual(failed.stats, {});
+    const [text, error] = fromDenoJson(
+      denoJson([
+        ["g/1", "floor", { failed: "Error: boom" }],
+        ["g/1", "hookscope", { failed: { name: "TypeError", message: "bad", stack: "…" } }],
+      ]),
+    );
+    assert.equal(text.failed, "Error: boom");
+    assert.equal(error.failed, "TypeError: bad");
+    assert.deepEqual(error.stats, {});
   });
 
   it("fromDenoJson() rejects anything that is not deno bench --json output with a TypeError", () => {

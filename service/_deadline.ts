@@ -19,6 +19,12 @@ export function timeoutReason(timeoutMs: number): Error {
   return new DOMException(`Hook timed out after ${timeoutMs} ms`, "TimeoutError");
 }
 
+/**
+ * The longest delay every runtime's `setTimeout` honours (2^31 - 1 ms, about 24.8 days). Node,
+ * Deno and Bun all turn a longer delay into 1 ms, so a longer deadline arms no timer at all.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 function timerDeadline(timeoutMs: number): Deadline {
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -26,7 +32,8 @@ function timerDeadline(timeoutMs: number): Deadline {
     signal: controller.signal,
     arm() {
       if (timer !== undefined || controller.signal.aborted) return;
-      if (!Number.isFinite(timeoutMs)) return;
+      // Infinity, and anything setTimeout would overflow into a 1 ms timer, means "no deadline".
+      if (!Number.isFinite(timeoutMs) || timeoutMs > MAX_TIMER_MS) return;
       timer = setTimeout(() => {
         timer = undefined;
         controller.abort(timeoutReason(timeoutMs));

@@ -26,7 +26,11 @@ export interface HookEventInit {
   eventLike: unknown;
   /** Whether a failure should stop the operation; `null`/absent means `false`. */
   exit?: boolean | null;
-  /** The deadline in milliseconds (default 30 000; `Infinity` for none). */
+  /**
+   * The deadline in milliseconds (default 30 000; `Infinity` for none). A value above
+   * 2 147 483 647 (about 24.8 days, the largest `setTimeout` delay) also means none, instead of
+   * the 1 ms timer the runtimes would silently make of it.
+   */
   timeoutMs?: number;
   /** Extra handler params. */
   params?: Record<string, unknown>;

@@ -131,6 +131,19 @@ describe("HookEvent", () => {
     assert.equal((hook.execution.error as Error).name, "TimeoutError");
   });
 
+  it("HookEvent.invoke() treats a deadline beyond the timer range as none, not as 1 ms", async () => {
+    // setTimeout turns any delay above 2^31 - 1 ms into 1 ms in Node, Deno and Bun; a handler
+    // that settles on a later timer tick must still complete.
+    const hook = hookOf(
+      () => new Promise((resolve) => setTimeout(() => resolve("late but fine"), 30)),
+      { timeoutMs: 2 ** 31, exit: true },
+    );
+    await hook.invoke();
+    assert.equal(hook.status, EventStatus.COMPLETED);
+    assert.equal(hook.response, "late but fine");
+    assert.equal(hook.timeoutMs, 2 ** 31);
+  });
+
   it("HookEvent.invoke() stamps associated event info on timeout (X17)", async () => {
     const deadlines = manualDeadlines();
     const hook = hookOf(never);

@@ -25,6 +25,8 @@ export interface OpenAICompatibleEndpointOptions {
 }
 
 const EXCERPT = 500;
+/** At most this much of an error response body is read (enough for the excerpt after redaction). */
+const MAX_ERROR_BODY_BYTES = 8192;
 
 /**
  * An OpenAI-compatible chat-completions endpoint.
@@ -35,6 +37,12 @@ const EXCERPT = 500;
  * `usage`, and a final `done`. HTTP failures become {@linkcode EndpointError} (status and a body
  * excerpt); malformed JSON in a data line errors the stream with {@linkcode EndpointParseError}.
  * The abort signal reaches `fetch`, and cancelling the stream closes the connection.
+ *
+ * The API key never reaches an error: every message and body excerpt has it replaced by
+ * `[redacted]` (before the excerpt is cut, so no partial key survives at its end), and parse
+ * errors carry no `cause` (a runtime's `SyntaxError` quotes the start of the unparseable text).
+ * Of an HTTP error response only the first 8 KiB are read, then the body is cancelled, so a huge
+ * or endless error body neither grows memory nor holds the request open.
  *
  * @example Against an in-process fetch
  * ```ts
@@ -117,12 +125,11 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     const text = await response.text();
     try {
       return JSON.parse(text);
-    } catch (cause) {
+    } catch {
       throw new EndpointParseError("Cannot parse endpoint response: invalid JSON", {
         status: response.status,
-        bodyExcerpt: text.slice(0, EXCERPT),
+        bodyExcerpt: this.#excerpt(text),
         url: this.#safeURL(),
-        cause,
       });
     }
   }
@@ -174,11 +181,14 @@ export class OpenAICompatibleEndpoint implements Endpoint {
           next = await reader.read();
         } catch (cause) {
           if (signal.aborted) throw signal.reason;
-          throw new EndpointError(`Stream broke before it finished: ${messageOf(cause)}`, {
-            status,
-            url,
-            cause,
-          });
+          throw new EndpointError(
+            `Stream broke before it finished: ${this.#scrub(messageOf(cause))}`,
+            {
+              status,
+              url,
+              cause,
+            },
+          );
         }
         if (next.done) {
           parser.feed(decoder.decode());
@@ -194,28 +204,28 @@ export class OpenAICompatibleEndpoint implements Endpoint {
           let json: Record<string, unknown>;
           try {
             json = JSON.parse(data);
-          } catch (cause) {
+          } catch {
             throw new EndpointParseError("Cannot parse stream event: invalid JSON", {
               status,
-              bodyExcerpt: data.slice(0, EXCERPT),
+              bodyExcerpt: this.#excerpt(data),
               url,
-              cause,
             });
           }
           if (!isObject(json)) {
             throw new EndpointParseError("Cannot parse stream event: expected a JSON object", {
               status,
-              bodyExcerpt: data.slice(0, EXCERPT),
+              bodyExcerpt: this.#excerpt(data),
               url,
             });
           }
           if (json.error) {
             const error = json.error as { message?: unknown };
+            const said = typeof error.message === "string"
+              ? error.message
+              : JSON.stringify(json.error);
             throw new EndpointError(
-              `Endpoint reported an error in the stream: ${
-                typeof error.message === "string" ? error.message : JSON.stringify(json.error)
-              }`,
-              { status, bodyExcerpt: data.slice(0, EXCERPT), url },
+              `Endpoint reported an error in the stream: ${this.#excerpt(said)}`,
+              { status, bodyExcerpt: this.#excerpt(data), url },
             );
           }
           const choices = Array.isArray(json.choices) ? json.choices : [];
@@ -297,19 +307,15 @@ export class OpenAICompatibleEndpoint implements Endpoint {
       });
     }
     if (!response.ok) {
-      let text = "";
-      try {
-        text = await response.text();
-      } catch {
-        // the body is only an excerpt for the error
-      }
+      const text = await readPrefix(response, MAX_ERROR_BODY_BYTES);
+      if (signal.aborted) throw signal.reason;
       throw new EndpointError(
         `Endpoint request failed with status ${response.status}${
           response.statusText ? ` (${response.statusText})` : ""
         }`,
         {
           status: response.status,
-          bodyExcerpt: this.#scrub(text.slice(0, EXCERPT)),
+          bodyExcerpt: this.#excerpt(text),
           url: this.#safeURL(),
         },
       );
@@ -330,6 +336,38 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     const key = this.#apiKey;
     return key ? text.split(key).join("[redacted]") : text;
   }
+
+  /** The redacted start of `text`: redact first, so a key cut by the excerpt cannot survive. */
+  #excerpt(text: string): string {
+    return this.#scrub(text).slice(0, EXCERPT);
+  }
+}
+
+/** Reads at most `maxBytes` of a response body as text, then cancels the rest. */
+async function readPrefix(response: Response, maxBytes: number): Promise<string> {
+  const body = response.body;
+  if (!body) return "";
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let read = 0;
+  try {
+    while (read < maxBytes) {
+      const next = await reader.read();
+      if (next.done) break;
+      const bytes = next.value.byteLength > maxBytes - read
+        ? next.value.subarray(0, maxBytes - read)
+        : next.value;
+      read += bytes.byteLength;
+      text += decoder.decode(bytes, { stream: true });
+    }
+    text += decoder.decode();
+  } catch {
+    // the body is only an excerpt for the error
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return text;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

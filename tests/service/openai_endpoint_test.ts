@@ -235,6 +235,70 @@ describe("OpenAICompatibleEndpoint", () => {
     );
   });
 
+  it("OpenAICompatibleEndpoint redacts a key the server echoes, even where the excerpt cuts it", async () => {
+    const prefix = KEY.slice(0, 5);
+    const straddling = "x".repeat(495) + KEY + " was rejected";
+    await withServer(
+      [
+        errorReply(401, straddling),
+        { kind: "raw", body: `${KEY} is not a valid key`, contentType: "text/plain" },
+        sseReply([{ error: { message: `invalid api key ${KEY}` } }]),
+        sseReply([`{"echo": "${KEY}`]),
+      ],
+      async (_server, endpoint) => {
+        const http = await endpoint.call({ model: "m" }, live()).catch((e) => e);
+        assert.ok(http instanceof EndpointError);
+        assert.equal(http.status, 401);
+        assert.equal(http.bodyExcerpt.length, 500);
+        assert.equal(http.bodyExcerpt.includes(prefix), false, http.bodyExcerpt.slice(-20));
+
+        const parse = await endpoint.call({ model: "m" }, live()).catch((e) => e);
+        assert.ok(parse instanceof EndpointParseError);
+        assert.match(parse.bodyExcerpt, /^\[redacted\] is not a valid key$/);
+        assertNoKey(parse);
+        // A runtime's SyntaxError quotes the start of the text it could not parse.
+        assert.equal(String((parse.cause as Error | undefined)?.message).includes(prefix), false);
+
+        const inStream = await collect(endpoint.stream({ model: "m" }, live())).catch((e) => e);
+        assert.ok(inStream instanceof EndpointError);
+        assert.match(inStream.message, /invalid api key \[redacted\]/);
+        assertNoKey(inStream);
+
+        const badLine = await collect(endpoint.stream({ model: "m" }, live())).catch((e) => e);
+        assert.ok(badLine instanceof EndpointParseError);
+        assert.match(badLine.bodyExcerpt, /\[redacted\]/);
+        assertNoKey(badLine);
+        assert.equal(String((badLine.cause as Error | undefined)?.message).includes(prefix), false);
+      },
+    );
+  });
+
+  it("OpenAICompatibleEndpoint reads only the start of an endless error body and closes it", async () => {
+    await withServer(
+      [{ kind: "error", status: 503, body: "overloaded ".repeat(100), endless: true }],
+      async (server, endpoint) => {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const hung = new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error("the error body was read to its end")), 20_000);
+        });
+        try {
+          const error = await Promise.race([
+            endpoint.call({ model: "m" }, live()).catch((e) => e),
+            hung,
+          ]);
+          assert.ok(error instanceof EndpointError, String(error));
+          assert.equal(error.status, 503);
+          assert.equal(error.bodyExcerpt.length, 500);
+          assert.match(error.bodyExcerpt, /^overloaded overloaded/);
+          await Promise.race([server.requests[0].closed, hung]);
+          assert.equal(server.requests[0].clientClosed, true);
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    );
+  });
+
   it("OpenAICompatibleEndpoint passes the abort signal to fetch: the server sees the client close", async () => {
     await withServer(
       [sseReply(textEvents(["a"]), { firstByteDelayMs: 10_000 })],

@@ -12,6 +12,7 @@ import type { FunctionCalling } from "../action/function_calling.ts";
 import type { ActionManager, ActionRequestInit } from "../action/manager.ts";
 import type { HookBus } from "../hooks/bus.ts";
 import { HookPoint } from "../hooks/hook_point.ts";
+import { markBlocked } from "./_blocked.ts";
 import { HookBlocked, toolInvocation } from "./signal.ts";
 
 /** What an action returns. */
@@ -183,6 +184,7 @@ async function runAction(
         branchId: host.id,
       });
     } catch (error) {
+      markBlocked(error);
       await safeEmit(host, new HookBlocked({ point: HookPoint.TOOL_PRE, callId, toolName, error }));
       throw error;
     }

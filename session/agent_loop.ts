@@ -13,6 +13,7 @@ import type { StreamChunk } from "../service/endpoint.ts";
 import type { IModel } from "../service/imodel.ts";
 import type { ActionRequestInit } from "../action/manager.ts";
 import type { ActionResult, ActOptions } from "./act.ts";
+import { isBlocked } from "./_blocked.ts";
 import type { Message, MessageInit } from "./message.ts";
 
 /** The part of a branch the agent loop uses. */
@@ -173,10 +174,26 @@ function parseCompletion(response: unknown): { text: string; toolCalls: ModelToo
     toolCalls.push({
       id: typeof call.id === "string" && call.id ? call.id : crypto.randomUUID(),
       name: call.function.name,
-      arguments: typeof call.function.arguments === "string" ? call.function.arguments : "{}",
+      arguments: argumentsText(call.function.arguments),
     });
   }
   return { text: typeof message.content === "string" ? message.content : "", toolCalls };
+}
+
+/**
+ * A tool call's arguments as JSON text. Some OpenAI-compatible servers send an object instead of
+ * a string: it is kept (as its JSON). Absent arguments are `{}`. Any other value is kept as its
+ * JSON too, so the tool call is answered with "Invalid tool arguments" instead of running the
+ * tool with arguments the model never gave.
+ */
+function argumentsText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined || value === null) return "{}";
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }
 
 async function invokeModel(
@@ -202,8 +219,10 @@ type ModelTurn = (
 ) => AsyncGenerator<AgentStreamEvent, { text: string; toolCalls: ModelToolCall[] }>;
 
 /**
- * Runs one tool call from the model. Malformed JSON arguments and a blocking guard do not end
- * the loop: the model is told what went wrong in the tool's response message.
+ * Runs one tool call from the model. Malformed JSON arguments and a blocking `tool.pre` guard do
+ * not end the loop: the model is told what went wrong in the tool's response message. Any other
+ * rejection of `act` (an abort, a failing message callback) ends the loop with that error; it is
+ * not reported as a block and adds no second request/response pair.
  */
 async function runToolCall(
   host: AgentHost,
@@ -230,7 +249,7 @@ async function runToolCall(
       blocked: false,
     };
   } catch (error) {
-    if (signal?.aborted) throw error;
+    if (signal?.aborted || !isBlocked(error)) throw error;
     const message = error instanceof Error ? error.message : String(error);
     const output = { error: `Blocked by a tool.pre guard: ${message}` };
     await addToolExchange(host, call, args, output);
@@ -341,8 +360,11 @@ function checkInstruction(instruction: unknown): void {
  * The tool-calling loop: ask the model (one `invoke` per turn) with the branch's tool schemas;
  * run each tool call it makes through `act` (gate, `tool.pre`, tool hooks, `tool.post` or
  * `tool.error`); send the results back; stop when it answers without tool calls or after
- * `maxTurns` turns. A tool call with malformed JSON arguments, and one a `tool.pre` guard
- * blocks, is answered with an error the model can read; the loop goes on.
+ * `maxTurns` turns. A tool call with malformed JSON arguments (or arguments that are not a JSON
+ * object, whether sent as text or as a bare value), and one a `tool.pre` guard blocks, is
+ * answered with an error the model can read; the loop goes on. Arguments a server sends as an
+ * object instead of JSON text are used as sent. Any other rejection of `act` (an abort, a
+ * failing message callback) rejects `operate` with that error.
  *
  * @example
  * ```ts

@@ -158,6 +158,55 @@ describe("agent loop against a real OpenAI-compatible server", () => {
     assert.deepEqual(tools.map((m) => m.tool_call_id), ["c1", "c2"]);
   });
 
+  it("Branch.operate() uses object arguments as sent and answers non-object arguments with an error", async () => {
+    const raw = (args: unknown[]) => ({
+      choices: [{
+        index: 0,
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: args.map((a, i) => ({
+            id: `o${i}`,
+            type: "function",
+            function: { name: "bash", arguments: a },
+          })),
+        },
+        finish_reason: "tool_calls",
+      }],
+    });
+    const server = await serve([
+      jsonReply(raw([{ command: "pwd" }, 42, ["ls"]])),
+      jsonReply(answer("ok")),
+    ]);
+    const { agent, commands } = agentFor(server);
+    const result = await agent.operate("run");
+    assert.deepEqual(
+      commands,
+      ["pwd"],
+      "the object arguments reached the tool; nothing ran with {}",
+    );
+    assert.deepEqual(result.actions[0].arguments, { command: "pwd" });
+    assert.match(JSON.stringify(result.actions[1].output), /Invalid tool arguments/);
+    assert.match(JSON.stringify(result.actions[2].output), /Invalid tool arguments/);
+  });
+
+  it("Branch.operate() rejects with a failing message callback's error instead of calling it a guard block", async () => {
+    const server = await serve([
+      jsonReply(toolCallCompletion([{ id: "c1", name: "bash", args: { command: "ls" } }])),
+      jsonReply(answer("ok")),
+    ]);
+    const { agent, commands } = agentFor(server);
+    const broken = new Error("audit sink down");
+    agent.onMessageAdded((message) => {
+      if (message.role === "action_response") throw broken;
+    });
+    await assert.rejects(agent.operate("list"), (error: unknown) => error === broken);
+    assert.deepEqual(commands, ["ls"]);
+    const responses = agent.messages.filter((m) => m.role === "action_response");
+    assert.equal(responses.length, 1, "no second request/response pair for the same call");
+    assert.doesNotMatch(JSON.stringify(responses[0].content), /Blocked by a tool.pre guard/);
+  });
+
   it("Branch.operate() stops after maxTurns", async () => {
     const server = await serve(() =>
       jsonReply(toolCallCompletion([{ id: "c", name: "bash", args: { command: "ls" } }]))

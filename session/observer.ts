@@ -54,8 +54,9 @@ export interface SessionObserverOptions {
   onError?: (error: unknown, where: string) => void;
   /**
    * Keep at most this many events: when one more is stored the oldest is evicted from `events`,
-   * from every `stream()` and so from `byType()`. Persisted rows are never affected. Default:
-   * unbounded.
+   * from every `stream()` and so from `byType()`. Eviction is per emission: an envelope emitted
+   * twice leaves the streams only for its older emission. Persisted rows are never affected.
+   * Default: unbounded.
    */
   maxEvents?: number;
 }
@@ -169,10 +170,13 @@ export class SessionObserver {
   #maxEvents: number;
   #subs: Subscriptions = NO_SUBSCRIPTIONS;
   #routes: readonly Route[] = NO_ROUTES;
-  #streams = new Map<string, unknown[]>();
+  /** Per stream, the absolute positions (see `#offset`) of the events appended to it. */
+  #streams = new Map<string, number[]>();
   #gate: Gate | null = null;
   #events: unknown[] = [];
   #head = 0;
+  /** The absolute position of `#events[0]`: how many slots compaction has dropped. */
+  #offset = 0;
   #persist: Subscription | null = null;
   #subscriberFailed: (error: unknown) => typeof OMIT;
   #persistFailed: (error: unknown) => typeof OMIT;
@@ -377,8 +381,7 @@ export class SessionObserver {
     const payload = payloadOf(envelope);
     const gate = this.#gate;
     if (gate === null || isAudit(envelope)) {
-      this.#store(envelope);
-      return this.#deliver(envelope, payload);
+      return this.#deliver(envelope, payload, this.#store(envelope));
     }
     let verdict: unknown;
     try {
@@ -388,8 +391,8 @@ export class SessionObserver {
       verdict = false;
     }
     if (isThenable(verdict)) return this.#emitAfterGate(envelope, payload, verdict);
-    this.#store(envelope);
-    return verdict ? this.#deliver(envelope, payload) : Promise.resolve([]);
+    const position = this.#store(envelope);
+    return verdict ? this.#deliver(envelope, payload, position) : Promise.resolve([]);
   }
 
   async #emitAfterGate(
@@ -404,29 +407,36 @@ export class SessionObserver {
       this.#report(error, "gate");
       allowed = false;
     }
-    this.#store(envelope);
-    return allowed ? this.#deliver(envelope, payload) : [];
+    const position = this.#store(envelope);
+    return allowed ? this.#deliver(envelope, payload, position) : [];
   }
 
-  #store(envelope: Element): void {
-    this.#events.push(envelope);
+  /** Stores an event; returns its absolute position. */
+  #store(envelope: Element): number {
+    const position = this.#offset + this.#events.push(envelope) - 1;
     if (this.#events.length - this.#head > this.#maxEvents) this.#evictOldest();
+    return position;
   }
 
+  /**
+   * Evicts the oldest stored event and, from every stream, the entries for that stored slot only
+   * (streams hold positions, so an envelope emitted twice loses only its oldest emission).
+   */
   #evictOldest(): void {
-    const old = this.#events[this.#head];
+    const evicted = this.#offset + this.#head;
     this.#events[this.#head] = undefined;
     this.#head++;
     if (this.#head >= 1024 && this.#head * 2 >= this.#events.length) {
       this.#events = this.#events.slice(this.#head);
+      this.#offset += this.#head;
       this.#head = 0;
     }
     for (const stream of this.#streams.values()) {
-      while (stream.length > 0 && stream[0] === old) stream.shift();
+      while (stream.length > 0 && stream[0] <= evicted) stream.shift();
     }
   }
 
-  #deliver(envelope: Element, payload: unknown): Promise<unknown[]> {
+  #deliver(envelope: Element, payload: unknown, position: number): Promise<unknown[]> {
     const routes = this.#routes;
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
@@ -443,7 +453,7 @@ export class SessionObserver {
         stream = [];
         this.#streams.set(route.into, stream);
       }
-      stream.push(envelope);
+      stream.push(position);
     }
     const subs = this.#subs;
     const results: unknown[] = [];
@@ -590,7 +600,11 @@ export class SessionObserver {
    * The events appended to a named stream, in order (a copy); an unknown name gives `[]`.
    */
   stream(name: string): readonly unknown[] {
-    return this.#streams.get(name)?.slice() ?? [];
+    const positions = this.#streams.get(name);
+    if (positions === undefined) return [];
+    const out: unknown[] = new Array(positions.length);
+    for (let i = 0; i < positions.length; i++) out[i] = this.#events[positions[i] - this.#offset];
+    return out;
   }
 
   /**

@@ -437,6 +437,35 @@ describe("SessionObserver maxEvents", () => {
     assert.equal((await store.listSessionSignals("s1")).length, 10);
   });
 
+  it("maxEvents evicts only the oldest emission of an envelope emitted twice from streams", async () => {
+    const observer = new SessionObserver({ maxEvents: 3 });
+    observer.route(() => true, { into: "all" });
+    observer.route((p) => p === "twice", { into: "all" }); // one emission, two entries
+    const again = new Signal({ data: 1 });
+    await observer.emit(again);
+    await observer.emit(again);
+    await observer.emit("twice");
+    await observer.emit(3); // evicts the first emission of `again` only
+    assert.deepEqual(observer.events, [again, observer.events[1], observer.events[2]]);
+    assert.deepEqual(observer.stream("all").map((e) => (e as Signal).data), [
+      1,
+      "twice",
+      "twice",
+      3,
+    ]);
+    await observer.emit(4); // evicts the second emission of `again`
+    await observer.emit(5); // evicts "twice": both of its entries
+    assert.deepEqual(observer.stream("all").map((e) => (e as Signal).data), [3, 4, 5]);
+  });
+
+  it("maxEvents keeps streams aligned with events across compaction", async () => {
+    const observer = new SessionObserver({ maxEvents: 4 });
+    observer.route((p) => (p as number) % 3 === 0, { into: "threes" });
+    for (let i = 0; i < 5000; i++) await observer.emit(i);
+    assert.deepEqual(observer.stream("threes").map((e) => (e as Signal).data), [4998]);
+    assert.deepEqual(observer.events.map((e) => (e as Signal).data), [4996, 4997, 4998, 4999]);
+  });
+
   it("maxEvents stays exact across many evictions", async () => {
     const observer = new SessionObserver({ maxEvents: 5 });
     for (let i = 0; i < 5000; i++) await observer.emit(i);

@@ -34,7 +34,9 @@ const MAX_ERROR_BODY_BYTES = 8192;
  * `call()` POSTs the payload and resolves to the parsed JSON. `stream()` sends `stream: true` and
  * `stream_options: { include_usage: true }` and yields typed chunks: `text` deltas, complete
  * `tool_call`s (assembled from their deltas, emitted at the finish reason or at `[DONE]`),
- * `usage`, and a final `done`. HTTP failures become {@linkcode EndpointError} (status and a body
+ * `usage`, and a final `done`. A tool-call delta without an `index` (some compatible servers omit
+ * it) continues the call with the same id, starts a new call when its id is new, and otherwise
+ * continues the previous delta's call; it never merges two calls with different ids. HTTP failures become {@linkcode EndpointError} (status and a body
  * excerpt); malformed JSON in a data line errors the stream with {@linkcode EndpointParseError}.
  * The abort signal reaches `fetch`, and cancelling the stream closes the connection.
  *
@@ -169,6 +171,18 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     const decoder = new TextDecoder();
     const tools = new Map<number, ToolCallChunk>();
     let finishReason: string | null = null;
+    // Some OpenAI-compatible servers omit `index` on tool-call deltas. Such a delta continues the
+    // call with the same id, starts a new call when its id is new, and otherwise continues the
+    // call the previous delta touched.
+    let lastIndex = -1;
+    let nextIndex = 0;
+    const placeUnnumbered = (id: unknown): number => {
+      if (typeof id === "string" && id !== "") {
+        for (const call of tools.values()) if (call.id === id) return call.index;
+        return nextIndex;
+      }
+      return lastIndex >= 0 ? lastIndex : nextIndex;
+    };
     const flushTools = function* (): Generator<StreamChunk> {
       const ordered = [...tools.values()].sort((a, b) => a.index - b.index);
       tools.clear();
@@ -238,9 +252,12 @@ export class OpenAICompatibleEndpoint implements Endpoint {
             if (Array.isArray(delta.tool_calls)) {
               for (const part of delta.tool_calls as Record<string, unknown>[]) {
                 if (!isObject(part)) continue;
-                const index = typeof part.index === "number" && Number.isInteger(part.index)
+                const index = typeof part.index === "number" && Number.isInteger(part.index) &&
+                    part.index >= 0
                   ? part.index
-                  : 0;
+                  : placeUnnumbered(part.id);
+                lastIndex = index;
+                if (index >= nextIndex) nextIndex = index + 1;
                 let call = tools.get(index);
                 if (!call) {
                   call = { type: "tool_call", index, id: "", name: "", arguments: "" };

@@ -155,6 +155,29 @@ describe("OpenAICompatibleEndpoint", () => {
     });
   });
 
+  it("OpenAICompatibleEndpoint.stream() keeps tool calls apart when the server omits their index", async () => {
+    const delta = (toolCalls: unknown[], finish: string | null = null) => ({
+      choices: [{ index: 0, delta: { tool_calls: toolCalls }, finish_reason: finish }],
+    });
+    const events = [
+      // A whole call in one delta, then a second call whose arguments follow without an id.
+      delta([{ id: "call_a", type: "function", function: { name: "f", arguments: '{"x":1}' } }]),
+      delta([{ id: "call_b", type: "function", function: { name: "g", arguments: '{"y"' } }]),
+      delta([{ function: { arguments: ":2}" } }]),
+      // The first call again, by id.
+      delta([{ id: "call_a", function: { arguments: "" } }]),
+      delta([], "tool_calls"),
+    ];
+    await withServer([sseReply(events)], async (_server, endpoint) => {
+      const chunks = await collect(endpoint.stream({ model: "m" }, live()));
+      assert.deepEqual(chunks, [
+        { type: "tool_call", index: 0, id: "call_a", name: "f", arguments: '{"x":1}' },
+        { type: "tool_call", index: 1, id: "call_b", name: "g", arguments: '{"y":2}' },
+        { type: "done", finishReason: "tool_calls" },
+      ]);
+    });
+  });
+
   it("OpenAICompatibleEndpoint.stream() emits pending tool calls at [DONE] when no finish reason came", async () => {
     const events = toolCallEvents([
       { index: 0, id: "c1", name: "f", argumentPieces: ["{}"] },

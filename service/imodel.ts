@@ -322,6 +322,10 @@ export class IModel {
    * {@linkcode IModel.processChunk}. Errors reach the consumer; cancelling ends the event
    * CANCELLED and aborts the request. A chunk handler that fails with exit on errors the stream
    * with its cause, closes the request and ends the event FAILED.
+   *
+   * Chunk handlers get a `params.signal` that aborts when the caller's signal aborts or the
+   * consumer cancels, so a handler still running then can stop; the event stays CANCELLED in
+   * both cases (a caller abort during a handler no longer turns it FAILED).
    */
   stream(
     request: Record<string, unknown>,
@@ -331,6 +335,9 @@ export class IModel {
       throw new TypeError(`Cannot stream: request must be an object`);
     }
     const signal = options?.signal;
+    // Chunk handlers see the caller's abort and the consumer's cancel through one signal.
+    const stop = new AbortController();
+    const chunkSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
     let reader: ReadableStreamDefaultReader<unknown> | null = null;
     let opening: Promise<ReadableStreamDefaultReader<unknown>> | null = null;
     let created: APICalling | null = null;
@@ -366,9 +373,15 @@ export class IModel {
         const chunk = next.value as StreamChunk;
         let processed: unknown;
         try {
-          processed = this.#process(chunk, signal ?? NEVER_ABORTED);
+          processed = this.#process(chunk, chunkSignal);
           if (isThenable(processed)) processed = await processed;
         } catch (error) {
+          if (chunkSignal.aborted) {
+            // The caller aborted or the consumer cancelled while a handler ran: the event has
+            // already ended CANCELLED and the request is closed.
+            end();
+            throw error;
+          }
           // Stop the provider stream (closing the request), then record why the event ended.
           await source.cancel(error).catch(() => {});
           const event = created as APICalling | null;
@@ -386,6 +399,7 @@ export class IModel {
         controller.enqueue(delivered);
       },
       cancel: async (reason) => {
+        stop.abort(reason ?? new DOMException("Stream cancelled", "AbortError"));
         if (reader) await reader.cancel(reason);
         else if (opening) await (await opening.catch(() => null))?.cancel(reason);
         end();

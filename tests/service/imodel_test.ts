@@ -506,6 +506,78 @@ describe("IModel.stream() and processChunk()", () => {
     );
   });
 
+  it("IModel.stream() aborted while a chunk handler runs ends CANCELLED, not FAILED", async () => {
+    const controller = new AbortController();
+    const reason = new DOMException("caller stopped", "AbortError");
+    let event: HookedEvent | undefined;
+    let entered!: () => void;
+    const handlerRunning = new Promise<void>((resolve) => (entered = resolve));
+    const model = new IModel({
+      model: "m",
+      endpoint: new FunctionEndpoint({
+        call: () => null,
+        stream: function* () {
+          yield { type: "text", text: "a" };
+          yield { type: "done", finishReason: "stop" };
+        },
+      }),
+      hookRegistry: {
+        streamHandlers: {
+          // Waits for its signal, like a handler calling another service would.
+          text: (_e, _t, _c, { signal }) =>
+            new Promise((_resolve, reject) => {
+              entered();
+              signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+            }),
+        },
+      },
+    });
+    const reader = model.stream({}, { signal: controller.signal, onEvent: (e) => (event = e) })
+      .getReader();
+    const pending = reader.read();
+    await handlerRunning;
+    controller.abort(reason);
+    await assert.rejects(pending, (e) => e === reason);
+    assert.equal(event?.status, EventStatus.CANCELLED);
+    assert.equal(event?.execution.error, reason);
+  });
+
+  it("IModel.stream() cancelled by the consumer aborts the signal of a running chunk handler", async () => {
+    let handlerSignal: AbortSignal | undefined;
+    let entered!: () => void;
+    const handlerRunning = new Promise<void>((resolve) => (entered = resolve));
+    let event: HookedEvent | undefined;
+    const model = new IModel({
+      model: "m",
+      endpoint: new FunctionEndpoint({
+        call: () => null,
+        stream: function* () {
+          yield { type: "text", text: "a" };
+          yield { type: "done", finishReason: "stop" };
+        },
+      }),
+      hookRegistry: {
+        streamHandlers: {
+          text: (_e, _t, _c, { signal }) => {
+            handlerSignal = signal;
+            entered();
+            return new Promise((_resolve, reject) => {
+              signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+            });
+          },
+        },
+      },
+    });
+    const reader = model.stream({}, { onEvent: (e) => (event = e) }).getReader();
+    const pending = reader.read();
+    await handlerRunning;
+    assert.equal(handlerSignal?.aborted, false);
+    await reader.cancel(new Error("consumer done"));
+    assert.equal(handlerSignal?.aborted, true);
+    assert.deepEqual(await pending, { done: true, value: undefined });
+    assert.equal(event?.status, EventStatus.CANCELLED);
+  });
+
   it("IModel.processChunk() resolves to the replacement, or null to keep the original", async () => {
     const model = new IModel({ model: "m", endpoint: local() });
     assert.equal(await model.processChunk({ type: "text", text: "a" }), null);

@@ -126,7 +126,9 @@ function collect(signal: Signal): Record<string, unknown> {
  *
  * When the JSON is longer than `maxBytes`, the result is `{ truncated: true, originalBytes, data }`
  * where `data` is the longest prefix of the original JSON text (never splitting a character) such
- * that the whole object, JSON escaping included, is at most `maxBytes` bytes.
+ * that the whole object, JSON escaping included, is at most `maxBytes` bytes. A `maxBytes` too
+ * small to hold even `{ truncated, originalBytes, data: "" }` throws a `RangeError` instead of
+ * returning something over the bound (the 16 384 default always fits).
  *
  * @example Small payloads pass through; large ones are cut
  * ```ts
@@ -172,7 +174,13 @@ export function sanitizeSignalPayload(
   if (originalBytes <= maxBytes) return payload;
   const shell = { truncated: true, originalBytes, data: "" };
   const budget = maxBytes - utf8ByteLength(JSON.stringify(shell));
-  if (budget <= 0) return shell;
+  if (budget < 0) {
+    throw new RangeError(
+      `Cannot sanitize signal payload: maxBytes ${maxBytes} cannot hold even the truncation ` +
+        `marker (${maxBytes - budget} bytes) for a ${originalBytes}-byte payload`,
+    );
+  }
+  if (budget === 0) return shell;
   const cut = { truncated: true, originalBytes, data: fittingPrefix(serialized, budget) };
   // The prefix was measured exactly; re-measure anyway so the bound never depends on that.
   return utf8ByteLength(JSON.stringify(cut)) <= maxBytes ? cut : shell;

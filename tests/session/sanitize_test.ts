@@ -148,13 +148,34 @@ describe("sanitizeSignalPayload()", () => {
     );
   });
 
-  it("sanitizeSignalPayload() property: any maxBytes bound holds for arbitrary text", () => {
+  it("sanitizeSignalPayload() property: any maxBytes bound holds for arbitrary text, or it throws", () => {
     fc.assert(
-      fc.property(nastyText, fc.integer({ min: 80, max: 5000 }), (text, max) => {
-        const payload = sanitizeSignalPayload(new Signal({ data: text.repeat(5) }), max);
+      fc.property(nastyText, fc.integer({ min: 1, max: 5000 }), (text, max) => {
+        const signal = new Signal({ data: text.repeat(5) });
+        let payload: Record<string, unknown>;
+        try {
+          payload = sanitizeSignalPayload(signal, max);
+        } catch (error) {
+          // Only a bound too small for the empty truncation marker may throw.
+          assert.ok(error instanceof RangeError);
+          const full = bytesOf(sanitizeSignalPayload(signal, 1_000_000));
+          assert.ok(bytesOf({ truncated: true, originalBytes: full, data: "" }) > max);
+          return;
+        }
         assert.ok(bytesOf(payload) <= max);
       }),
-      { numRuns: 200 },
+      { numRuns: 300 },
     );
+  });
+
+  it("sanitizeSignalPayload() throws a RangeError when maxBytes cannot hold the truncation marker", () => {
+    const signal = new Signal({ data: "x".repeat(100) });
+    assert.throws(() => sanitizeSignalPayload(signal, 10), RangeError);
+    assert.deepEqual(sanitizeSignalPayload(new Signal({ data: 1, createdAt: 1 }), 1000), {
+      createdAt: 1,
+      metadata: {},
+      schemaVersion: 1,
+      data: "1",
+    });
   });
 });

@@ -139,6 +139,12 @@ export function bridgeModelToSession(
   target: BusOwner | HookBus,
   options?: BridgeOptions,
 ): ModelBridge {
+  if (model === null || typeof model !== "object" || typeof model.observe !== "function") {
+    throw new TypeError(`Cannot bridge model: model must be an IModel`);
+  }
+  if (target === null || typeof target !== "object") {
+    throw new TypeError(`Cannot bridge model: target must be a Session or a HookBus`);
+  }
   const bus: HookBus = "hooks" in target && target.hooks ? target.hooks : target as HookBus;
   if (!bus || typeof (bus as HookBus).emit !== "function") {
     throw new TypeError(`Cannot bridge model: target must be a Session or a HookBus`);

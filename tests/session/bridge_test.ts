@@ -153,7 +153,11 @@ describe("bridgeModelToSession (X5)", () => {
   });
 
   it("removing the bridge restores the model: used alone it emits nothing into the session", async () => {
-    const { model } = await modelFor(() => jsonReply({ choices: [{ message: { content: "x" } }] }));
+    const { model } = await modelFor((request) =>
+      (request.body as { stream?: unknown } | null)?.stream
+        ? sseReply(textEvents(["x"]))
+        : jsonReply({ choices: [{ message: { content: "x" } }] })
+    );
     const session = new Session();
     const seen = collect(session.hooks);
     const bridge = bridgeModelToSession(model, session);
@@ -174,6 +178,16 @@ describe("bridgeModelToSession (X5)", () => {
     assert.throws(
       () => bridgeModelToSession(model, new HookBus(), { redact: 1 as never }),
       TypeError,
+    );
+    for (const target of [null, undefined, 5]) {
+      assert.throws(
+        () => bridgeModelToSession(model, target as never),
+        /Cannot bridge model: target must be a Session or a HookBus/,
+      );
+    }
+    assert.throws(
+      () => bridgeModelToSession(null as never, new HookBus()),
+      /Cannot bridge model: model must be an IModel/,
     );
   });
 

@@ -27,6 +27,8 @@ export interface OpenAICompatibleEndpointOptions {
 const EXCERPT = 500;
 /** At most this much of an error response body is read (enough for the excerpt after redaction). */
 const MAX_ERROR_BODY_BYTES = 8192;
+/** The longest line or unfinished event the SSE parser buffers (a guard against endless lines). */
+const MAX_SSE_BUFFER_CHARS = 4 * 1024 * 1024;
 
 /**
  * An OpenAI-compatible chat-completions endpoint.
@@ -45,6 +47,12 @@ const MAX_ERROR_BODY_BYTES = 8192;
  * errors carry no `cause` (a runtime's `SyntaxError` quotes the start of the unparseable text).
  * Of an HTTP error response only the first 8 KiB are read, then the body is cancelled, so a huge
  * or endless error body neither grows memory nor holds the request open.
+ *
+ * A stream body that holds no Server-Sent Events at all (a server that ignored `stream: true`,
+ * an HTML page sent with status 200) errors with {@linkcode EndpointParseError}, or with
+ * {@linkcode EndpointError} and the server's message when the body is a JSON `{ error }`, instead
+ * of ending as an empty completion. A line or event that grows past 4 Mi characters without
+ * ending errors with `EndpointParseError` and closes the connection, instead of buffering forever.
  *
  * @example Against an in-process fetch
  * ```ts
@@ -167,7 +175,35 @@ export class OpenAICompatibleEndpoint implements Endpoint {
       throw new EndpointError("Endpoint returned no body for a stream", { status, url });
     }
     const queue: EventSourceMessage[] = [];
-    const parser = createParser({ onEvent: (event) => queue.push(event) });
+    let overflow = false;
+    // Until the first event or comment, keep the start of the body: a server that ignored
+    // `stream: true` (or an HTML error page sent with 200) yields no SSE at all.
+    let sawSSE = false;
+    let head = "";
+    const parser = createParser({
+      onEvent: (event) => {
+        sawSSE = true;
+        queue.push(event);
+      },
+      onComment: () => {
+        sawSSE = true;
+      },
+      onError: (error) => {
+        if (error.type === "max-buffer-size-exceeded") overflow = true;
+      },
+      maxBufferSize: MAX_SSE_BUFFER_CHARS,
+    });
+    const feed = (text: string): void => {
+      if (!sawSSE && head.length < MAX_ERROR_BODY_BYTES) head += text;
+      if (overflow) return;
+      parser.feed(text);
+      if (overflow) {
+        throw new EndpointParseError(
+          `Cannot parse stream: an event grew past ${MAX_SSE_BUFFER_CHARS} characters without ending`,
+          { status, bodyExcerpt: this.#excerpt(head), url },
+        );
+      }
+    };
     const decoder = new TextDecoder();
     const tools = new Map<number, ToolCallChunk>();
     let finishReason: string | null = null;
@@ -205,10 +241,11 @@ export class OpenAICompatibleEndpoint implements Endpoint {
           );
         }
         if (next.done) {
-          parser.feed(decoder.decode());
-          parser.feed("\n\n");
+          feed(decoder.decode());
+          feed("\n\n");
+          if (!sawSSE && head.trim() !== "") throw this.#notSSE(head, status, url);
         } else {
-          parser.feed(decoder.decode(next.value, { stream: true }));
+          feed(decoder.decode(next.value, { stream: true }));
         }
         while (queue.length > 0) {
           const event = queue.shift()!;
@@ -352,6 +389,29 @@ export class OpenAICompatibleEndpoint implements Endpoint {
   #scrub(text: string): string {
     const key = this.#apiKey;
     return key ? text.split(key).join("[redacted]") : text;
+  }
+
+  /** The error for a stream body without any Server-Sent Events (JSON error bodies say why). */
+  #notSSE(head: string, status: number, url: string): EndpointError {
+    let json: unknown;
+    try {
+      json = JSON.parse(head);
+    } catch {
+      json = undefined;
+    }
+    if (isObject(json) && json.error) {
+      const error = json.error as { message?: unknown };
+      const said = typeof error.message === "string" ? error.message : JSON.stringify(json.error);
+      return new EndpointError(`Endpoint reported an error: ${this.#excerpt(said)}`, {
+        status,
+        bodyExcerpt: this.#excerpt(head),
+        url,
+      });
+    }
+    return new EndpointParseError(
+      "Cannot parse stream: the response holds no Server-Sent Events",
+      { status, bodyExcerpt: this.#excerpt(head), url },
+    );
   }
 
   /** The redacted start of `text`: redact first, so a key cut by the excerpt cannot survive. */

@@ -218,6 +218,56 @@ describe("OpenAICompatibleEndpoint", () => {
     });
   });
 
+  it("OpenAICompatibleEndpoint.stream() rejects a body without any Server-Sent Events", async () => {
+    await withServer(
+      [
+        jsonReply(completion("not streamed")),
+        jsonReply({ error: { message: "streaming is not supported" } }),
+        { kind: "raw", body: "<html>maintenance</html>", contentType: "text/html" },
+      ],
+      async (_server, endpoint) => {
+        const json = await collect(endpoint.stream({ model: "m" }, live())).catch((e) => e);
+        assert.ok(json instanceof EndpointParseError, String(json));
+        assert.equal(json.status, 200);
+        assert.match(json.bodyExcerpt, /not streamed/);
+        const said = await collect(endpoint.stream({ model: "m" }, live())).catch((e) => e);
+        assert.ok(said instanceof EndpointError && !(said instanceof EndpointParseError));
+        assert.match(said.message, /streaming is not supported/);
+        const html = await collect(endpoint.stream({ model: "m" }, live())).catch((e) => e);
+        assert.ok(html instanceof EndpointParseError, String(html));
+        assert.match(html.bodyExcerpt, /maintenance/);
+      },
+    );
+  });
+
+  it("OpenAICompatibleEndpoint.stream() errors on a data line that never ends and closes it", async () => {
+    await withServer(
+      [sseReply(textEvents(["a"], { usage: null }), { endlessData: true })],
+      async (server, endpoint) => {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const hung = new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error("the endless line was buffered")), 30_000);
+        });
+        try {
+          const seen: StreamChunk[] = [];
+          const error = await Promise.race([
+            (async () => {
+              for await (const chunk of endpoint.stream({ model: "m" }, live())) seen.push(chunk);
+            })().catch((e) => e),
+            hung,
+          ]);
+          assert.ok(error instanceof EndpointParseError, String(error));
+          assert.match(error.message, /without ending/);
+          assert.deepEqual(seen, [{ type: "text", text: "a" }]);
+          await Promise.race([server.requests[0].closed, hung]);
+          assert.equal(server.requests[0].clientClosed, true);
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    );
+  });
+
   it("OpenAICompatibleEndpoint.stream() errors with EndpointError when the stream breaks midway", async () => {
     await withServer(
       [sseReply(textEvents(["a", "b", "c", "d"]), { breakAfter: 2, gapMs: 5 })],

@@ -228,9 +228,12 @@ export function normalizeSignalQuery(
   if (typeof afterSeq !== "number" || Number.isNaN(afterSeq)) {
     throw new TypeError(`Cannot ${action}: afterSeq must be a number; got ${quote(afterSeq)}`);
   }
-  if (typeof limit !== "number" || Number.isNaN(limit) || limit < 0) {
+  // A fractional limit would mean different things to different stores (SQL LIMIT floors it).
+  if (
+    typeof limit !== "number" || limit < 0 || (limit !== Infinity && !Number.isInteger(limit))
+  ) {
     throw new TypeError(
-      `Cannot ${action}: limit must be a non-negative number; got ${quote(limit)}`,
+      `Cannot ${action}: limit must be a non-negative integer or Infinity; got ${quote(limit)}`,
     );
   }
   return { afterSeq, limit };

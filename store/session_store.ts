@@ -136,7 +136,10 @@ export interface SessionStore {
   ): Promise<MessageRecord[]>;
   /** Appends a signal row; the store assigns `seq`. */
   insertSessionSignal(row: SignalInsert): Promise<void>;
-  /** Signal rows in `seq` order. */
+  /**
+   * Signal rows in `seq` order, after `afterSeq` (default 0), at most `limit` (a non-negative
+   * integer or `Infinity`, the default; anything else rejects with a `TypeError`).
+   */
   listSessionSignals(
     sessionId: string,
     options?: { afterSeq?: number; limit?: number },

@@ -475,7 +475,7 @@ export class SqliteStore implements SessionStore {
     const rows = this.#read("list session signals", (db) =>
       db.all(
         "SELECT * FROM session_signals WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-        [sessionId, afterSeq, Number.isFinite(limit) ? Math.floor(limit) : -1],
+        [sessionId, afterSeq, Number.isFinite(limit) ? limit : -1],
       ));
     await undefined;
     return rows.map((r) => ({

@@ -261,6 +261,20 @@ export function runStoreConformance(
         [2],
       );
       assert.deepEqual(await store.listSessionSignals("s3"), []);
+      assert.deepEqual(await store.listSessionSignals("s1", { limit: 0 }), []);
+      assert.equal((await store.listSessionSignals("s1", { limit: Infinity })).length, 3);
+    });
+
+    it(`${name}.listSessionSignals() rejects a limit that is negative, fractional or not a number`, async () => {
+      const store = await open();
+      await store.insertSessionSignal({ sessionId: "s1", kind: "K", opId: "", ts: 1, payload: {} });
+      for (const limit of [0.5, 1.5, -1, NaN, "2"]) {
+        await assert.rejects(
+          store.listSessionSignals("s1", { limit: limit as number }),
+          TypeError,
+          `limit ${String(limit)}`,
+        );
+      }
     });
 
     it(`${name} rejects every call after close() with StoreClosedError`, async () => {

@@ -76,6 +76,16 @@ function decodeText(value: SqlValue | undefined): string | null {
   return typeof value === "string" ? JSON.parse(value) : null;
 }
 
+// Session text columns and node_metadata hold JSON (see `toSql`); numeric columns hold numbers.
+function toSession(row: SqlRow): SessionRow {
+  const stored: Record<string, unknown> = { id: row.id };
+  for (const field of SESSION_FIELD_NAMES) {
+    const value = row[column(field)];
+    stored[field] = typeof value === "string" ? JSON.parse(value) : value;
+  }
+  return presentSession(stored);
+}
+
 function toMessage(row: SqlRow): MessageRecord {
   return {
     id: row.id as string,
@@ -296,13 +306,7 @@ export class SqliteStore implements SessionStore {
       (db) => db.get("SELECT * FROM sessions WHERE id = ?", [id]),
     );
     await undefined;
-    if (row === undefined) return undefined;
-    const stored: Record<string, unknown> = { id: row.id };
-    for (const field of SESSION_FIELD_NAMES) {
-      const value = row[column(field)];
-      stored[field] = typeof value === "string" ? JSON.parse(value) : value;
-    }
-    return presentSession(stored);
+    return row === undefined ? undefined : toSession(row);
   }
 
   /** Every session row (`null` fields omitted), in creation order. */
@@ -313,14 +317,7 @@ export class SqliteStore implements SessionStore {
       (db) => db.all("SELECT * FROM sessions ORDER BY rowid", []),
     );
     await undefined;
-    return rows.map((row) => {
-      const stored: Record<string, unknown> = { id: row.id };
-      for (const field of SESSION_FIELD_NAMES) {
-        const value = row[column(field)];
-        stored[field] = typeof value === "string" ? JSON.parse(value) : value;
-      }
-      return presentSession(stored);
-    });
+    return rows.map(toSession);
   }
 
   /** Updates the given fields of an existing row; an unknown id changes nothing. */

@@ -24,4 +24,11 @@
 
 export * from "./sqlite_store.ts";
 export { StoreClosedError, StoreConflictError, StoreUnavailableError } from "../store_errors.ts";
-export type { SessionStore } from "../session_store.ts";
+export type {
+  MessageRecord,
+  MessageRole,
+  SessionRow,
+  SessionStore,
+  SignalInsert,
+  SignalRow,
+} from "../session_store.ts";

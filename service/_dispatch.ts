@@ -5,22 +5,20 @@ import { EventStatus } from "../core/mod.ts";
 import { HOOK_EVENT_TYPES, HookEventType, toHookEventType } from "./hook_event_type.ts";
 import type {
   AssociatedEventInfo,
+  HookCallOptions,
   HookCallResult,
   HookParams,
   PhaseHandler,
   StreamHandler,
 } from "./types.ts";
-import { className, isCancellation, isThenable, NEVER_ABORTED, raceAbort } from "./_util.ts";
-
-/** Options of a hook call (the public `HookCallOptions`). */
-export interface DispatchOptions {
-  hookType?: HookEventType;
-  chunkType?: string;
-  chunk?: unknown;
-  shouldExit?: boolean;
-  signal?: AbortSignal;
-  params?: Record<string, unknown>;
-}
+import {
+  className,
+  describe,
+  isCancellation,
+  isThenable,
+  NEVER_ABORTED,
+  raceAbort,
+} from "./_util.ts";
 
 export interface Handlers {
   hooks: Map<HookEventType, PhaseHandler>;
@@ -36,7 +34,7 @@ export const INTERNALS: WeakMap<object, Handlers> = new WeakMap();
 export function dispatchHook(
   registry: object,
   eventLike: unknown,
-  options: DispatchOptions,
+  options: HookCallOptions,
 ): HookCallResult | Promise<HookCallResult> {
   if (options === null || typeof options !== "object") {
     throw new TypeError(`Cannot call hook: options must be an object; got ${describe(options)}`);
@@ -54,9 +52,13 @@ export function dispatchHook(
   }
   const exit = options.shouldExit === true || extra?.exit === true;
   const signal = options.signal ?? NEVER_ABORTED;
-  // Fast path (per-chunk calls usually carry no params): no spread of an empty object.
-  const makeParams = (): HookParams => extra ? { ...extra, exit, signal } : { exit, signal };
 
+  let phase: PhaseHandler | undefined;
+  let chunkHandler: StreamHandler | undefined;
+  let chunkType = "";
+  let failStatus: EventStatus = EventStatus.ABORTED;
+  // Phase calls carry associated info; stream calls do not (and succeed with status null).
+  let info: AssociatedEventInfo | undefined;
   if (options.hookType !== undefined && options.hookType !== null) {
     const type = toHookEventType(options.hookType);
     if (type === undefined) {
@@ -66,66 +68,63 @@ export function dispatchHook(
         }`,
       );
     }
-    const info = infoFor(type, eventLike);
-    const failStatus = type === HookEventType.PostInvocation
-      ? EventStatus.ABORTED
-      : EventStatus.CANCELLED;
-    const handler = hooks.get(type);
-    if (!handler) {
+    info = infoFor(type, eventLike);
+    if (type !== HookEventType.PostInvocation) failStatus = EventStatus.CANCELLED;
+    phase = hooks.get(type);
+    if (!phase) {
       const error = new TypeError(`No handler registered for hook type "${type}"`);
       return { result: error, error, shouldExit: exit, status: failStatus, info };
     }
-    const params = makeParams();
-    return settle(() => handler(eventLike, params), signal, exit, failStatus, true, info);
-  }
-  if (options.chunkType !== undefined && options.chunkType !== null) {
-    const chunkType = options.chunkType;
-    const handler = stream.get(chunkType);
-    if (!handler) {
+  } else if (options.chunkType !== undefined && options.chunkType !== null) {
+    chunkType = options.chunkType;
+    chunkHandler = stream.get(chunkType);
+    if (!chunkHandler) {
       const error = new TypeError(`No stream handler registered for "${String(chunkType)}"`);
-      return { result: error, error, shouldExit: exit, status: EventStatus.ABORTED };
+      return { result: error, error, shouldExit: exit, status: failStatus };
     }
-    const params = makeParams();
-    return settle(
-      () => handler(null, chunkType, options.chunk, params),
-      signal,
-      exit,
-      EventStatus.ABORTED,
-      false,
-      undefined,
-    );
+  } else {
+    throw new TypeError("Cannot call hook: either hookType or chunkType must be provided");
   }
-  throw new TypeError("Cannot call hook: either hookType or chunkType must be provided");
+  if (signal.aborted) return failed(signal.reason, signal, exit, failStatus, info);
+  // Per-chunk calls usually carry no params: no spread of an empty object.
+  const params: HookParams = extra ? { ...extra, exit, signal } : { exit, signal };
+  let value: unknown;
+  try {
+    value = phase
+      ? phase(eventLike, params)
+      : chunkHandler!(null, chunkType, options.chunk, params);
+  } catch (error) {
+    return failed(error, signal, exit, failStatus, info);
+  }
+  if (!isThenable(value)) return completed(value, info);
+  return raceAbort(value, signal).then(
+    (result) => completed(result, info),
+    (error) => failed(error, signal, exit, failStatus, info),
+  );
 }
 
-function settle(
-  run: () => unknown,
+// Top-level helpers, so a synchronous handler costs no closure per call (the per-chunk hot path).
+
+/** A successful call: COMPLETED with info for a phase, status `null` for a stream handler. */
+function completed(result: unknown, info: AssociatedEventInfo | undefined): HookCallResult {
+  return info
+    ? { result, error: null, shouldExit: false, status: EventStatus.COMPLETED, info }
+    : { result, error: null, shouldExit: false, status: null };
+}
+
+/** A failed call: a cancellation (the signal's reason or an AbortError) or a handler failure. */
+function failed(
+  error: unknown,
   signal: AbortSignal,
   exit: boolean,
   failStatus: EventStatus,
-  phase: boolean,
   info: AssociatedEventInfo | undefined,
-): HookCallResult | Promise<HookCallResult> {
-  const ok = (value: unknown): HookCallResult =>
-    phase
-      ? { result: value, error: null, shouldExit: false, status: EventStatus.COMPLETED, info }
-      : { result: value, error: null, shouldExit: false, status: null };
-  const fail = (error: unknown): HookCallResult => {
-    const out: HookCallResult = isCancellation(error, signal)
-      ? { result: [undefined, error], error, shouldExit: true, status: EventStatus.CANCELLED }
-      : { result: error, error, shouldExit: exit, status: failStatus };
-    if (phase) out.info = info;
-    return out;
-  };
-  if (signal.aborted) return fail(signal.reason);
-  let value: unknown;
-  try {
-    value = run();
-  } catch (error) {
-    return fail(error);
-  }
-  if (!isThenable(value)) return ok(value);
-  return raceAbort(value, signal).then(ok, fail);
+): HookCallResult {
+  const out: HookCallResult = isCancellation(error, signal)
+    ? { result: [undefined, error], error, shouldExit: true, status: EventStatus.CANCELLED }
+    : { result: error, error, shouldExit: exit, status: failStatus };
+  if (info) out.info = info;
+  return out;
 }
 
 function infoFor(type: HookEventType, eventLike: unknown): AssociatedEventInfo {
@@ -140,11 +139,4 @@ function infoFor(type: HookEventType, eventLike: unknown): AssociatedEventInfo {
     if (typeof createdAt === "number") info.eventCreatedAt = createdAt;
   }
   return info;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "(array)";
-  return `(${typeof value})`;
 }

@@ -61,3 +61,11 @@ export function className(value: unknown): string | undefined {
   }
   return undefined;
 }
+
+/** A short, safe description of a bad input value for error messages. */
+export function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "(array)";
+  return `(${typeof value})`;
+}

@@ -4,6 +4,18 @@
  * @module
  */
 
+/** What an {@linkcode EndpointError} carries besides its message. */
+export interface EndpointErrorOptions {
+  /** The HTTP status, or `null`/absent when no response arrived. */
+  status?: number | null;
+  /** The start of the response body (the endpoint redacts and cuts it). */
+  bodyExcerpt?: string;
+  /** The URL requested (origin and path only). */
+  url?: string | null;
+  /** The underlying error. */
+  cause?: unknown;
+}
+
 /**
  * An endpoint request failed: an HTTP error status, a broken connection, or an error reported
  * inside a stream. Never carries the API key.
@@ -29,12 +41,7 @@ export class EndpointError extends Error {
   /** Makes the error. */
   constructor(
     message: string,
-    options?: {
-      status?: number | null;
-      bodyExcerpt?: string;
-      url?: string | null;
-      cause?: unknown;
-    },
+    options?: EndpointErrorOptions,
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "EndpointError";
@@ -60,12 +67,7 @@ export class EndpointParseError extends EndpointError {
   /** Makes the error. */
   constructor(
     message: string,
-    options?: {
-      status?: number | null;
-      bodyExcerpt?: string;
-      url?: string | null;
-      cause?: unknown;
-    },
+    options?: EndpointErrorOptions,
   ) {
     super(message, options);
     this.name = "EndpointParseError";

@@ -6,9 +6,9 @@
 
 import { logger } from "../core/mod.ts";
 import { HOOK_EVENT_TYPE_KEYS, HookEventType, toHookEventType } from "./hook_event_type.ts";
-import type { HookCallResult, PhaseHandler, StreamHandler } from "./types.ts";
+import type { HookCallOptions, HookCallResult, PhaseHandler, StreamHandler } from "./types.ts";
 import { dispatchHook, INTERNALS } from "./_dispatch.ts";
-import { isThenable } from "./_util.ts";
+import { describe, isThenable } from "./_util.ts";
 
 /** What a {@linkcode HookRegistry} may be constructed from. */
 export interface HookRegistryInit {
@@ -23,22 +23,6 @@ export interface HookRegistryInit {
 
 /** What selects the handler {@linkcode HookRegistry.canHandle} asks about. */
 export type HookKey = { hookType: HookEventType } | { chunkType: string };
-
-/** Options of {@linkcode HookRegistry.call}. */
-export interface HookCallOptions {
-  /** The phase to run; wins over `chunkType` when both are given. */
-  hookType?: HookEventType;
-  /** The stream handler to run. */
-  chunkType?: string;
-  /** The chunk handed to a stream handler. */
-  chunk?: unknown;
-  /** The configured exit: reported as `shouldExit` when the handler throws. */
-  shouldExit?: boolean;
-  /** Aborting it ends the call CANCELLED (the handler also receives it as `params.signal`). */
-  signal?: AbortSignal;
-  /** Extra handler params; a legacy `exit: true` here also sets the exit. */
-  params?: Record<string, unknown>;
-}
 
 /**
  * One handler per service phase and one per stream chunk type, attached to an `IModel`.
@@ -227,11 +211,4 @@ function assertFunction(fn: unknown, what: string): void {
   if (typeof fn !== "function") {
     throw new TypeError(`Cannot register ${what}: handler must be a function; got ${describe(fn)}`);
   }
-}
-
-function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "(array)";
-  return `(${typeof value})`;
 }

@@ -74,28 +74,12 @@ export abstract class HookedEvent extends Event {
 
   /** Attaches (replacing) the pre-invocation hook over `registry`'s handler. */
   createPreInvokeHook(registry: HookRegistry, options?: PhaseHookOptions): HookEvent {
-    this.preInvokeHook = new HookEvent({
-      registry,
-      hookType: HookEventType.PreInvocation,
-      eventLike: this,
-      exit: options?.exit ?? null,
-      timeoutMs: options?.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-      params: options?.params ?? {},
-    });
-    return this.preInvokeHook;
+    return this.preInvokeHook = phaseHook(this, registry, HookEventType.PreInvocation, options);
   }
 
   /** Attaches (replacing) the post-invocation hook over `registry`'s handler. */
   createPostInvokeHook(registry: HookRegistry, options?: PhaseHookOptions): HookEvent {
-    this.postInvokeHook = new HookEvent({
-      registry,
-      hookType: HookEventType.PostInvocation,
-      eventLike: this,
-      exit: options?.exit ?? null,
-      timeoutMs: options?.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-      params: options?.params ?? {},
-    });
-    return this.postInvokeHook;
+    return this.postInvokeHook = phaseHook(this, registry, HookEventType.PostInvocation, options);
   }
 
   /** The core work of a request/response run. */
@@ -191,6 +175,22 @@ export abstract class HookedEvent extends Event {
         new HookPhaseError("Pre-invocation hook requested exit without a cause");
     }
   }
+}
+
+function phaseHook(
+  event: HookedEvent,
+  registry: HookRegistry,
+  hookType: HookEventType,
+  options: PhaseHookOptions | undefined,
+): HookEvent {
+  return new HookEvent({
+    registry,
+    hookType,
+    eventLike: event,
+    exit: options?.exit ?? null,
+    timeoutMs: options?.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+    params: options?.params ?? {},
+  });
 }
 
 /** Invokes a hook event and logs it to the global hook logger, whatever the outcome. */

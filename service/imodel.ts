@@ -13,7 +13,7 @@ import { HookEvent } from "./hook_event.ts";
 import { HookedEvent } from "./hooked_event.ts";
 import { globalHookLogger } from "./hook_logger.ts";
 import { HookRegistry, type HookRegistryInit } from "./hook_registry.ts";
-import { dispatchHook } from "./_dispatch.ts";
+import { dispatchHook, INTERNALS } from "./_dispatch.ts";
 import type { HookCallResult } from "./types.ts";
 import { isErrorLike, isThenable, NEVER_ABORTED } from "./_util.ts";
 
@@ -137,7 +137,8 @@ export class IModel {
   /** Transforms chunks without a registry handler. */
   readonly streamingProcessFunc: ((chunk: StreamChunk) => unknown) | null;
 
-  #observers: Set<ModelObserver> = new Set();
+  // Copy-on-write, shared with copies: a notification iterates a snapshot without copying it.
+  #observers: { list: readonly ModelObserver[] } = { list: [] };
 
   /** Makes a model; bad options throw a `TypeError`. */
   constructor(options: IModelOptions) {
@@ -299,13 +300,17 @@ export class IModel {
       throw new TypeError(`Cannot observe model: observer must be a function`);
     }
     const wrapped: ModelObserver = (notice) => observer(notice);
-    this.#observers.add(wrapped);
-    return () => void this.#observers.delete(wrapped);
+    const holder = this.#observers;
+    holder.list = [...holder.list, wrapped];
+    return () => {
+      holder.list = holder.list.filter((o) => o !== wrapped);
+    };
   }
 
   #notify(notice: ModelNotice): void {
-    if (this.#observers.size === 0) return;
-    for (const observer of [...this.#observers]) {
+    const observers = this.#observers.list;
+    if (observers.length === 0) return;
+    for (const observer of observers) {
       try {
         const out = observer(notice);
         if (isThenable(out)) {
@@ -393,7 +398,7 @@ export class IModel {
           throw error;
         }
         const delivered = (processed ?? chunk) as StreamChunk;
-        if (this.#observers.size > 0 && created) {
+        if (this.#observers.list.length > 0 && created) {
           this.#notify({ type: "stream_chunk", model: this, event: created, chunk: delivered });
         }
         controller.enqueue(delivered);
@@ -438,7 +443,7 @@ export class IModel {
     const key = chunk !== null && typeof chunk === "object"
       ? (chunk as { type?: unknown }).type
       : undefined;
-    if (typeof key === "string" && this.hookRegistry.canHandle({ chunkType: key })) {
+    if (typeof key === "string" && INTERNALS.get(this.hookRegistry)?.stream.has(key)) {
       const outcome = dispatchHook(this.hookRegistry, null, {
         chunkType: key,
         chunk,

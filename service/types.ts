@@ -68,3 +68,19 @@ export interface HookCallResult {
   /** The associated event, for phase calls only. */
   info?: AssociatedEventInfo;
 }
+
+/** Options of `HookRegistry.call`. */
+export interface HookCallOptions {
+  /** The phase to run; wins over `chunkType` when both are given. */
+  hookType?: HookEventType;
+  /** The stream handler to run. */
+  chunkType?: string;
+  /** The chunk handed to a stream handler. */
+  chunk?: unknown;
+  /** The configured exit: reported as `shouldExit` when the handler throws. */
+  shouldExit?: boolean;
+  /** Aborting it ends the call CANCELLED (the handler also receives it as `params.signal`). */
+  signal?: AbortSignal;
+  /** Extra handler params; a legacy `exit: true` here also sets the exit. */
+  params?: Record<string, unknown>;
+}

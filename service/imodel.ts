@@ -189,7 +189,11 @@ export class IModel {
     this.streamingProcessFunc = streamingProcessFunc ?? null;
   }
 
-  /** Creates (but does not run) an event for `request`; see the class documentation. */
+  /**
+   * Creates (but does not run) an event for `request`; see the class documentation. Bad hook
+   * options (a non-boolean exit, a timeout that is not a positive number, non-object params, a
+   * signal that is not an `AbortSignal`) reject with a `TypeError` before any hook runs.
+   */
   async createEvent(
     request: Record<string, unknown>,
     options?: CreateEventOptions,
@@ -198,6 +202,7 @@ export class IModel {
       throw new TypeError(`Cannot create event: request must be an object`);
     }
     const opts = options ?? {};
+    validateCreateEventOptions(opts);
     const eventType = (opts.eventType ?? APICalling) as HookedEventClass;
     const registry = this.hookRegistry;
     let preCreate: HookEvent | null = null;
@@ -458,6 +463,40 @@ export class IModel {
       return isThenable(out) ? Promise.resolve(out).then((v) => v ?? null) : out ?? null;
     }
     return null;
+  }
+}
+
+/**
+ * Rejects bad hook options before anything runs, so a pre-create hook never runs for a call
+ * that a later option would fail anyway (the event class is checked after it, as D4 says).
+ */
+function validateCreateEventOptions(opts: CreateEventOptions): void {
+  if (typeof opts !== "object") {
+    throw new TypeError(`Cannot create event: options must be an object`);
+  }
+  for (const phase of ["createEvent", "preInvoke", "postInvoke"] as const) {
+    const exit = opts[`${phase}ExitHook`];
+    if (exit !== undefined && exit !== null && typeof exit !== "boolean") {
+      throw new TypeError(`Cannot create event: ${phase}ExitHook must be a boolean or null`);
+    }
+    const timeoutMs = opts[`${phase}HookTimeoutMs`];
+    if (
+      timeoutMs !== undefined &&
+      (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs <= 0)
+    ) {
+      throw new TypeError(
+        `Cannot create event: ${phase}HookTimeoutMs must be a positive number; got ${
+          String(timeoutMs)
+        }`,
+      );
+    }
+    const params = opts[`${phase}HookParams`];
+    if (params !== undefined && (params === null || typeof params !== "object")) {
+      throw new TypeError(`Cannot create event: ${phase}HookParams must be an object`);
+    }
+  }
+  if (opts.signal !== undefined && !(opts.signal instanceof AbortSignal)) {
+    throw new TypeError(`Cannot create event: signal must be an AbortSignal`);
   }
 }
 

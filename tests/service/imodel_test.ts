@@ -221,6 +221,32 @@ describe("IModel.createEvent()", () => {
     assert.equal((event as Tagged).tag, "custom");
   });
 
+  it("IModel.createEvent() rejects bad hook options with a TypeError before the pre-create hook runs", async () => {
+    let runs = 0;
+    const model = new IModel({ model: "m", endpoint: local() });
+    model.hookRegistry.preEventCreateHook(() => void runs++);
+    model.hookRegistry.preInvoke(() => {});
+    model.hookRegistry.postInvoke(() => {});
+    const bad: Record<string, unknown>[] = [
+      { preInvokeHookTimeoutMs: -1 },
+      { postInvokeHookTimeoutMs: Number.NaN },
+      { preInvokeExitHook: "yes" },
+      { postInvokeHookParams: "x" },
+      { createEventHookParams: null },
+      { signal: {} },
+    ];
+    for (const options of bad) {
+      await assert.rejects(
+        model.createEvent({}, options as never),
+        (e) => e instanceof TypeError && /^Cannot create event: /.test(e.message),
+        JSON.stringify(options),
+      );
+    }
+    assert.equal(runs, 0);
+    await model.createEvent({}, { preInvokeHookTimeoutMs: 5, postInvokeExitHook: null });
+    assert.equal(runs, 1);
+  });
+
   it("IModel.createEvent() rejects a non-object request and runs no hook", async () => {
     let ran = false;
     const model = new IModel({ model: "m", endpoint: local() });

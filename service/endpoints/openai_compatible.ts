@@ -126,13 +126,27 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     return `${this.baseURL}/chat/completions`;
   }
 
-  /** POSTs the payload (without `stream`) and resolves to the parsed JSON response. */
+  /**
+   * POSTs the payload (without `stream`) and resolves to the parsed JSON response. A connection
+   * that breaks while the body arrives rejects with {@linkcode EndpointError} (with the status),
+   * and an abort meanwhile with the signal's reason.
+   */
   async call(payload: Record<string, unknown>, options: EndpointCallOptions): Promise<unknown> {
     const body = { ...payload };
     delete body.stream;
     delete body.stream_options;
-    const response = await this.#post(body, options.signal, "application/json");
-    const text = await response.text();
+    const signal = options.signal;
+    const response = await this.#post(body, signal, "application/json");
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (cause) {
+      if (signal.aborted) throw signal.reason;
+      throw new EndpointError(
+        `Response broke before it finished: ${this.#scrub(messageOf(cause))}`,
+        { status: response.status, url: this.#safeURL(), cause },
+      );
+    }
     try {
       return JSON.parse(text);
     } catch {

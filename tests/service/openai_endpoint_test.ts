@@ -103,6 +103,20 @@ describe("OpenAICompatibleEndpoint", () => {
     );
   });
 
+  it("OpenAICompatibleEndpoint.call() turns a connection broken mid-body into EndpointError", async () => {
+    await withServer(
+      [{ kind: "json", body: completion("x".repeat(5000)), breakMidway: true }],
+      async (_server, endpoint) => {
+        const error = await endpoint.call({ model: "m" }, live()).catch((e) => e);
+        assert.ok(error instanceof EndpointError, String(error));
+        assert.ok(!(error instanceof EndpointParseError));
+        assert.equal(error.status, 200);
+        assert.match(error.message, /broke before it finished/);
+        assertNoKey(error);
+      },
+    );
+  });
+
   it("OpenAICompatibleEndpoint.call() reports an unreachable server as EndpointError without the key", async () => {
     const server = await startOpenAIServer([]);
     const baseURL = server.baseURL;

@@ -107,7 +107,9 @@ function toMessage(row: SqlRow): MessageRecord {
  *   Node 20 {@linkcode SqliteStore.open} rejects with {@linkcode StoreUnavailableError} naming the
  *   version needed.
  * - Schema: ordered migrations recorded in a `schema_version` table and in `PRAGMA user_version`;
- *   a file written by a newer schema is refused rather than misread.
+ *   a file written by a newer schema is refused rather than misread. Each migration re-reads the
+ *   version under its write lock, so connections that open one new file at the same time each
+ *   apply a migration once instead of failing on tables another one just created.
  * - The journal is WAL; every write runs in one `BEGIN IMMEDIATE` … `COMMIT` transaction and is
  *   rolled back whole on failure. Signals get `seq` from an `AUTOINCREMENT` key, so sequence
  *   numbers only increase, across reopenings too.
@@ -501,14 +503,16 @@ function toSql(value: unknown): SqlValue {
   return JSON.stringify(value);
 }
 
+function newerSchema(path: string, version: number): StoreUnavailableError {
+  return new StoreUnavailableError(
+    `Cannot open SQLite store ${JSON.stringify(path)}: schema version ${version} is newer than ` +
+      `version ${SCHEMA_VERSION} that this hookscope supports`,
+  );
+}
+
 function migrate(db: SqlDriver, path: string, readOnly: boolean): void {
   const current = Number(db.get("PRAGMA user_version")?.user_version ?? 0);
-  if (current > SCHEMA_VERSION) {
-    throw new StoreUnavailableError(
-      `Cannot open SQLite store ${JSON.stringify(path)}: schema version ${current} is newer than ` +
-        `version ${SCHEMA_VERSION} that this hookscope supports`,
-    );
-  }
+  if (current > SCHEMA_VERSION) throw newerSchema(path, current);
   if (current === SCHEMA_VERSION) return;
   if (readOnly) {
     throw new StoreUnavailableError(
@@ -520,6 +524,14 @@ function migrate(db: SqlDriver, path: string, readOnly: boolean): void {
     if (migration.version <= current) continue;
     db.exec("BEGIN IMMEDIATE");
     try {
+      // Another connection (another process opening the same new file) may have migrated
+      // between the read above and this lock: read the version again under the lock.
+      const locked = Number(db.get("PRAGMA user_version")?.user_version ?? 0);
+      if (locked > SCHEMA_VERSION) throw newerSchema(path, locked);
+      if (locked >= migration.version) {
+        db.exec("COMMIT");
+        continue;
+      }
       db.exec(
         "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at REAL NOT NULL)",
       );

@@ -6,10 +6,43 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawn } from "node:child_process";
+import process from "node:process";
 import { SqliteStore, StoreClosedError, StoreUnavailableError } from "../../store/sqlite/mod.ts";
+import { MIGRATIONS } from "../../store/sqlite/_migrations.ts";
 import { message, runStoreConformance } from "./conformance.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "hookscope-sqlite-"));
+
+/** How this runtime evaluates an ES module given as text. */
+function childArgs(): string[] {
+  if ("Deno" in globalThis) return ["eval"];
+  if ("Bun" in globalThis) return ["-e"];
+  return ["--input-type=module", "-e"];
+}
+
+/** Applies migration 1 the way SqliteStore does, holding the write lock for 600 ms. */
+const holdLockScript = `
+const env = process.env;
+let db;
+if (globalThis.Bun) {
+  const { Database } = await import("bun:sqlite");
+  db = new Database(env.DB_PATH, { create: true, readwrite: true });
+} else {
+  const { DatabaseSync } = await import("node:sqlite");
+  db = new DatabaseSync(env.DB_PATH);
+}
+db.exec("PRAGMA journal_mode = WAL");
+db.exec("BEGIN IMMEDIATE");
+db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at REAL NOT NULL)");
+for (const statement of JSON.parse(env.STATEMENTS)) db.exec(statement);
+db.exec("INSERT INTO schema_version (version, description, applied_at) VALUES (1, 'by another process', 0)");
+db.exec("PRAGMA user_version = 1");
+console.log("locked");
+await new Promise((resolve) => setTimeout(resolve, 600));
+db.exec("COMMIT");
+db.close();
+`;
 let counter = 0;
 function freshPath(): string {
   counter += 1;
@@ -126,6 +159,45 @@ if (sqliteMissing) {
         const db = new DatabaseSync(path);
         const rows = db.prepare("SELECT version, description FROM schema_version ORDER BY version")
           .all();
+        db.close();
+        assert.deepEqual(rows.map((r: Record<string, unknown>) => r.version), [1, 2]);
+      }
+    });
+
+    it("SqliteStore.open() waits for another process migrating the same new file and applies each migration once", async () => {
+      const path = freshPath();
+      // A child process (this runtime) applies migration 1 by hand and holds its write lock for a
+      // while: our open reads version 0 before the child commits, then waits for the lock.
+      const child = spawn(process.execPath, [...childArgs(), holdLockScript], {
+        env: {
+          ...process.env,
+          DB_PATH: path,
+          STATEMENTS: JSON.stringify(MIGRATIONS[0].statements),
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+      let stderr = "";
+      child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on("data", (chunk) => {
+          if (String(chunk).includes("locked")) resolve();
+        });
+        child.on("exit", (code) => reject(new Error(`child exited ${code}: ${stderr}`)));
+      });
+      const store = await SqliteStore.open(path);
+      try {
+        assert.equal(await exited, 0, stderr);
+        assert.equal(store.info().schemaVersion, 2);
+        await store.createSession({ id: "s1", status: "created" });
+        assert.equal((await store.getSession("s1"))?.status, "created");
+      } finally {
+        await store.close();
+      }
+      const { DatabaseSync } = await loadNodeSqliteForInspection();
+      if (DatabaseSync) {
+        const db = new DatabaseSync(path);
+        const rows = db.prepare("SELECT version FROM schema_version ORDER BY version").all();
         db.close();
         assert.deepEqual(rows.map((r: Record<string, unknown>) => r.version), [1, 2]);
       }

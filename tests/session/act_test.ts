@@ -278,13 +278,16 @@ describe("Branch.act() in the D5 order", () => {
     const branch = session.newBranch();
     const errors: unknown[] = [];
     session.hooks.on("tool.error", (p) => void errors.push(p.error));
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
     branch.actions.register(
       new Tool({
         name: "wait",
         func: (_args, context) =>
-          new Promise((_, reject) =>
-            context.signal.addEventListener("abort", () => reject(context.signal.reason))
-          ),
+          new Promise((_, reject) => {
+            context.signal.addEventListener("abort", () => reject(context.signal.reason));
+            started();
+          }),
       }),
     );
     const controller = new AbortController();
@@ -292,7 +295,8 @@ describe("Branch.act() in the D5 order", () => {
       suppressErrors: true,
       signal: controller.signal,
     });
-    setTimeout(() => controller.abort(new Error("user stop")), 10);
+    await running; // abort while the tool runs, whatever the machine's speed
+    controller.abort(new Error("user stop"));
     await assert.rejects(pending, /user stop/);
     assert.equal(errors.length, 1);
   });

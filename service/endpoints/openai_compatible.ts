@@ -14,11 +14,14 @@ import { EndpointError, EndpointParseError } from "../endpoint_error.ts";
 export interface OpenAICompatibleEndpointOptions {
   /** The API root, e.g. `https://api.openai.com/v1`; requests go to `{baseURL}/chat/completions`. */
   baseURL: string;
-  /** Sent as `Authorization: Bearer <apiKey>`; never appears in errors or logs. */
+  /**
+   * Sent as `Authorization: Bearer <apiKey>` (replacing an `Authorization` given in `headers`);
+   * never appears in errors or logs.
+   */
   apiKey?: string;
   /** The fetch to use (default: the global one). */
   fetch?: typeof fetch;
-  /** Extra request headers. */
+  /** Extra request headers; credential headers (`api-key`, …) are redacted from errors too. */
   headers?: Record<string, string>;
   /** A name for logs (default `"openai_compatible"`). */
   name?: string;
@@ -42,7 +45,9 @@ const MAX_SSE_BUFFER_CHARS = 4 * 1024 * 1024;
  * excerpt); malformed JSON in a data line errors the stream with {@linkcode EndpointParseError}.
  * The abort signal reaches `fetch`, and cancelling the stream closes the connection.
  *
- * The API key never reaches an error: every message and body excerpt has it replaced by
+ * The API key never reaches an error, nor do the values of credential headers given in
+ * `headers` (`authorization`, `proxy-authorization`, `api-key`, `x-api-key`, and the token after
+ * a `Bearer`/`Basic`/`Token` scheme): every message and body excerpt has them replaced by
  * `[redacted]` (before the excerpt is cut, so no partial key survives at its end), and parse
  * errors carry no `cause` (a runtime's `SyntaxError` quotes the start of the unparseable text).
  * Of an HTTP error response only the first 8 KiB are read, then the body is cancelled, so a huge
@@ -91,6 +96,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
   #apiKey: string | undefined;
   #fetch: typeof fetch | undefined;
   #headers: Record<string, string>;
+  #secrets: string[];
 
   /** Makes the endpoint; an invalid `baseURL` throws a `TypeError`. */
   constructor(options: OpenAICompatibleEndpointOptions) {
@@ -119,6 +125,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     this.#apiKey = apiKey;
     this.#fetch = options.fetch;
     this.#headers = { ...headers };
+    this.#secrets = secretsOf(apiKey, this.#headers);
   }
 
   /** The chat-completions URL. */
@@ -352,12 +359,11 @@ export class OpenAICompatibleEndpoint implements Endpoint {
   }
 
   async #post(body: unknown, signal: AbortSignal, accept: string): Promise<Response> {
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      accept,
-      ...this.#headers,
-    };
-    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
+    // Headers, not a record: names are case-insensitive, so `apiKey` replaces a user-given
+    // `Authorization` instead of sending both.
+    const headers = new Headers({ "content-type": "application/json", accept });
+    for (const [name, value] of Object.entries(this.#headers)) headers.set(name, value);
+    if (this.#apiKey) headers.set("authorization", `Bearer ${this.#apiKey}`);
     const doFetch = this.#fetch ?? globalThis.fetch;
     let response: Response;
     try {
@@ -401,8 +407,8 @@ export class OpenAICompatibleEndpoint implements Endpoint {
   }
 
   #scrub(text: string): string {
-    const key = this.#apiKey;
-    return key ? text.split(key).join("[redacted]") : text;
+    for (const secret of this.#secrets) text = text.split(secret).join("[redacted]");
+    return text;
   }
 
   /** The error for a stream body without any Server-Sent Events (JSON error bodies say why). */
@@ -459,6 +465,24 @@ async function readPrefix(response: Response, maxBytes: number): Promise<string>
     reader.cancel().catch(() => {});
   }
   return text;
+}
+
+/** Header names whose values are credentials (Azure OpenAI and gateways use `api-key` styles). */
+const SECRET_HEADERS = new Set(["authorization", "proxy-authorization", "api-key", "x-api-key"]);
+
+/** The strings errors must never show: the key and credential header values (and their tokens). */
+function secretsOf(apiKey: string | undefined, headers: Record<string, string>): string[] {
+  const secrets = new Set<string>();
+  if (apiKey) secrets.add(apiKey);
+  for (const [name, value] of Object.entries(headers)) {
+    if (!SECRET_HEADERS.has(name.toLowerCase()) || typeof value !== "string") continue;
+    const trimmed = value.trim();
+    if (trimmed) secrets.add(trimmed);
+    const token = trimmed.replace(/^(bearer|basic|token)\s+/i, "");
+    if (token) secrets.add(token);
+  }
+  // Longest first, so a token inside a longer header value cannot leave a fragment behind.
+  return [...secrets].sort((a, b) => b.length - a.length);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

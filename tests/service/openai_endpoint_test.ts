@@ -360,6 +360,49 @@ describe("OpenAICompatibleEndpoint", () => {
     );
   });
 
+  it("OpenAICompatibleEndpoint redacts credentials given as headers (api-key, Authorization)", async () => {
+    const server = await startOpenAIServer([
+      errorReply(401, `bad api-key ${KEY}`),
+      errorReply(401, `bad token ${KEY}`),
+    ]);
+    try {
+      const azure = new OpenAICompatibleEndpoint({
+        baseURL: server.baseURL,
+        headers: { "api-key": KEY },
+      });
+      const first = await azure.call({ model: "m" }, live()).catch((e) => e);
+      assert.ok(first instanceof EndpointError);
+      assert.equal(first.bodyExcerpt, "bad api-key [redacted]");
+      const bearer = new OpenAICompatibleEndpoint({
+        baseURL: server.baseURL,
+        headers: { Authorization: `Bearer ${KEY}` },
+      });
+      const second = await bearer.call({ model: "m" }, live()).catch((e) => e);
+      assert.ok(second instanceof EndpointError);
+      assert.equal(second.bodyExcerpt, "bad token [redacted]");
+      assert.equal(server.requests[0].headers["api-key"], KEY);
+      assert.equal(server.requests[1].headers.authorization, `Bearer ${KEY}`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("OpenAICompatibleEndpoint sends one Authorization header: apiKey replaces a given one", async () => {
+    const server = await startOpenAIServer([jsonReply(completion("ok"))]);
+    try {
+      const endpoint = new OpenAICompatibleEndpoint({
+        baseURL: server.baseURL,
+        apiKey: KEY,
+        headers: { Authorization: "Bearer other", "X-Trace": "t1" },
+      });
+      await endpoint.call({ model: "m" }, live());
+      assert.equal(server.requests[0].headers.authorization, `Bearer ${KEY}`);
+      assert.equal(server.requests[0].headers["x-trace"], "t1");
+    } finally {
+      await server.close();
+    }
+  });
+
   it("OpenAICompatibleEndpoint reads only the start of an endless error body and closes it", async () => {
     await withServer(
       [{ kind: "error", status: 503, body: "overloaded ".repeat(100), endless: true }],

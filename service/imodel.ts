@@ -59,7 +59,10 @@ export interface IModelOptions {
   endpoint?: Endpoint;
   /** The API root of an OpenAI-compatible endpoint. */
   baseURL?: string;
-  /** Its API key (sent as a Bearer token, never logged). */
+  /**
+   * The API key of the `baseURL` endpoint (sent as a Bearer token, never logged). Giving it with
+   * `endpoint` is a `TypeError`, not a silently unused key: an endpoint carries its own credentials.
+   */
   apiKey?: string;
   /** A registry (shared), a `{ hooks, streamHandlers }` object, or nothing (a fresh registry). */
   hookRegistry?: HookRegistry | HookRegistryInit | null;
@@ -155,6 +158,10 @@ export class IModel {
     }
     if (endpoint === undefined && baseURL === undefined) {
       throw new TypeError(`Cannot create model: an endpoint or a baseURL is required`);
+    }
+    if (endpoint !== undefined && apiKey !== undefined) {
+      // It would be silently unused: an endpoint carries its own credentials.
+      throw new TypeError(`Cannot create model: apiKey goes with baseURL, not with an endpoint`);
     }
     if (
       endpoint !== undefined &&

@@ -73,6 +73,10 @@ describe("IModel construction", () => {
       /either endpoint or baseURL/,
     );
     assert.throws(
+      () => new IModel({ model: "m", endpoint: local(), apiKey: "sk-unused" }),
+      (e) => e instanceof TypeError && /apiKey goes with baseURL/.test(e.message),
+    );
+    assert.throws(
       () => new IModel({ model: "m", endpoint: local(), exitHook: "yes" as never }),
       TypeError,
     );

@@ -170,14 +170,27 @@ function parseCompletion(response: unknown): { text: string; toolCalls: ModelToo
   for (
     const call of calls as { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[]
   ) {
-    if (!call || typeof call.function?.name !== "string") continue;
+    const name = checkToolName(call?.function?.name, call?.id);
     toolCalls.push({
       id: typeof call.id === "string" && call.id ? call.id : crypto.randomUUID(),
-      name: call.function.name,
-      arguments: argumentsText(call.function.arguments),
+      name,
+      arguments: argumentsText(call.function?.arguments),
     });
   }
   return { text: typeof message.content === "string" ? message.content : "", toolCalls };
+}
+
+/**
+ * A tool call's function name. A call without one cannot be run or answered (the conversation
+ * would hold a tool call with no name), so it is a `TypeError` rather than silently dropped.
+ */
+function checkToolName(name: unknown, id: unknown): string {
+  if (typeof name === "string" && name.length > 0) return name;
+  throw new TypeError(
+    `Cannot run the model's tool call${
+      typeof id === "string" && id ? ` "${id}"` : ""
+    }: it has no function name`,
+  );
 }
 
 /**
@@ -364,7 +377,9 @@ function checkInstruction(instruction: unknown): void {
  * object, whether sent as text or as a bare value), and one a `tool.pre` guard blocks, is
  * answered with an error the model can read; the loop goes on. Arguments a server sends as an
  * object instead of JSON text are used as sent. Any other rejection of `act` (an abort, a
- * failing message callback) rejects `operate` with that error.
+ * failing message callback) rejects `operate` with that error, and so does a tool call without
+ * a function name (a `TypeError`; it used to be dropped silently, which could end the loop as if
+ * the model had answered).
  *
  * @example
  * ```ts
@@ -411,7 +426,8 @@ export async function operate(
 /**
  * {@linkcode operate} over a streaming model: yields text chunks as the model streams them, each
  * tool call and its result, then `done` with the result. Cancelling the stream (or aborting the
- * signal) cancels the model call in flight.
+ * signal) cancels the model call in flight. A streamed tool call without a function name errors
+ * the stream with a `TypeError`, as in `operate`.
  *
  * @example
  * ```ts
@@ -469,7 +485,7 @@ export function operateStream(
         } else if (value.type === "tool_call") {
           const call = {
             id: value.id || crypto.randomUUID(),
-            name: value.name,
+            name: checkToolName(value.name, value.id),
             arguments: value.arguments,
           };
           toolCalls.push(call);

@@ -207,6 +207,35 @@ describe("agent loop against a real OpenAI-compatible server", () => {
     assert.doesNotMatch(JSON.stringify(responses[0].content), /Blocked by a tool.pre guard/);
   });
 
+  it("Branch.operate() and operateStream() reject a tool call without a function name with a TypeError", async () => {
+    const nameless = {
+      choices: [{
+        index: 0,
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "n1", type: "function", function: { arguments: "{}" } }],
+        },
+        finish_reason: "tool_calls",
+      }],
+    };
+    const server = await serve([
+      jsonReply(nameless),
+      sseReply(toolCallEvents([{ index: 0, id: "n2", name: "", argumentPieces: ["{}"] }])),
+    ]);
+    const { agent, commands } = agentFor(server);
+    await assert.rejects(agent.operate("go"), /tool call "n1": it has no function name/);
+    await assert.rejects(
+      async () => {
+        for await (const _ of agent.operateStream("go")) { /* consume */ }
+      },
+      (error: unknown) =>
+        error instanceof TypeError && /"n2": it has no function name/.test(error.message),
+    );
+    assert.deepEqual(commands, []);
+    assert.equal(agent.messages.filter((m) => m.role === "action_request").length, 0);
+  });
+
   it("Branch.operate() stops after maxTurns", async () => {
     const server = await serve(() =>
       jsonReply(toolCallCompletion([{ id: "c", name: "bash", args: { command: "ls" } }]))

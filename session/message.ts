@@ -5,18 +5,10 @@
  */
 
 import { toJsonSafe } from "../core/json_safe.ts";
-import type { MessageRecord, MessageRole } from "../store/session_store.ts";
+import { MESSAGE_ROLES, type MessageRecord, type MessageRole } from "../store/session_store.ts";
 
+export { MESSAGE_ROLES };
 export type { MessageRole };
-
-/** The five message roles, in conversation order. */
-export const MESSAGE_ROLES: readonly MessageRole[] = Object.freeze([
-  "system",
-  "user",
-  "assistant",
-  "action_request",
-  "action_response",
-]);
 
 /**
  * What a message is made from. `action_request` content is `{ function, arguments, callId }`;

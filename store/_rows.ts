@@ -1,12 +1,13 @@
 // Validation and normalization shared by every store, so all stores accept and return the same rows.
 
 import { toJsonSafe } from "../core/json_safe.ts";
-import type {
-  MessageRecord,
-  MessageRole,
-  SessionRow,
-  SignalInsert,
-  SignalRow,
+import {
+  MESSAGE_ROLES as ROLES,
+  type MessageRecord,
+  type MessageRole,
+  type SessionRow,
+  type SignalInsert,
+  type SignalRow,
 } from "./session_store.ts";
 
 /** The SessionRow fields other than `id`, with their JSON type. */
@@ -32,14 +33,6 @@ export const SESSION_FIELDS: Readonly<Record<string, "string" | "number" | "obje
 
 /** The session columns in a fixed order (the SQLite schema uses it). */
 export const SESSION_FIELD_NAMES: readonly string[] = Object.keys(SESSION_FIELDS);
-
-const ROLES: readonly MessageRole[] = [
-  "system",
-  "user",
-  "assistant",
-  "action_request",
-  "action_response",
-];
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

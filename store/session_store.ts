@@ -7,6 +7,26 @@
 /** Who wrote a message. */
 export type MessageRole = "system" | "user" | "assistant" | "action_request" | "action_response";
 
+/**
+ * The five message roles, in conversation order: what stores and branches accept.
+ *
+ * @example
+ * ```ts
+ * import { MESSAGE_ROLES } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.ok(MESSAGE_ROLES.includes("action_response"));
+ * assert.equal(MESSAGE_ROLES.length, 5);
+ * ```
+ */
+export const MESSAGE_ROLES: readonly MessageRole[] = Object.freeze([
+  "system",
+  "user",
+  "assistant",
+  "action_request",
+  "action_response",
+]);
+
 /** A session's row. Field names are the camelCase of the reference columns. */
 export interface SessionRow {
   /** The session id. */

@@ -48,10 +48,12 @@ export interface HookEventInit {
  * Runs one service phase handler through its registry, under a deadline combined with the
  * caller's signal.
  *
- * - Success: COMPLETED with the handler's return value. A handler that *returns* an Error
- *   completes too; the error becomes `execution.error` and `exitCause`, and the response is `null`.
+ * - Success: COMPLETED with the handler's return value. A handler that *returns* an `Error`
+ *   instance completes too; the error becomes `execution.error` and `exitCause`, and the response
+ *   is `null` (a plain object with `name` and `message` is an ordinary response).
  * - A thrown error: the registry's status (CANCELLED for pre phases, ABORTED for post) and
- *   `shouldExit` = the configured exit.
+ *   `shouldExit` = the configured exit; whatever was thrown (an `Error`, a string, …) becomes
+ *   `execution.error` and `exitCause`.
  * - The deadline passes: FAILED with a `TimeoutError`, `shouldExit` = the configured exit.
  * - The caller's signal aborts: CANCELLED and the reason is rethrown.
  *
@@ -180,7 +182,10 @@ export class HookEvent extends Event {
       }
       const result = outcome.result;
       this.#shouldExit = outcome.shouldExit;
-      if (outcome.status === EventStatus.CANCELLED && Array.isArray(result)) {
+      if (
+        outcome.status === EventStatus.CANCELLED && Array.isArray(result) &&
+        result.length === 2 && result[0] === undefined && result[1] === outcome.error
+      ) {
         // A cancellation the handler raised by itself: it propagates.
         execution.status = EventStatus.CANCELLED;
         execution.error = outcome.error;
@@ -188,7 +193,13 @@ export class HookEvent extends Event {
         throw new CancellationSignal(outcome.error);
       }
       execution.status = outcome.status ?? EventStatus.COMPLETED;
-      if (isErrorLike(result)) {
+      if (outcome.status !== EventStatus.COMPLETED) {
+        // Thrown: whatever was thrown (an Error, a string, …) is the error and the exit cause.
+        execution.error = outcome.error;
+        this.#exitCause = outcome.error;
+      } else if (result instanceof Error) {
+        // Returned, not thrown (§2.10): recorded as the error, the status stays COMPLETED. Only a
+        // real Error counts; a plain object that has `name` and `message` is a response.
         execution.error = result;
         this.#exitCause = result;
       } else {

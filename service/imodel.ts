@@ -15,7 +15,7 @@ import { globalHookLogger } from "./hook_logger.ts";
 import { HookRegistry, type HookRegistryInit } from "./hook_registry.ts";
 import { dispatchHook, INTERNALS } from "./_dispatch.ts";
 import type { HookCallResult } from "./types.ts";
-import { isErrorLike, isThenable, NEVER_ABORTED } from "./_util.ts";
+import { isThenable, NEVER_ABORTED } from "./_util.ts";
 
 /** The default pre-event-create hook deadline, in milliseconds. */
 export const DEFAULT_CREATE_EVENT_HOOK_TIMEOUT_MS = 10_000;
@@ -427,7 +427,8 @@ export class IModel {
   /**
    * Processes one chunk: the registry's handler for `chunk.type` wins over
    * `streamingProcessFunc`. Resolves to the replacement, or `null` to keep the original (also when
-   * a handler failed with exit off). A handler failure with exit on rejects with its cause.
+   * a handler returned an `Error` or failed with exit off). A handler failure with exit on rejects
+   * with whatever it threw.
    */
   processChunk(chunk: StreamChunk, options?: { signal?: AbortSignal }): Promise<unknown> {
     try {
@@ -508,13 +509,14 @@ function validateCreateEventOptions(opts: CreateEventOptions): void {
 }
 
 function chunkResult(outcome: HookCallResult): unknown {
-  if (outcome.shouldExit) {
-    const result = outcome.result;
-    if (Array.isArray(result) && result.length === 2) throw result[1];
-    if (isErrorLike(result)) throw result;
-    throw new HookPhaseError("Streaming hook requested exit without a cause");
+  // A failed handler (thrown, or cancelled) has a status; a successful one has status null.
+  if (outcome.status !== null) {
+    if (!outcome.shouldExit) return null;
+    // Whatever was thrown (an Error, a string, the abort reason) is the cause.
+    throw outcome.error ?? new HookPhaseError("Streaming hook requested exit without a cause");
   }
   const result = outcome.result;
-  if (result === undefined || result === null || isErrorLike(result)) return null;
+  // A returned Error keeps the original chunk; a plain object with `name`/`message` replaces it.
+  if (result === undefined || result === null || result instanceof Error) return null;
   return result;
 }

@@ -215,6 +215,28 @@ describe("HookEvent", () => {
     assert.equal(hook.shouldExit, false);
   });
 
+  it("HookEvent.invoke() keeps a returned plain object with name and message as the response", async () => {
+    const record = { name: "Alice", message: "hello" };
+    const hook = hookOf(() => record, { exit: true });
+    await hook.invoke();
+    assert.equal(hook.status, EventStatus.COMPLETED);
+    assert.equal(hook.response, record);
+    assert.equal(hook.execution.error, null);
+    assert.equal(hook.exitCause, null);
+  });
+
+  it("HookEvent.invoke() records a thrown non-Error value as the error and exit cause", async () => {
+    const hook = hookOf(() => {
+      throw "quota exceeded";
+    }, { exit: true });
+    await hook.invoke();
+    assert.equal(hook.status, EventStatus.CANCELLED);
+    assert.equal(hook.execution.error, "quota exceeded");
+    assert.equal(hook.exitCause, "quota exceeded");
+    assert.equal(hook.response, null);
+    assert.equal(hook.shouldExit, true);
+  });
+
   it("HookEvent.invoke() propagates a cancellation the handler raised itself", async () => {
     const hook = hookOf(() => {
       throw new DOMException("gave up", "AbortError");

@@ -624,6 +624,26 @@ describe("IModel.stream() and processChunk()", () => {
     assert.equal(await withFunc.processChunk({ type: "text", text: "" }), null);
   });
 
+  it("IModel.processChunk() replaces with a returned object that has name and message", async () => {
+    const model = new IModel({ model: "m", endpoint: local() });
+    const replacement = { type: "text", text: "x", name: "n", message: "m" };
+    model.hookRegistry.onChunk("text", () => replacement);
+    assert.equal(await model.processChunk({ type: "text", text: "a" }), replacement);
+  });
+
+  it("IModel.processChunk() rejects with a thrown non-Error value when exit is on", async () => {
+    const model = new IModel({ model: "m", endpoint: local(), exitHook: true });
+    model.hookRegistry.onChunk("text", () => {
+      throw "stop here";
+    });
+    await assert.rejects(model.processChunk({ type: "text", text: "a" }), (e) => e === "stop here");
+    const quiet = new IModel({ model: "m", endpoint: local() });
+    quiet.hookRegistry.onChunk("text", () => {
+      throw "ignored";
+    });
+    assert.equal(await quiet.processChunk({ type: "text", text: "a" }), null);
+  });
+
   it("IModel.processChunk() rejects with the cause when a handler fails with exit on", async () => {
     const boom = new Error("boom");
     const model = new IModel({ model: "m", endpoint: local(), exitHook: true });

@@ -188,6 +188,12 @@ export class Branch extends Element {
   /**
    * Stores a message, then runs the message callbacks in order; resolves to the message. A bad
    * init rejects with a `TypeError` and adds nothing.
+   *
+   * Concurrent calls add their messages in call order, and with the default handlers the store
+   * receives them in that order too. Their callbacks and `message.add` chains interleave, though:
+   * an async `message.add` handler registered ahead of `persistMessage` (or an async routed
+   * callback) can persist concurrent messages out of order. Await each call when the stored
+   * order must match in that setup.
    */
   async addMessage(init: MessageInit): Promise<Message> {
     const message = createMessage(init, this.id);

@@ -98,7 +98,11 @@ export class OpenAICompatibleEndpoint implements Endpoint {
   #headers: Record<string, string>;
   #secrets: string[];
 
-  /** Makes the endpoint; an invalid `baseURL` throws a `TypeError`. */
+  /**
+   * Makes the endpoint; an invalid `baseURL` or header name/value throws a `TypeError`. A payload
+   * that is not JSON-serializable (a `BigInt`, a cycle) rejects a call with a `TypeError` and
+   * sends nothing.
+   */
   constructor(options: OpenAICompatibleEndpointOptions) {
     if (options === null || typeof options !== "object") {
       throw new TypeError(`Cannot create endpoint: options must be an object`);
@@ -119,6 +123,12 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     }
     if (headers !== undefined && (headers === null || typeof headers !== "object")) {
       throw new TypeError(`Cannot create endpoint: headers must be an object`);
+    }
+    try {
+      new Headers(headers);
+    } catch (cause) {
+      // Checked now, not at the first request: a bad name or value (a newline, …) is bad input.
+      throw new TypeError(`Cannot create endpoint: invalid headers (${messageOf(cause)})`);
     }
     this.name = options.name ?? "openai_compatible";
     this.baseURL = baseURL.replace(/\/+$/, "");
@@ -364,15 +374,21 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     const headers = new Headers({ "content-type": "application/json", accept });
     for (const [name, value] of Object.entries(this.#headers)) headers.set(name, value);
     if (this.#apiKey) headers.set("authorization", `Bearer ${this.#apiKey}`);
+    let text: string;
+    try {
+      text = JSON.stringify(body);
+    } catch (cause) {
+      // Bad input, not an unreachable endpoint: nothing is sent.
+      throw new TypeError(
+        `Cannot send request: the payload is not JSON-serializable (${
+          this.#scrub(messageOf(cause))
+        })`,
+      );
+    }
     const doFetch = this.#fetch ?? globalThis.fetch;
     let response: Response;
     try {
-      response = await doFetch(this.url, {
-        method: "POST",
-        headers,
-        body: JSON.stringify(body),
-        signal,
-      });
+      response = await doFetch(this.url, { method: "POST", headers, body: text, signal });
     } catch (cause) {
       if (signal.aborted) throw signal.reason;
       throw new EndpointError(`Cannot reach endpoint: ${this.#scrub(messageOf(cause))}`, {

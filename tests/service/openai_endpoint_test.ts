@@ -53,6 +53,25 @@ describe("OpenAICompatibleEndpoint", () => {
     assert.throws(() => new OpenAICompatibleEndpoint({ baseURL: 42 as never }), TypeError);
   });
 
+  it("OpenAICompatibleEndpoint rejects bad headers at construction and unserializable payloads unsent", async () => {
+    assert.throws(
+      () => new OpenAICompatibleEndpoint({ baseURL: "http://x.test", headers: { "x-a": "1\n2" } }),
+      (e) => e instanceof TypeError && /invalid headers/.test(e.message),
+    );
+    await withServer([jsonReply(completion("unused"))], async (server, endpoint) => {
+      const cyclic: Record<string, unknown> = { model: "m" };
+      cyclic.self = cyclic;
+      for (const payload of [{ model: "m", n: 1n }, cyclic]) {
+        const error = await endpoint.call(payload, live()).catch((e) => e);
+        assert.ok(error instanceof TypeError && !(error instanceof EndpointError), String(error));
+        assert.match(error.message, /not JSON-serializable/);
+        const streamed = await collect(endpoint.stream(payload, live())).catch((e) => e);
+        assert.ok(streamed instanceof TypeError, String(streamed));
+      }
+      assert.equal(server.requests.length, 0);
+    });
+  });
+
   it("OpenAICompatibleEndpoint.call() POSTs to /chat/completions with a Bearer key and returns the JSON", async () => {
     await withServer([jsonReply(completion("hi there"))], async (server, endpoint) => {
       const payload = { model: "m1", messages: [{ role: "user", content: "hi" }], stream: true };

@@ -18,7 +18,8 @@ const dir = mkdtempSync(join(tmpdir(), "hookscope-sqlite-"));
 function childArgs(): string[] {
   if ("Deno" in globalThis) return ["eval"];
   if ("Bun" in globalThis) return ["-e"];
-  return ["--input-type=module", "-e"];
+  // Node: keep flags such as --experimental-sqlite (Node 22.5 to 22.12) for the child.
+  return [...process.execArgv, "--input-type=module", "-e"];
 }
 
 /** Applies migration 1 the way SqliteStore does, holding the write lock for 600 ms. */

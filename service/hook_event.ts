@@ -32,7 +32,10 @@ export interface HookEventInit {
    * the 1 ms timer the runtimes would silently make of it.
    */
   timeoutMs?: number;
-  /** Extra handler params. */
+  /**
+   * Extra handler params. A legacy `exit: true` here sets the exit for every outcome, as the
+   * registry does for a thrown error (including a timeout).
+   */
   params?: Record<string, unknown>;
   /** The associated event info, if already known. */
   associatedEventInfo?: AssociatedEventInfo | null;
@@ -216,7 +219,8 @@ export class HookEvent extends Event {
         throw error;
       }
       execution.status = EventStatus.FAILED;
-      this.#shouldExit = this.exit;
+      // The same effective exit the registry applies: a legacy `params.exit: true` counts too.
+      this.#shouldExit = this.exit || this.params.exit === true;
     } finally {
       deadline.clear();
       execution.durationMs = performance.now() - started;

@@ -124,6 +124,32 @@ describe("HookEvent", () => {
     assert.equal((hook.execution.error as Error).name, "TimeoutError");
   });
 
+  it("HookEvent.invoke() applies a legacy params.exit to a timeout as to a thrown error", async () => {
+    const deadlines = manualDeadlines();
+    let hang = true;
+    const registry = new HookRegistry();
+    registry.preInvoke((event, params) => {
+      if (hang) return never(event, params);
+      throw new Error("boom");
+    });
+    const hook = new HookEvent({
+      registry,
+      hookType: HookEventType.PreInvocation,
+      eventLike: { id: "target", createdAt: 99 },
+      params: { exit: true },
+    });
+    const run = hook.invoke();
+    await new Promise((r) => setTimeout(r, 0));
+    deadlines.fire();
+    await run;
+    assert.equal(hook.status, EventStatus.FAILED);
+    assert.equal(hook.shouldExit, true);
+    hang = false;
+    await hook.invoke();
+    assert.equal(hook.status, EventStatus.CANCELLED);
+    assert.equal(hook.shouldExit, true);
+  });
+
   it("HookEvent.invoke() meets a real deadline (generous bound, no speed asserted)", async () => {
     const hook = hookOf(never, { timeoutMs: 20, exit: true });
     await hook.invoke();

@@ -343,6 +343,10 @@ export class IModel {
    * Chunk handlers get a `params.signal` that aborts when the caller's signal aborts or the
    * consumer cancels, so a handler still running then can stop; the event stays CANCELLED in
    * both cases (a caller abort during a handler no longer turns it FAILED).
+   *
+   * A caller abort errors the stream at once, also while the consumer is not reading, so
+   * observers get `post_call` for the CANCELLED event without another read. The listener on the
+   * caller's signal is removed when the stream ends in any way.
    */
   stream(
     request: Record<string, unknown>,
@@ -359,7 +363,13 @@ export class IModel {
     let opening: Promise<ReadableStreamDefaultReader<unknown>> | null = null;
     let created: APICalling | null = null;
     let ended = false;
+    let onCallerAbort: (() => void) | null = null;
+    const release = () => {
+      if (onCallerAbort) signal?.removeEventListener("abort", onCallerAbort);
+      onCallerAbort = null;
+    };
     const end = () => {
+      release();
       if (ended || !created) return;
       ended = true;
       this.#notify({ type: "post_call", model: this, event: created, streaming: true });
@@ -373,8 +383,25 @@ export class IModel {
         return reader;
       });
     return new ReadableStream<StreamChunk>({
+      start: (controller) => {
+        if (!signal || signal.aborted) return; // an aborted signal fails the first pull
+        // A caller abort ends the stream now, even when the consumer is not reading: the event is
+        // CANCELLED, so observers hear post_call without waiting for another read.
+        onCallerAbort = () => {
+          controller.error(signal.reason);
+          // After the event's own abort listener (registered later) has made it CANCELLED.
+          queueMicrotask(end);
+        };
+        signal.addEventListener("abort", onCallerAbort, { once: true });
+      },
       pull: async (controller) => {
-        const source = await open();
+        let source: ReadableStreamDefaultReader<unknown>;
+        try {
+          source = await open();
+        } catch (error) {
+          release();
+          throw error;
+        }
         let next: ReadableStreamReadResult<unknown>;
         try {
           next = await source.read();

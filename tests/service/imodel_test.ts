@@ -704,6 +704,30 @@ describe("IModel.observe()", () => {
     assert.deepEqual(ends, ["false:failed", "true:cancelled"]);
   });
 
+  it("IModel.observe() hears post_call when the caller aborts a stream the consumer is not reading", async () => {
+    const model = new IModel({
+      model: "m",
+      endpoint: new FunctionEndpoint({
+        call: () => null,
+        stream: async function* () {
+          yield { type: "text" as const, text: "x" };
+          await new Promise(() => {}); // the provider goes quiet
+        },
+      }),
+    });
+    const ends: string[] = [];
+    model.observe((n) => void (n.type === "post_call" && ends.push(n.event.status)));
+    const controller = new AbortController();
+    const reason = new DOMException("caller left", "AbortError");
+    const reader = model.stream({}, { signal: controller.signal }).getReader();
+    assert.equal((await reader.read()).value?.type, "text");
+    controller.abort(reason); // the consumer is not reading now
+    await new Promise((r) => setTimeout(r, 0));
+    assert.deepEqual(ends, [EventStatus.CANCELLED]);
+    await assert.rejects(reader.read(), (e) => e === reason);
+    assert.deepEqual(ends, [EventStatus.CANCELLED]);
+  });
+
   it("IModel.observe() isolates failing observers and stops after the disposer", async () => {
     const model = new IModel({ model: "m", endpoint: local() });
     let calls = 0;

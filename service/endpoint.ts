@@ -11,6 +11,8 @@ export interface TextChunk {
   type: "text";
   /** The text delta. */
   text: string;
+  /** The choice it belongs to; present only for a choice other than the first (`n > 1`). */
+  choice?: number;
 }
 
 /** A complete tool call, assembled from its deltas. */
@@ -25,6 +27,8 @@ export interface ToolCallChunk {
   name: string;
   /** The JSON arguments text, as sent (not parsed). */
   arguments: string;
+  /** The choice it belongs to; present only for a choice other than the first (`n > 1`). */
+  choice?: number;
 }
 
 /** Token usage, when the provider reports it. */

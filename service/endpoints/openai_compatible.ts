@@ -41,7 +41,10 @@ const MAX_SSE_BUFFER_CHARS = 4 * 1024 * 1024;
  * `tool_call`s (assembled from their deltas, emitted at the finish reason or at `[DONE]`),
  * `usage`, and a final `done`. A tool-call delta without an `index` (some compatible servers omit
  * it) continues the call with the same id, starts a new call when its id is new, and otherwise
- * continues the previous delta's call; it never merges two calls with different ids. HTTP failures become {@linkcode EndpointError} (status and a body
+ * continues the previous delta's call; it never merges two calls with different ids. With several
+ * choices (`n > 1`) tool calls are assembled per choice, each choice's calls are emitted at its
+ * own finish reason, and text and tool-call chunks of a choice other than the first carry its
+ * index as `choice`. HTTP failures become {@linkcode EndpointError} (status and a body
  * excerpt); malformed JSON in a data line errors the stream with {@linkcode EndpointParseError}.
  * The abort signal reaches `fetch`, and cancelling the stream closes the connection.
  *
@@ -158,11 +161,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     try {
       text = await response.text();
     } catch (cause) {
-      if (signal.aborted) throw signal.reason;
-      throw new EndpointError(
-        `Response broke before it finished: ${this.#scrub(messageOf(cause))}`,
-        { status: response.status, url: this.#safeURL(), cause },
-      );
+      throw this.#readFailure("Response", cause, signal, response.status);
     }
     try {
       return JSON.parse(text);
@@ -236,24 +235,17 @@ export class OpenAICompatibleEndpoint implements Endpoint {
       }
     };
     const decoder = new TextDecoder();
-    const tools = new Map<number, ToolCallChunk>();
+    // Tool calls being assembled, per choice (several with `n > 1`).
+    const tools = new Map<number, ChoiceCalls>();
     let finishReason: string | null = null;
-    // Some OpenAI-compatible servers omit `index` on tool-call deltas. Such a delta continues the
-    // call with the same id, starts a new call when its id is new, and otherwise continues the
-    // call the previous delta touched.
-    let lastIndex = -1;
-    let nextIndex = 0;
-    const placeUnnumbered = (id: unknown): number => {
-      if (typeof id === "string" && id !== "") {
-        for (const call of tools.values()) if (call.id === id) return call.index;
-        return nextIndex;
+    const flushTools = function* (choice?: number): Generator<StreamChunk> {
+      const keys = choice === undefined ? [...tools.keys()].sort((a, b) => a - b) : [choice];
+      for (const key of keys) {
+        const pending = tools.get(key);
+        if (!pending) continue;
+        tools.delete(key);
+        yield* [...pending.calls.values()].sort((a, b) => a.index - b.index);
       }
-      return lastIndex >= 0 ? lastIndex : nextIndex;
-    };
-    const flushTools = function* (): Generator<StreamChunk> {
-      const ordered = [...tools.values()].sort((a, b) => a.index - b.index);
-      tools.clear();
-      yield* ordered;
     };
     try {
       read: while (true) {
@@ -261,15 +253,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
         try {
           next = await reader.read();
         } catch (cause) {
-          if (signal.aborted) throw signal.reason;
-          throw new EndpointError(
-            `Stream broke before it finished: ${this.#scrub(messageOf(cause))}`,
-            {
-              status,
-              url,
-              cause,
-            },
-          );
+          throw this.#readFailure("Stream", cause, signal, status);
         }
         if (next.done) {
           feed(decoder.decode());
@@ -313,36 +297,26 @@ export class OpenAICompatibleEndpoint implements Endpoint {
           const choices = Array.isArray(json.choices) ? json.choices : [];
           for (const choice of choices as Record<string, unknown>[]) {
             if (!isObject(choice)) continue;
+            const at = typeof choice.index === "number" && Number.isInteger(choice.index) &&
+                choice.index > 0
+              ? choice.index
+              : 0;
             const delta = (isObject(choice.delta) ? choice.delta : {}) as Record<string, unknown>;
             if (typeof delta.content === "string" && delta.content !== "") {
-              yield { type: "text", text: delta.content };
+              yield at === 0
+                ? { type: "text", text: delta.content }
+                : { type: "text", text: delta.content, choice: at };
             }
             if (Array.isArray(delta.tool_calls)) {
+              let pending = tools.get(at);
+              if (!pending) tools.set(at, pending = { calls: new Map(), last: -1, next: 0 });
               for (const part of delta.tool_calls as Record<string, unknown>[]) {
-                if (!isObject(part)) continue;
-                const index = typeof part.index === "number" && Number.isInteger(part.index) &&
-                    part.index >= 0
-                  ? part.index
-                  : placeUnnumbered(part.id);
-                lastIndex = index;
-                if (index >= nextIndex) nextIndex = index + 1;
-                let call = tools.get(index);
-                if (!call) {
-                  call = { type: "tool_call", index, id: "", name: "", arguments: "" };
-                  tools.set(index, call);
-                }
-                if (typeof part.id === "string" && part.id) call.id = part.id;
-                const fn = (isObject(part.function) ? part.function : {}) as Record<
-                  string,
-                  unknown
-                >;
-                if (typeof fn.name === "string" && fn.name && !call.name) call.name = fn.name;
-                if (typeof fn.arguments === "string") call.arguments += fn.arguments;
+                if (isObject(part)) addToolDelta(pending, part, at);
               }
             }
             if (typeof choice.finish_reason === "string" && choice.finish_reason) {
               finishReason = choice.finish_reason;
-              yield* flushTools();
+              yield* flushTools(at);
             }
           }
           const usage = json.usage;
@@ -427,6 +401,15 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     return text;
   }
 
+  /** What a failed body read throws: the abort reason, or an {@linkcode EndpointError}. */
+  #readFailure(what: string, cause: unknown, signal: AbortSignal, status: number): unknown {
+    if (signal.aborted) return signal.reason;
+    return new EndpointError(
+      `${what} broke before it finished: ${this.#scrub(messageOf(cause))}`,
+      { status, url: this.#safeURL(), cause },
+    );
+  }
+
   /** The error for a stream body without any Server-Sent Events (JSON error bodies say why). */
   #notSSE(head: string, status: number, url: string): EndpointError {
     let json: unknown;
@@ -481,6 +464,45 @@ async function readPrefix(response: Response, maxBytes: number): Promise<string>
     reader.cancel().catch(() => {});
   }
   return text;
+}
+
+/** The tool calls of one choice being assembled from their deltas. */
+interface ChoiceCalls {
+  calls: Map<number, ToolCallChunk>;
+  /** The index the previous delta touched (-1: none yet). */
+  last: number;
+  /** One past the highest index seen. */
+  next: number;
+}
+
+/**
+ * Adds one tool-call delta. Some OpenAI-compatible servers omit `index`: such a delta continues
+ * the call with the same id, starts a new call when its id is new, and otherwise continues the
+ * call the previous delta touched.
+ */
+function addToolDelta(pending: ChoiceCalls, part: Record<string, unknown>, choice: number): void {
+  let index: number;
+  if (typeof part.index === "number" && Number.isInteger(part.index) && part.index >= 0) {
+    index = part.index;
+  } else if (typeof part.id === "string" && part.id !== "") {
+    index = pending.next;
+    for (const call of pending.calls.values()) if (call.id === part.id) index = call.index;
+  } else {
+    index = pending.last >= 0 ? pending.last : pending.next;
+  }
+  pending.last = index;
+  if (index >= pending.next) pending.next = index + 1;
+  let call = pending.calls.get(index);
+  if (!call) {
+    call = choice === 0
+      ? { type: "tool_call", index, id: "", name: "", arguments: "" }
+      : { type: "tool_call", index, id: "", name: "", arguments: "", choice };
+    pending.calls.set(index, call);
+  }
+  if (typeof part.id === "string" && part.id) call.id = part.id;
+  const fn = isObject(part.function) ? part.function : {};
+  if (typeof fn.name === "string" && fn.name && !call.name) call.name = fn.name;
+  if (typeof fn.arguments === "string") call.arguments += fn.arguments;
 }
 
 /** Header names whose values are credentials (Azure OpenAI and gateways use `api-key` styles). */

@@ -211,6 +211,30 @@ describe("OpenAICompatibleEndpoint", () => {
     });
   });
 
+  it("OpenAICompatibleEndpoint.stream() assembles tool calls per choice when n > 1", async () => {
+    const part = (choice: number, call: Record<string, unknown>, finish: string | null = null) => ({
+      choices: [{ index: choice, delta: { tool_calls: [call] }, finish_reason: finish }],
+    });
+    const events = [
+      part(0, { index: 0, id: "a0", function: { name: "f", arguments: '{"x"' } }),
+      part(1, { index: 0, id: "b0", function: { name: "g", arguments: '{"y"' } }),
+      part(0, { index: 0, function: { arguments: ":1}" } }),
+      part(1, { index: 0, function: { arguments: ":2}" } }),
+      { choices: [{ index: 1, delta: { content: "second" }, finish_reason: null }] },
+      { choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
+      { choices: [{ index: 1, delta: {}, finish_reason: "tool_calls" }] },
+    ];
+    await withServer([sseReply(events)], async (_server, endpoint) => {
+      const chunks = await collect(endpoint.stream({ model: "m", n: 2 }, live()));
+      assert.deepEqual(chunks, [
+        { type: "text", text: "second", choice: 1 },
+        { type: "tool_call", index: 0, id: "a0", name: "f", arguments: '{"x":1}' },
+        { type: "tool_call", index: 0, id: "b0", name: "g", arguments: '{"y":2}', choice: 1 },
+        { type: "done", finishReason: "tool_calls" },
+      ]);
+    });
+  });
+
   it("OpenAICompatibleEndpoint.stream() emits pending tool calls at [DONE] when no finish reason came", async () => {
     const events = toolCallEvents([
       { index: 0, id: "c1", name: "f", argumentPieces: ["{}"] },

@@ -27,7 +27,10 @@ export type HookedEventClass = new (init: APICallingInit) => HookedEvent;
 
 /** Options of {@linkcode IModel.createEvent}. */
 export interface CreateEventOptions {
-  /** The event class (default `APICalling`); a non-`HookedEvent` class is a `TypeError`, after the pre-create hook. */
+  /**
+   * The event class (default `APICalling`); anything but a `HookedEvent` subclass (including the
+   * abstract `HookedEvent` itself) is a `TypeError`, after the pre-create hook.
+   */
   eventType?: HookedEventClass;
   /** Exit of the pre-create hook; `null`/absent: the model's `exitHook`. */
   createEventExitHook?: boolean | null;
@@ -236,7 +239,8 @@ export class IModel {
     }
     if (
       typeof eventType !== "function" ||
-      !(eventType === HookedEvent || eventType.prototype instanceof HookedEvent)
+      // HookedEvent itself is abstract: it has no core to run.
+      !(eventType.prototype instanceof HookedEvent)
     ) {
       if (preCreate) globalHookLogger.log(preCreate.toJSON());
       throw new TypeError(

@@ -6,7 +6,7 @@ import {
   EventStatus,
   FunctionEndpoint,
   globalHookLogger,
-  type HookedEvent,
+  HookedEvent,
   HookEventType,
   type HookParams,
   HookPhaseError,
@@ -213,6 +213,11 @@ describe("IModel.createEvent()", () => {
       (e) => e instanceof TypeError && /unsupported event type "NotHooked"/.test(e.message),
     );
     assert.equal(ran, true);
+    // The abstract base has no core to run.
+    await assert.rejects(
+      model.createEvent({}, { eventType: HookedEvent as never }),
+      (e) => e instanceof TypeError && /unsupported event type "HookedEvent"/.test(e.message),
+    );
   });
 
   it("IModel.createEvent() builds a custom HookedEvent subclass", async () => {

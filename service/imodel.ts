@@ -348,9 +348,10 @@ export class IModel {
    * consumer cancels, so a handler still running then can stop; the event stays CANCELLED in
    * both cases (a caller abort during a handler no longer turns it FAILED).
    *
-   * A caller abort errors the stream at once, also while the consumer is not reading, so
-   * observers get `post_call` for the CANCELLED event without another read. The listener on the
-   * caller's signal is removed when the stream ends in any way.
+   * Once read from, a caller abort errors the stream at once, also while the consumer is not
+   * reading, so observers get `post_call` for the CANCELLED event without another read. The
+   * listener on the caller's signal is added at the first read and removed when the stream ends
+   * in any way.
    */
   stream(
     request: Record<string, unknown>,
@@ -386,19 +387,21 @@ export class IModel {
         reader = event.stream({ signal }).getReader();
         return reader;
       });
+    let listening = false;
     return new ReadableStream<StreamChunk>({
-      start: (controller) => {
-        if (!signal || signal.aborted) return; // an aborted signal fails the first pull
-        // A caller abort ends the stream now, even when the consumer is not reading: the event is
-        // CANCELLED, so observers hear post_call without waiting for another read.
-        onCallerAbort = () => {
-          controller.error(signal.reason);
-          // After the event's own abort listener (registered later) has made it CANCELLED.
-          queueMicrotask(end);
-        };
-        signal.addEventListener("abort", onCallerAbort, { once: true });
-      },
       pull: async (controller) => {
+        if (!listening && signal && !signal.aborted) {
+          // From the first read on (a stream never read sends nothing and holds no listener), a
+          // caller abort ends the stream at once, even while the consumer is not reading: the
+          // event is CANCELLED, so observers hear post_call without waiting for another read.
+          listening = true;
+          onCallerAbort = () => {
+            controller.error(signal.reason);
+            // After the event's own abort listener (registered later) has made it CANCELLED.
+            queueMicrotask(end);
+          };
+          signal.addEventListener("abort", onCallerAbort, { once: true });
+        }
         let source: ReadableStreamDefaultReader<unknown>;
         try {
           source = await open();

@@ -733,6 +733,38 @@ describe("IModel.observe()", () => {
     assert.deepEqual(ends, [EventStatus.CANCELLED]);
   });
 
+  it("IModel.stream() holds no listener on the caller's signal unless read, and releases it at the end", async () => {
+    const model = new IModel({
+      model: "m",
+      endpoint: new FunctionEndpoint({
+        call: () => null,
+        stream: function* () {
+          yield { type: "text", text: "x" };
+          yield { type: "done", finishReason: "stop" };
+        },
+      }),
+    });
+    const signal = new AbortController().signal;
+    const live = new Set<unknown>();
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((type: string, listener: EventListener, options?: unknown) => {
+      live.add(listener);
+      add(type, listener, options as AddEventListenerOptions);
+    }) as typeof signal.addEventListener;
+    signal.removeEventListener = ((type: string, listener: EventListener, options?: unknown) => {
+      live.delete(listener);
+      remove(type, listener, options as EventListenerOptions);
+    }) as typeof signal.removeEventListener;
+    model.stream({}, { signal }); // never read
+    assert.equal(live.size, 0);
+    assert.deepEqual((await collect(model.stream({}, { signal }))).map((c) => c.type), [
+      "text",
+      "done",
+    ]);
+    assert.equal(live.size, 0);
+  });
+
   it("IModel.observe() isolates failing observers and stops after the disposer", async () => {
     const model = new IModel({ model: "m", endpoint: local() });
     let calls = 0;

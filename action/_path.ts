@@ -59,47 +59,140 @@ export function relativeTo(root: string, path: string): string {
   return path.startsWith(prefix) ? path.slice(prefix.length) : path;
 }
 
+/** The most alternatives a glob's braces may expand to. */
+export const MAX_GLOB_ALTERNATIVES = 256;
+
+type GlobPiece =
+  | { kind: "char"; char: string }
+  | { kind: "any" }
+  | { kind: "star" }
+  | { kind: "class"; ranges: [string, string][]; negated: boolean };
+type GlobNode = GlobPiece | { kind: "alt"; options: GlobNode[][] };
+
 /**
- * Turns a shell-style glob (`*`, `?`, `[...]`, `{a,b}`) for one path component into a RegExp.
- * No `eval`; every other character is matched literally.
+ * Compiles a shell-style glob for one path component (`*`, `?`, `[...]` with ranges and `!`/`^`
+ * negation, `{a,b}` alternatives; `*` and `?` never match `/`; every other character is
+ * literal) into a matcher. Matching never backtracks exponentially: it runs in
+ * O(pattern × name) per brace alternative, so a hostile glob such as `*a*a*a*a*a*b` cannot
+ * hang the caller (a RegExp built from it would). Throws `TypeError` when the braces expand to
+ * more than {@linkcode MAX_GLOB_ALTERNATIVES} alternatives.
  */
-export function globToRegExp(glob: string): RegExp {
-  let source = "";
-  let inClass = false;
-  let braceDepth = 0;
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i];
-    if (inClass) {
-      if (c === "]") {
-        inClass = false;
-        source += "]";
-      } else if (c === "\\") {
-        source += "\\\\";
+export function globMatcher(glob: string): (name: string) => boolean {
+  let i = 0;
+  const parseSequence = (depth: number): GlobNode[] => {
+    const out: GlobNode[] = [];
+    while (i < glob.length) {
+      const c = glob[i];
+      if (depth > 0 && (c === "," || c === "}")) return out;
+      if (c === "{") {
+        i++;
+        const options = [parseSequence(depth + 1)];
+        while (glob[i] === ",") {
+          i++;
+          options.push(parseSequence(depth + 1));
+        }
+        if (glob[i] === "}") i++;
+        out.push({ kind: "alt", options });
+      } else if (c === "*") {
+        i++;
+        if (out[out.length - 1]?.kind !== "star") out.push({ kind: "star" });
+      } else if (c === "?") {
+        i++;
+        out.push({ kind: "any" });
+      } else if (c === "[" && glob.indexOf("]", i + 2) !== -1) {
+        let j = i + 1;
+        const negated = glob[j] === "!" || glob[j] === "^";
+        if (negated) j++;
+        const close = glob.indexOf("]", j + 1);
+        if (close === -1) {
+          out.push({ kind: "char", char: c });
+          i++;
+          continue;
+        }
+        const members = glob.slice(j, close);
+        const ranges: [string, string][] = [];
+        for (let k = 0; k < members.length; k++) {
+          if (members[k + 1] === "-" && k + 2 < members.length) {
+            ranges.push([members[k], members[k + 2]]);
+            k += 2;
+          } else ranges.push([members[k], members[k]]);
+        }
+        out.push({ kind: "class", ranges, negated });
+        i = close + 1;
       } else {
-        source += c;
-      }
-      continue;
-    }
-    if (c === "*") source += "[^/]*";
-    else if (c === "?") source += "[^/]";
-    else if (c === "[" && glob.indexOf("]", i + 2) !== -1) {
-      inClass = true;
-      source += "[";
-      if (glob[i + 1] === "!") {
-        source += "^";
+        out.push({ kind: "char", char: c });
         i++;
       }
-    } else if (c === "{") {
-      braceDepth++;
-      source += "(?:";
-    } else if (c === "}" && braceDepth > 0) {
-      braceDepth--;
-      source += ")";
-    } else if (c === "," && braceDepth > 0) source += "|";
-    else source += c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    }
+    return out;
+  };
+  const tree = parseSequence(0);
+  const expand = (nodes: readonly GlobNode[]): GlobPiece[][] => {
+    let results: GlobPiece[][] = [[]];
+    for (const node of nodes) {
+      const tails: GlobPiece[][] = node.kind === "alt"
+        ? node.options.flatMap((option) => expand(option))
+        : [[node]];
+      const next: GlobPiece[][] = [];
+      for (const head of results) {
+        for (const tail of tails) {
+          if (next.length >= MAX_GLOB_ALTERNATIVES) {
+            throw new TypeError(
+              `Cannot compile glob ${
+                JSON.stringify(glob)
+              }: more than ${MAX_GLOB_ALTERNATIVES} brace alternatives`,
+            );
+          }
+          next.push([...head, ...tail]);
+        }
+      }
+      results = next;
+    }
+    return results;
+  };
+  const alternatives = expand(tree);
+  return (name: string): boolean => alternatives.some((pieces) => matchPieces(pieces, name));
+}
+
+function matchOne(piece: GlobPiece, c: string): boolean {
+  if (piece.kind === "char") return piece.char === c;
+  if (c === "/") return false;
+  if (piece.kind === "any") return true;
+  if (piece.kind === "class") {
+    const hit = piece.ranges.some(([low, high]) => c >= low && c <= high);
+    return hit !== piece.negated;
   }
-  while (braceDepth-- > 0) source += ")";
-  return new RegExp(`^${source}$`);
+  return false;
+}
+
+/** Greedy wildcard matching with one resumable star: linear in the name per star retry. */
+function matchPieces(pieces: readonly GlobPiece[], name: string): boolean {
+  let p = 0;
+  let n = 0;
+  let starPiece = -1;
+  let starName = 0;
+  while (n < name.length) {
+    const piece = pieces[p];
+    if (piece?.kind === "star") {
+      starPiece = p++;
+      starName = n;
+      continue;
+    }
+    if (piece !== undefined && matchOne(piece, name[n])) {
+      p++;
+      n++;
+      continue;
+    }
+    // Let the last star absorb one more character (never a `/`) and retry after it.
+    if (starPiece !== -1 && name[starName] !== "/") {
+      p = starPiece + 1;
+      n = ++starName;
+      continue;
+    }
+    return false;
+  }
+  while (pieces[p]?.kind === "star") p++;
+  return p === pieces.length;
 }
 
 /** Whether a glob has any wildcard character. */

@@ -6,9 +6,10 @@
  */
 
 import { PermissionDeniedError } from "../core/mod.ts";
+import { parseArgv } from "./_argv.ts";
 import {
   baseName,
-  globToRegExp,
+  globMatcher,
   hasGlobChars,
   isAbsolutePath,
   isInside,
@@ -30,11 +31,76 @@ const DESTRUCTIVE: readonly RegExp[] = [
   />\s*\/dev\/sd[a-z]\b/i,
 ];
 
+/** Words that end a command inside a command line (for the split-flag check). */
+const COMMAND_BREAKS = new Set([";", "&&", "||", "|", "&"]);
+
+/** Whether the words starting at `start` carry all of `needed` (short letters or long names). */
+function hasFlags(
+  words: readonly string[],
+  start: number,
+  needed: readonly (readonly [short: string, long: string])[],
+): boolean {
+  const seen = new Set<string>();
+  for (let i = start; i < words.length && !COMMAND_BREAKS.has(words[i]); i++) {
+    const word = words[i];
+    if (word === "--") break;
+    if (word.startsWith("--")) {
+      for (const [short, long] of needed) if (word === long) seen.add(short);
+    } else if (word.startsWith("-")) {
+      for (const [short] of needed) if (word.toLowerCase().includes(short)) seen.add(short);
+    }
+  }
+  return needed.every(([short]) => seen.has(short));
+}
+
+/** `rm` with recursive and force flags, or `git clean` with force and directory flags. */
+function hasDestructiveFlags(line: string): boolean {
+  const words = line.split(/\s+/).filter((word) => word !== "");
+  for (let i = 0; i < words.length; i++) {
+    const name = words[i].slice(words[i].lastIndexOf("/") + 1).toLowerCase();
+    if (name === "rm" && hasFlags(words, i + 1, [["r", "--recursive"], ["f", "--force"]])) {
+      return true;
+    }
+    if (
+      name === "git" && words[i + 1]?.toLowerCase() === "clean" &&
+      hasFlags(words, i + 2, [["f", "--force"], ["d", "-d"]])
+    ) return true;
+  }
+  return false;
+}
+
+/**
+ * The command as written plus up to three levels of it with quoting and escapes undone
+ * (`"rm" -rf`, `r\m -rf`, `sh -c 'rm -rf /'`), so quoting cannot hide a pattern.
+ */
+function commandForms(command: string): string[] {
+  const forms = [command];
+  let current = command;
+  for (let depth = 0; depth < 3; depth++) {
+    let argv: string[];
+    try {
+      argv = parseArgv(current);
+    } catch {
+      break;
+    }
+    const next = argv.join(" ");
+    if (next === current) break;
+    forms.push(next);
+    current = next;
+  }
+  return forms;
+}
+
 /**
  * A security pre hook for shell tools: throws `PermissionDeniedError` when `args.command`
  * contains `rm -rf`, `git push --force`, `git reset --hard`, `git clean -fd`, `drop table`,
  * `drop database`, `truncate table`, `mkfs`, `dd if=` or `> /dev/sd<letter>`
  * (case-insensitive). Other commands pass.
+ *
+ * Beyond the reference, quoting cannot hide a pattern: the command is also checked with its
+ * quotes and backslash escapes undone (`"rm" -rf /`, `r\m -rf /`, `sh -c "rm -rf /"`), and
+ * split or long flags count (`rm -r -f`, `rm --recursive --force`, `/bin/rm -R -f`,
+ * `git clean -f -d`).
  *
  * @example Refuse a destructive command
  * ```ts
@@ -55,7 +121,12 @@ export function guardDestructive(
 ): void {
   const command = args?.command;
   if (typeof command !== "string") return;
-  if (DESTRUCTIVE.some((pattern) => pattern.test(command))) {
+  const forms = commandForms(command);
+  if (
+    forms.some((form) =>
+      DESTRUCTIVE.some((pattern) => pattern.test(form)) || hasDestructiveFlags(form)
+    )
+  ) {
     throw new PermissionDeniedError(
       `Blocked destructive command: ${command}\nIf you need this, explain why and ask the user to run it manually.`,
     );
@@ -96,6 +167,9 @@ export interface GuardPathsOptions {
   fs?: PathFileSystem;
 }
 
+/** The argument keys `guardPaths` checks, every one that is present. */
+const PATH_KEYS: readonly string[] = ["path", "filePath", "file_path"];
+
 /** File names never handed to a tool, compared case-insensitively. */
 export const PROTECTED_BASENAMES: readonly string[] = [
   ".env",
@@ -123,15 +197,17 @@ export function isProtectedBasename(name: string): boolean {
 }
 
 /**
- * Makes a security pre hook that reads `args.path` (or `filePath` / `file_path`) and throws
- * `PermissionDeniedError` unless the path is acceptable. Checks, in order:
+ * Makes a security pre hook that reads `args.path`, `filePath` and `file_path` — every one that
+ * is present, not only the first (a tool may use another key than the one checked) — and throws
+ * `PermissionDeniedError` unless each path is acceptable. Checks, in order:
  * NUL byte → `Refusing to access path containing a NUL byte: "<raw>"`; the path itself a
  * symlink → `Refusing to access symlink: '<raw>'`; protected basename →
  * `Refusing to access protected path: '<name>'`; deny rule → `Path matches deny rule: <raw>`;
  * with allowed roots, outside every root (lexically, or after resolving symlinks in the
  * existing part of the path) → `Path not in allowed list: <raw>`. Relative paths resolve
  * against the first root. A root never matches a sibling that shares its prefix
- * (`/ws` vs `/ws-evil`). Arguments without a path pass.
+ * (`/ws` vs `/ws-evil`). Arguments without a path pass. Glob deny rules are compiled once and
+ * matched without backtracking; a rule whose braces expand too far throws `TypeError` here.
  *
  * @example Confine paths to a root (lexical, no file system)
  * ```ts
@@ -161,46 +237,53 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
       }
     }
   }
+  const denyRules = denied.map(compileDenyRule);
   const named = {
     async guardPaths(
       _toolName: string,
       _action: string,
       args: Record<string, unknown>,
     ): Promise<void> {
-      const raw = args?.path ?? args?.filePath ?? args?.file_path;
-      if (raw === undefined || raw === null) return;
-      if (typeof raw !== "string") {
-        throw new PermissionDeniedError(`Refusing to access non-string path: (${typeof raw})`);
+      // Every path key present is checked: a tool may read another key than the one a
+      // lenient guard would look at first (`{ path: "ok", filePath: "../../x" }`).
+      for (const key of PATH_KEYS) {
+        const raw = args?.[key];
+        if (raw !== undefined && raw !== null) await check(raw);
       }
-      if (raw.includes("\0")) {
-        throw new PermissionDeniedError(
-          `Refusing to access path containing a NUL byte: ${JSON.stringify(raw)}`,
-        );
-      }
-      const roots = allowed.map((root) => absolute(root, fs, raw));
-      const base = roots[0] ?? (fs ? fs.cwd() : "/");
-      const candidate = resolvePath(base, raw);
-      if (fs && await fs.isSymlink(candidate)) {
-        throw new PermissionDeniedError(`Refusing to access symlink: '${raw}'`);
-      }
-      const name = baseName(candidate);
-      if (isProtectedBasename(name)) {
-        throw new PermissionDeniedError(`Refusing to access protected path: '${name}'`);
-      }
-      for (const rule of denied) {
-        if (matchesDenyRule(rule, raw, candidate)) {
-          throw new PermissionDeniedError(`Path matches deny rule: ${raw}`);
-        }
-      }
-      if (roots.length === 0) return;
-      const real = fs ? await realpathLoose(fs, candidate, raw) : candidate;
-      for (const root of roots) {
-        if (!isInside(root, candidate)) continue;
-        const realRoot = fs ? await realpathLoose(fs, root, raw) : root;
-        if (isInside(realRoot, real)) return;
-      }
-      throw new PermissionDeniedError(`Path not in allowed list: ${raw}`);
     },
+  };
+  const check = async (raw: unknown): Promise<void> => {
+    if (typeof raw !== "string") {
+      throw new PermissionDeniedError(`Refusing to access non-string path: (${typeof raw})`);
+    }
+    if (raw.includes("\0")) {
+      throw new PermissionDeniedError(
+        `Refusing to access path containing a NUL byte: ${JSON.stringify(raw)}`,
+      );
+    }
+    const roots = allowed.map((root) => absolute(root, fs, raw));
+    const base = roots[0] ?? (fs ? fs.cwd() : "/");
+    const candidate = resolvePath(base, raw);
+    if (fs && await fs.isSymlink(candidate)) {
+      throw new PermissionDeniedError(`Refusing to access symlink: '${raw}'`);
+    }
+    const name = baseName(candidate);
+    if (isProtectedBasename(name)) {
+      throw new PermissionDeniedError(`Refusing to access protected path: '${name}'`);
+    }
+    for (const rule of denyRules) {
+      if (rule(raw, candidate)) {
+        throw new PermissionDeniedError(`Path matches deny rule: ${raw}`);
+      }
+    }
+    if (roots.length === 0) return;
+    const real = fs ? await realpathLoose(fs, candidate, raw) : candidate;
+    for (const root of roots) {
+      if (!isInside(root, candidate)) continue;
+      const realRoot = fs ? await realpathLoose(fs, root, raw) : root;
+      if (isInside(realRoot, real)) return;
+    }
+    throw new PermissionDeniedError(`Path not in allowed list: ${raw}`);
   };
   return named.guardPaths;
 }
@@ -215,13 +298,19 @@ function absolute(path: string, fs: PathFileSystem | undefined, raw: string): st
   return resolvePath(fs.cwd(), path);
 }
 
-function matchesDenyRule(rule: string, raw: string, candidate: string): boolean {
-  if (isAbsolutePath(rule)) return isInside(normalizePath(rule), candidate);
-  if (hasGlobChars(rule)) {
-    const pattern = globToRegExp(rule);
-    return candidate.split("/").some((part) => part !== "" && pattern.test(part));
+/** A deny rule compiled once, when the guard is made. */
+type DenyRule = (raw: string, candidate: string) => boolean;
+
+function compileDenyRule(rule: string): DenyRule {
+  if (isAbsolutePath(rule)) {
+    const root = normalizePath(rule);
+    return (_raw, candidate) => isInside(root, candidate);
   }
-  return raw.includes(rule) || baseName(candidate).includes(rule);
+  if (hasGlobChars(rule)) {
+    const matches = globMatcher(rule);
+    return (_raw, candidate) => candidate.split("/").some((part) => part !== "" && matches(part));
+  }
+  return (raw, candidate) => raw.includes(rule) || baseName(candidate).includes(rule);
 }
 
 /** The realpath of the longest existing prefix, with the missing rest appended. */

@@ -8,7 +8,7 @@
 import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { Tool } from "../tool.ts";
-import { findControlOperators, MalformedCommandError, parseArgv } from "./_argv.ts";
+import { findControlOperators, MalformedCommandError, parseArgv } from "../_argv.ts";
 import { runProcess } from "./_process.ts";
 import type { CodingResult } from "./_results.ts";
 import { WorkspaceError } from "./_workspace.ts";

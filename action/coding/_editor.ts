@@ -52,6 +52,8 @@ export function editorTool(workspace: Workspace): Tool {
         const path = await workspace.resolve(raw);
         const exists = await stat(path).then((info) => info, () => null);
         if (exists?.isDirectory()) return failure(`Is a directory: ${raw}`);
+        // Writing to or reading a FIFO, socket or device would block or never end.
+        if (exists && !exists.isFile()) return failure(`Not a regular file: ${raw}`);
         if (input.action === "write") {
           if (input.content === undefined) return failure("'content' is required for write");
           if (exists) {

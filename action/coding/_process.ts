@@ -38,6 +38,8 @@ export interface RunProcessResult {
   aborted: boolean;
   /** The spawn failure (for example a missing program), if any. */
   spawnError: Error | null;
+  /** Whether stdout went over the cap (its text then ends with the marker). */
+  stdoutTruncated: boolean;
 }
 
 /** The marker appended to a stream that went over the cap. */
@@ -63,6 +65,9 @@ class Capture {
     this.#chunks.push(kept);
     this.#kept += kept.byteLength;
     this.#omitted += chunk.byteLength - kept.byteLength;
+  }
+  get truncated(): boolean {
+    return this.#omitted > 0;
   }
   text(): string {
     const all = new Uint8Array(this.#kept);
@@ -103,6 +108,7 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
         timedOut: false,
         aborted: false,
         spawnError: error instanceof Error ? error : new Error(String(error)),
+        stdoutTruncated: false,
       });
       return;
     }
@@ -122,6 +128,7 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
         timedOut,
         aborted,
         spawnError,
+        stdoutTruncated: stdout.truncated,
       });
     };
     const kill = () => {

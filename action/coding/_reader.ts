@@ -12,6 +12,8 @@ import type { Workspace } from "./_workspace.ts";
 
 /** The default number of lines `read` returns. */
 export const DEFAULT_READ_LIMIT = 2000;
+/** The largest file `read` loads, in bytes (larger files are refused, not loaded). */
+export const MAX_READ_BYTES = 10_000_000;
 
 const request = z.object({
   action: z.enum(["read", "list_dir"]).describe("read a file or list a directory"),
@@ -46,6 +48,13 @@ export function readerTool(workspace: Workspace): Tool {
         }
         const info = await stat(path);
         if (info.isDirectory()) return failure(`Is a directory: ${raw} (use list_dir)`);
+        // A FIFO, socket or device would block the read or never end.
+        if (!info.isFile()) return failure(`Not a regular file: ${raw}`);
+        if (info.size > MAX_READ_BYTES) {
+          return failure(
+            `File too large to read: ${raw} (${info.size} bytes; at most ${MAX_READ_BYTES})`,
+          );
+        }
         const bytes = await readFile(path);
         if (looksBinary(bytes)) return failure(`Binary file not supported: ${raw}`);
         // Record the state seen before reading: a change racing the read then counts as a change.

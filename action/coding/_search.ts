@@ -7,15 +7,18 @@
 
 import { readdir, readFile, stat } from "node:fs/promises";
 import { z } from "zod";
-import { globToRegExp, hasGlobChars } from "../_path.ts";
+import { globMatcher, hasGlobChars } from "../_path.ts";
 import { Tool } from "../tool.ts";
 import { type CodingResult, failure, looksBinary, toFailure } from "./_results.ts";
+import { unsafeRegexReason } from "./_safe_regex.ts";
 import type { Workspace } from "./_workspace.ts";
 
 /** Directories the walk skips. */
 export const SKIPPED_DIRECTORIES: readonly string[] = [".git", "node_modules"];
 const MAX_FILE_BYTES = 5_000_000;
 const MAX_LINE_CHARS = 500;
+/** How long one search may walk and match before it stops with partial results, in ms. */
+export const SEARCH_TIME_BUDGET_MS = 20_000;
 
 const request = z.object({
   action: z.enum(["grep", "find"]).describe("grep file contents or find files by name"),
@@ -37,7 +40,8 @@ interface Entry {
 async function* walk(root: string): AsyncGenerator<Entry> {
   const info = await stat(root);
   if (!info.isDirectory()) {
-    yield { path: root, directory: false };
+    // Only a regular file: reading a FIFO or a device would block or never end.
+    if (info.isFile()) yield { path: root, directory: false };
     return;
   }
   const stack = [root];
@@ -81,15 +85,26 @@ export function searchTool(workspace: Workspace): Tool {
       const input = args as z.infer<typeof request>;
       const raw = input.path ?? ".";
       if (input.pattern === "") return failure("'pattern' is required");
+      const deadline = Date.now() + SEARCH_TIME_BUDGET_MS;
       try {
         const base = await workspace.resolve(raw === "" ? "." : raw);
         if (input.action === "find") {
           const limit = input.maxResults ?? 100;
-          const glob = hasGlobChars(input.pattern) ? globToRegExp(input.pattern) : null;
-          const match = (name: string) => glob ? glob.test(name) : name.includes(input.pattern);
+          let glob: ((name: string) => boolean) | null;
+          try {
+            glob = hasGlobChars(input.pattern) ? globMatcher(input.pattern) : null;
+          } catch (error) {
+            return failure(`Invalid pattern: ${(error as Error).message}`);
+          }
+          const match = (name: string) => glob ? glob(name) : name.includes(input.pattern);
           const found: string[] = [];
           let total = 0;
+          let timedOut = false;
           for await (const entry of walk(base)) {
+            if (Date.now() > deadline) {
+              timedOut = true;
+              break;
+            }
             if (entry.path === base || !match(nameOf(entry.path))) continue;
             total++;
             if (found.length < limit) {
@@ -101,21 +116,26 @@ export function searchTool(workspace: Workspace): Tool {
             content: found.join("\n"),
             totalFound: total,
             shown: found.length,
+            ...(timedOut ? { timedOut: true } : {}),
           };
         }
         let regex: RegExp;
+        let include: ((name: string) => boolean) | null;
         try {
+          const unsafe = unsafeRegexReason(input.pattern);
+          if (unsafe) return failure(`Invalid pattern: ${unsafe}`);
           regex = new RegExp(input.pattern);
+          include = input.include ? globMatcher(input.include) : null;
         } catch (error) {
           return failure(`Invalid pattern: ${(error as Error).message}`);
         }
-        const include = input.include ? globToRegExp(input.include) : null;
         const limit = input.maxResults ?? 50;
         const lines: string[] = [];
         let total = 0;
-        for await (const entry of walk(base)) {
+        let timedOut = false;
+        walking: for await (const entry of walk(base)) {
           if (entry.directory) continue;
-          if (include && !include.test(nameOf(entry.path))) continue;
+          if (include && !include(nameOf(entry.path))) continue;
           const info = await stat(entry.path).catch(() => null);
           if (!info || info.size > MAX_FILE_BYTES) continue;
           const bytes = await readFile(entry.path).catch(() => null);
@@ -123,6 +143,10 @@ export function searchTool(workspace: Workspace): Tool {
           const text = new TextDecoder().decode(bytes).split("\n");
           const rel = workspace.relative(entry.path);
           for (let i = 0; i < text.length; i++) {
+            if ((i & 255) === 0 && Date.now() > deadline) {
+              timedOut = true;
+              break walking;
+            }
             if (!regex.test(text[i])) continue;
             total++;
             if (lines.length < limit) {
@@ -138,6 +162,7 @@ export function searchTool(workspace: Workspace): Tool {
           content: lines.join("\n"),
           totalMatches: total,
           shown: lines.length,
+          ...(timedOut ? { timedOut: true } : {}),
         };
       } catch (error) {
         return toFailure(error, raw);

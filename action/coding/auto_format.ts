@@ -5,7 +5,7 @@
  * @module
  */
 
-import { readFile, writeFile } from "node:fs/promises";
+import { lstat, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import process from "node:process";
 import { isInside, resolvePath } from "../_path.ts";
 import type { PostToolHook } from "../spec.ts";
@@ -107,7 +107,11 @@ function extensionOf(path: string): string {
  * Makes a post hook that formats the file an editor call wrote. It acts only when the result is
  * an object with `success: true` and `args.filePath` (or `file_path`) has an extension with a
  * formatter; then it runs the formatter's argv (no shell) with the file content on stdin and
- * writes stdout back when the formatter exits 0 and the text changed. It returns the result
+ * writes stdout back when the formatter exits 0 and the text changed. It never writes
+ * formatter output that went over its 20 000 000-byte cap (that is `failed`), never follows a
+ * symlink at the file (`failed`), formats only regular files, skips a file whose real path is
+ * outside `cwd`, and does not write when the file changed while the formatter ran (`failed`).
+ * It returns the result
  * with an `autoFormat` record ({@linkcode AutoFormatRecord}): `formatted`, `unchanged`,
  * `failed` (with the reason: exit code and stderr, deadline, spawn error) or `skipped` — under
  * Deno without `run` permission for the formatter, with the reason; the file is then untouched.
@@ -172,7 +176,23 @@ export function autoFormat(options?: AutoFormatOptions): PostToolHook {
         return record("skipped", permission.reason ?? `Not permitted to run ${argv[0]}`);
       }
       let original: string;
+      let before: { mtimeMs: number; size: number };
       try {
+        // Only a regular file inside cwd (after symlinks): a symlink swapped in after the edit
+        // must not make the hook read or rewrite a file elsewhere, and a FIFO would hang.
+        const info = await lstat(file);
+        if (info.isSymbolicLink()) return record("failed", `Refusing to format a symlink: ${raw}`);
+        if (!info.isFile()) return record("failed", `Not a regular file: ${raw}`);
+        if (info.size > MAX_FORMATTED_BYTES) {
+          return record("failed", `File too large to format: ${raw} (${info.size} bytes)`);
+        }
+        if (options?.cwd !== undefined) {
+          const realRoot = await realpath(resolvePath("/", options.cwd));
+          if (!isInside(realRoot, await realpath(file))) {
+            return record("skipped", `File is outside ${options.cwd}: ${raw}`);
+          }
+        }
+        before = info;
         original = await readFile(file, "utf8");
       } catch (error) {
         return record("failed", `Could not read ${file}: ${(error as Error).message}`);
@@ -195,8 +215,16 @@ export function autoFormat(options?: AutoFormatOptions): PostToolHook {
           }`,
         );
       }
+      if (run.stdoutTruncated) {
+        return record("failed", `Formatter output exceeded ${MAX_FORMATTED_BYTES} bytes`);
+      }
       if (run.stdout === original) return record("unchanged");
       try {
+        // Never overwrite a change made while the formatter ran.
+        const now = await stat(file);
+        if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) {
+          return record("failed", `File changed while formatting: ${raw}`);
+        }
         await writeFile(file, run.stdout);
       } catch (error) {
         return record("failed", `Could not write ${file}: ${(error as Error).message}`);

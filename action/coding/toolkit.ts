@@ -46,10 +46,12 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
  * `..` escapes, NUL bytes and protected names are refused as `{ success: false, error }`).
  *
  * - `reader { action: "read" | "list_dir", path, offset?, limit? }` → `content` with `N\t`
- *   numbered lines (default 2 000 lines), `totalLines`; or directory `entries`.
+ *   numbered lines (default 2 000 lines), `totalLines`; or directory `entries`. Only regular
+ *   files are read (a FIFO or device is `Not a regular file: …`, it would block), and none over
+ *   10 000 000 bytes (`File too large to read: …`; it is not loaded).
  * - `editor { action: "write" | "edit", filePath, content?, oldString?, newString?, replaceAll? }`
  *   → overwriting or editing requires a read of the unchanged file first; `edit` needs exactly
- *   one occurrence unless `replaceAll`.
+ *   one occurrence unless `replaceAll`; an existing path that is not a regular file is refused.
  * - `bash { command, timeoutMs?, cwd? }` → `stdout`, `stderr`, `returnCode`, `timedOut`; argv
  *   without a shell; `;`, `&&`, `||`, `|`, backticks, `$(`, `<`, `>` and newlines are refused
  *   with `returnCode: -1`; deadline default 30 000 ms clamped to 1..300 000, the process group
@@ -57,7 +59,11 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
  * - `search { action: "grep" | "find", pattern, path?, include?, maxResults? }` → grep:
  *   `content` lines `path:line:text`, `totalMatches`, `shown` (default 50); find: `content`,
  *   `totalFound`, `shown` (default 100). Implemented in TypeScript; `.git` and `node_modules`
- *   are skipped and symlinks are not followed.
+ *   are skipped, symlinks are not followed and only regular files are read. Patterns that can
+ *   backtrack exponentially (nested quantifiers such as `(a+)+`, repeated alternations such as
+ *   `(a|b)*`, backreferences) are refused as `Invalid pattern: …`; globs are matched without
+ *   backtracking. A search stops after 20 000 ms and returns what it found with
+ *   `timedOut: true`.
  *
  * Hooks added with `securityPre`/`pre`/`post`/`onError` attach to the bound tools with the one
  * lookup order (`"*"`, name, `"<name>_tool"`), also when added after `bind()`.

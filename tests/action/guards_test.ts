@@ -166,3 +166,84 @@ describe("guardPaths (lexical)", () => {
     );
   });
 });
+
+describe("guardDestructive (quoting and split flags)", () => {
+  it("guardDestructive() sees through quotes, escapes, sh -c and split or long flags", () => {
+    for (
+      const command of [
+        `"rm" -rf /`,
+        `r'm' -rf /`,
+        `r\\m -rf /`,
+        `rm -r -f /`,
+        `rm -f -r build`,
+        `rm -R -f x`,
+        `rm --recursive --force x`,
+        `rm -r x --force`,
+        `/bin/rm -r -f /`,
+        `sudo rm -v -r -f /`,
+        `sh -c 'rm -r -f /'`,
+        `bash -c "\\"rm\\" -rf /"`,
+        `git clean -f -d`,
+        `git clean --force -d`,
+        `"git" push -f`,
+        `git 'reset' --hard`,
+      ]
+    ) {
+      assert.throws(() => guardDestructive("bash", "", { command }), {
+        name: "PermissionDeniedError",
+        message: `Blocked destructive command: ${command}${SUFFIX}`,
+      }, command);
+    }
+  });
+
+  it("guardDestructive() still lets near misses pass", () => {
+    for (
+      const command of [
+        "rm -r build",
+        "rm -f file.txt",
+        "rm -- -rf",
+        "git clean -n -d",
+        "git clean -f",
+        "ls -rf",
+        `echo "r" m -rf`,
+        "rm 'unterminated",
+      ]
+    ) {
+      assert.equal(guardDestructive("bash", "", { command }), undefined, command);
+    }
+  });
+});
+
+describe("guardPaths (every path key)", () => {
+  it("guardPaths() checks path, filePath and file_path, not only the first one present", async () => {
+    const guard = guardPaths({ allowedPaths: ["/ws"] });
+    for (
+      const args of [
+        { path: "ok.txt", filePath: "../../etc/passwd" },
+        { path: "ok.txt", file_path: "/etc/passwd" },
+        { filePath: "ok.txt", file_path: "../x" },
+        { path: "ok.txt", filePath: "a/.env" },
+      ]
+    ) {
+      await assert.rejects(guard("editor", "write", args), {
+        name: "PermissionDeniedError",
+      }, JSON.stringify(args));
+    }
+    assert.equal(
+      await guard("editor", "write", { path: "a.txt", filePath: "b/c.txt", file_path: "/ws/d" }),
+      undefined,
+    );
+  });
+
+  it("guardPaths() matches a backtracking-prone glob deny rule quickly and compiles it once", async () => {
+    const guard = guardPaths({ allowedPaths: ["/ws"], deniedPaths: ["*a*a*a*a*a*a*a*a*a*b"] });
+    assert.equal(await guard("reader", "read", { path: "a".repeat(200) }), undefined);
+    await assert.rejects(guard("reader", "read", { path: `${"a".repeat(20)}b` }), {
+      message: `Path matches deny rule: ${"a".repeat(20)}b`,
+    });
+    assert.throws(
+      () => guardPaths({ deniedPaths: ["*{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"] }),
+      { name: "TypeError", message: /brace alternatives/ },
+    );
+  });
+});

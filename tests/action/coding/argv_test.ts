@@ -1,11 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import {
-  findControlOperators,
-  MalformedCommandError,
-  parseArgv,
-} from "../../../action/coding/_argv.ts";
+import { findControlOperators, MalformedCommandError, parseArgv } from "../../../action/_argv.ts";
 
 function quote(word: string): string {
   return `'${word.replaceAll("'", `'"'"'`)}'`;

@@ -4,7 +4,7 @@
 // so "node" may run and every other program (python3 here) is not permitted.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { autoFormat, CodingToolkit, runPermission } from "../../../action/coding/mod.ts";
@@ -177,5 +177,61 @@ describe("autoFormat", () => {
     assert.equal(result.success, true);
     assert.equal(result.autoFormat?.status, "formatted");
     assert.equal(read("pkg/new.py"), CLEAN);
+  });
+
+  it("autoFormat() never writes formatter output that went over its cap", async () => {
+    const hook = autoFormat({
+      cwd: box.ws,
+      formatters: { ".py": ["node", formatter, "--flood"] },
+    });
+    const file = write("flood.py", MESSY);
+    const result = await hook("editor", "write", { filePath: file }, { success: true });
+    assert.equal((result as Formatted).autoFormat?.status, "failed");
+    assert.equal(
+      (result as Formatted).autoFormat?.reason,
+      "Formatter output exceeded 20000000 bytes",
+    );
+    assert.equal(read(file), MESSY);
+  });
+
+  it("autoFormat() refuses a symlink and a file whose real path leaves cwd", async () => {
+    const hook = autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter] } });
+    const victim = join(box.outside, "victim.py");
+    writeFileSync(victim, MESSY);
+    symlinkSync(victim, join(box.ws, "link.py"));
+    mkdirSync(join(box.outside, "dir"));
+    writeFileSync(join(box.outside, "dir", "deep.py"), MESSY);
+    symlinkSync(join(box.outside, "dir"), join(box.ws, "linkdir"));
+    const viaLink = await hook("editor", "write", { filePath: "link.py" }, { success: true });
+    assert.equal((viaLink as Formatted).autoFormat?.status, "failed");
+    assert.equal(
+      (viaLink as Formatted).autoFormat?.reason,
+      "Refusing to format a symlink: link.py",
+    );
+    const viaDir = await hook("editor", "write", { filePath: "linkdir/deep.py" }, {
+      success: true,
+    });
+    assert.equal((viaDir as Formatted).autoFormat?.status, "skipped");
+    assert.equal(
+      (viaDir as Formatted).autoFormat?.reason,
+      `File is outside ${box.ws}: linkdir/deep.py`,
+    );
+    assert.equal(readFileSync(victim, "utf8"), MESSY);
+    assert.equal(readFileSync(join(box.outside, "dir", "deep.py"), "utf8"), MESSY);
+  });
+
+  it("autoFormat() does not overwrite a change made while the formatter ran", async () => {
+    const file = write("raced.py", MESSY);
+    const hook = autoFormat({
+      cwd: box.ws,
+      formatters: { ".py": ["node", formatter, "--append", join(box.ws, file)] },
+    });
+    const result = await hook("editor", "write", { filePath: file }, { success: true });
+    assert.equal((result as Formatted).autoFormat?.status, "failed");
+    assert.equal(
+      (result as Formatted).autoFormat?.reason,
+      `File changed while formatting: ${file}`,
+    );
+    assert.equal(read(file), `${MESSY}# changed meanwhile\n`);
   });
 });

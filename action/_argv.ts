@@ -1,6 +1,7 @@
 /**
- * Command-line parsing for the bash tool: refuses shell control operators and splits a command
- * into argv with POSIX-like quoting, so it can run without a shell.
+ * Command-line parsing for the bash tool (refuses shell control operators and splits a command
+ * into argv with POSIX-like quoting, so it can run without a shell) and for `guardDestructive`
+ * (which checks the command with its quoting undone). Pure string code, no runtime APIs.
  *
  * @module
  */

@@ -1,0 +1,98 @@
+/**
+ * A static check that refuses the regular expressions whose matching time can explode
+ * (catastrophic backtracking), for the search tool: a pattern is evaluated synchronously, so
+ * one hostile pattern would otherwise block the whole process.
+ *
+ * @module
+ */
+
+interface Group {
+  /** The group holds an unbounded quantifier (`*`, `+`, `{n,}`) or a large repeat. */
+  repeats: boolean;
+  /** The group holds a top-level `|`. */
+  alternates: boolean;
+}
+
+/** Repeat counts above this are treated like an unbounded quantifier. */
+const LARGE_REPEAT = 16;
+
+/**
+ * Why `pattern` is refused, or `null` when it is acceptable. Refused: backreferences (`\1`,
+ * `\k<name>`), and a group that is itself repeated (`*`, `+`, `{n,}` or a large `{n,m}`) while
+ * it holds a repeat or an alternation — `(a+)+`, `(a|aa)*`, `(?:x*y)*`. These are the shapes
+ * with exponential backtracking in JavaScript's engine.
+ */
+export function unsafeRegexReason(pattern: string): string | null {
+  const stack: Group[] = [{ repeats: false, alternates: false }];
+  let inClass = false;
+  let closed: Group | null = null;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\") {
+      const next = pattern[i + 1] ?? "";
+      if (!inClass && (/[1-9]/.test(next) || next === "k")) {
+        return "backreferences are not supported";
+      }
+      i++;
+      closed = null;
+      continue;
+    }
+    if (inClass) {
+      if (c === "]") inClass = false;
+      continue;
+    }
+    const quantifier = quantifierAt(pattern, i);
+    if (quantifier) {
+      if (quantifier.unbounded) {
+        if (closed && (closed.repeats || closed.alternates)) {
+          return "nested quantifiers and repeated alternations (like (a+)+ or (a|b)*) are not supported";
+        }
+        stack[stack.length - 1].repeats = true;
+      }
+      i = quantifier.end - 1;
+      closed = null;
+      continue;
+    }
+    closed = null;
+    if (c === "[") inClass = true;
+    else if (c === "(") stack.push({ repeats: false, alternates: false });
+    else if (c === "|") stack[stack.length - 1].alternates = true;
+    else if (c === ")" && stack.length > 1) {
+      const group = stack.pop() as Group;
+      if (group.repeats) stack[stack.length - 1].repeats = true;
+      closed = group;
+    }
+  }
+  return null;
+}
+
+/** The quantifier starting at `i` (`*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`, lazy or not). */
+function quantifierAt(
+  pattern: string,
+  i: number,
+): { unbounded: boolean; end: number } | null {
+  const c = pattern[i];
+  let unbounded: boolean;
+  let end: number;
+  if (c === "*" || c === "+") {
+    unbounded = true;
+    end = i + 1;
+  } else if (c === "?") {
+    unbounded = false;
+    end = i + 1;
+  } else if (c === "{") {
+    const match = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 24));
+    if (!match) return null;
+    const max = match[2] === undefined
+      ? Number(match[1])
+      : match[3] === ""
+      ? Infinity
+      : Number(match[3]);
+    unbounded = max > LARGE_REPEAT;
+    end = i + match[0].length;
+  } else {
+    return null;
+  }
+  if (pattern[end] === "?") end++;
+  return { unbounded, end };
+}

@@ -1,0 +1,131 @@
+// Hostile inputs that must neither hang nor exhaust the process: FIFOs and huge files for the
+// reader, editor and search; glob and regular-expression patterns with catastrophic
+// backtracking for search. Every tool call is raced against a generous bound so a regression
+// fails the test instead of hanging the suite.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ActionManager } from "../../../action/mod.ts";
+import { MAX_READ_BYTES } from "../../../action/coding/_reader.ts";
+import { makeSandbox, managerFor, type Result, run, type Sandbox } from "./_helpers.ts";
+
+const HUNG = Symbol("hung");
+
+/** The tool's result, or HUNG when it has not settled after 15 s (a generous bound). */
+async function settled(promise: Promise<Result>): Promise<Result | typeof HUNG> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<typeof HUNG>((resolve) => {
+    timer = setTimeout(() => resolve(HUNG), 15_000);
+  });
+  try {
+    return await Promise.race([promise, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe("CodingToolkit hostile input", () => {
+  let box: Sandbox;
+  let manager: ActionManager;
+  let fifo = false;
+  before(() => {
+    box = makeSandbox();
+    manager = managerFor(box.ws);
+    try {
+      execFileSync("mkfifo", [join(box.ws, "pipe.txt")]);
+      fifo = true;
+    } catch {
+      fifo = false; // no mkfifo on this host: the FIFO cases are vacuous there
+    }
+  });
+  after(() => box.cleanup());
+
+  it("reader, editor and search refuse a FIFO instead of blocking on it", async () => {
+    if (!fifo) return;
+    assert.deepEqual(
+      await settled(run(manager, "reader", { action: "read", path: "pipe.txt" })),
+      { success: false, error: "Not a regular file: pipe.txt" },
+    );
+    // Reading it first is impossible, so an overwrite stays refused; an edit is refused as such.
+    assert.deepEqual(
+      await settled(
+        run(manager, "editor", {
+          action: "edit",
+          filePath: "pipe.txt",
+          oldString: "a",
+          newString: "b",
+        }),
+      ),
+      { success: false, error: "Not a regular file: pipe.txt" },
+    );
+    const grep = await settled(
+      run(manager, "search", { action: "grep", pattern: "x", path: "pipe.txt" }),
+    );
+    assert.notEqual(grep, HUNG);
+    assert.deepEqual(grep, { success: true, content: "", totalMatches: 0, shown: 0 });
+  });
+
+  it("reader refuses a file over its size bound without loading it", async () => {
+    writeFileSync(join(box.ws, "huge.log"), "");
+    // A sparse file: costs no disk, but loading it would allocate the whole size.
+    truncateSync(join(box.ws, "huge.log"), MAX_READ_BYTES + 1);
+    assert.deepEqual(await run(manager, "reader", { action: "read", path: "huge.log" }), {
+      success: false,
+      error: `File too large to read: huge.log (${
+        MAX_READ_BYTES + 1
+      } bytes; at most ${MAX_READ_BYTES})`,
+    });
+  });
+
+  it("search find with a backtracking-prone glob finishes", async () => {
+    writeFileSync(join(box.ws, "a".repeat(200)), "x\n");
+    const result = await settled(
+      run(manager, "search", { action: "find", pattern: "*a*a*a*a*a*a*a*a*a*b" }),
+    );
+    assert.notEqual(result, HUNG);
+    assert.deepEqual(result, { success: true, content: "", totalFound: 0, shown: 0 });
+    const include = await settled(run(manager, "search", {
+      action: "grep",
+      pattern: "x",
+      include: "*a*a*a*a*a*a*a*a*a*b",
+    }));
+    assert.deepEqual(include, { success: true, content: "", totalMatches: 0, shown: 0 });
+  });
+
+  it("search find reports a glob whose braces expand too far as an invalid pattern", async () => {
+    const result = await run(manager, "search", {
+      action: "find",
+      pattern: "*{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}",
+    });
+    assert.equal(result.success, false);
+    assert.match(
+      String(result.error),
+      /^Invalid pattern: Cannot compile glob .*brace alternatives/,
+    );
+  });
+
+  it("search grep refuses exponential-backtracking patterns before running them", async () => {
+    writeFileSync(join(box.ws, "redos.txt"), `${"a".repeat(40)}!\n`);
+    for (
+      const pattern of [
+        "(a+)+$",
+        "(a|aa)*$",
+        "(?:a*b?)*$",
+        "(\\w+\\s?)+$",
+        "(a)\\1",
+        "(?<x>a)\\k<x>",
+      ]
+    ) {
+      const result = await settled(run(manager, "search", { action: "grep", pattern }));
+      assert.notEqual(result, HUNG, pattern);
+      assert.equal((result as Result).success, false, pattern);
+      assert.match(String((result as Result).error), /^Invalid pattern: /, pattern);
+    }
+    for (const pattern of ["a+!$", "^(ab)?a{2,5}", "(foo)+|bar", "[(+*]+", "\\(a+\\)+"]) {
+      const result = await run(manager, "search", { action: "grep", pattern, path: "redos.txt" });
+      assert.equal(result.success, true, pattern);
+    }
+  });
+});

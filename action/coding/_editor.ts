@@ -63,7 +63,14 @@ export function editorTool(workspace: Workspace): Tool {
           await mkdir(parentPath(path), { recursive: true });
           // The parent may only now exist: resolve again so a racing symlink cannot redirect us.
           const again = await workspace.resolve(raw);
-          await writeFile(again, input.content);
+          try {
+            // A new file is created exclusively: a file (or symlink) that appeared since the
+            // check above is never overwritten or followed without being read.
+            await writeFile(again, input.content, exists ? undefined : { flag: "wx" });
+          } catch (error) {
+            if ((error as { code?: unknown })?.code !== "EEXIST") throw error;
+            return failure(`File appeared since it was checked: ${raw}. Read it first.`);
+          }
           await workspace.remember(again);
           return {
             success: true,

@@ -14,6 +14,8 @@ import type { Workspace } from "./_workspace.ts";
 export const DEFAULT_READ_LIMIT = 2000;
 /** The largest file `read` loads, in bytes (larger files are refused, not loaded). */
 export const MAX_READ_BYTES = 10_000_000;
+/** The most entries `list_dir` returns (the first ones in name order). */
+export const MAX_LIST_ENTRIES = 1000;
 
 const request = z.object({
   action: z.enum(["read", "list_dir"]).describe("read a file or list a directory"),
@@ -36,14 +38,16 @@ export function readerTool(workspace: Workspace): Tool {
         const path = await workspace.resolve(raw);
         if (action === "list_dir") {
           const entries = await readdir(path, { withFileTypes: true });
-          const names = entries
+          const all = entries
             .map((entry) => entry.isDirectory() ? `${entry.name}/` : entry.name)
             .sort();
+          const names = all.length > MAX_LIST_ENTRIES ? all.slice(0, MAX_LIST_ENTRIES) : all;
           return {
             success: true,
             path: workspace.relative(path),
             entries: names,
             content: names.join("\n"),
+            ...(names.length < all.length ? { totalEntries: all.length, truncated: true } : {}),
           };
         }
         const info = await stat(path);

@@ -46,12 +46,15 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
  * `..` escapes, NUL bytes and protected names are refused as `{ success: false, error }`).
  *
  * - `reader { action: "read" | "list_dir", path, offset?, limit? }` → `content` with `N\t`
- *   numbered lines (default 2 000 lines), `totalLines`; or directory `entries`. Only regular
+ *   numbered lines (default 2 000 lines), `totalLines`; or directory `entries` (at most 1 000
+ *   in name order; a longer listing adds `totalEntries` and `truncated: true`). Only regular
  *   files are read (a FIFO or device is `Not a regular file: …`, it would block), and none over
  *   10 000 000 bytes (`File too large to read: …`; it is not loaded).
  * - `editor { action: "write" | "edit", filePath, content?, oldString?, newString?, replaceAll? }`
  *   → overwriting or editing requires a read of the unchanged file first; `edit` needs exactly
- *   one occurrence unless `replaceAll`; an existing path that is not a regular file is refused.
+ *   one occurrence unless `replaceAll`; an existing path that is not a regular file is refused;
+ *   a new file is created exclusively, so of concurrent writes creating one file only the first
+ *   succeeds (`File appeared since it was checked: …`).
  * - `bash { command, timeoutMs?, cwd? }` → `stdout`, `stderr`, `returnCode`, `timedOut`; argv
  *   without a shell; `;`, `&&`, `||`, `|`, backticks, `$(`, `<`, `>` and newlines are refused
  *   with `returnCode: -1`; deadline default 30 000 ms clamped to 1..300 000, the process group

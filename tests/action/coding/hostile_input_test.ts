@@ -5,10 +5,10 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { truncateSync, writeFileSync } from "node:fs";
+import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ActionManager } from "../../../action/mod.ts";
-import { MAX_READ_BYTES } from "../../../action/coding/_reader.ts";
+import { MAX_LIST_ENTRIES, MAX_READ_BYTES } from "../../../action/coding/_reader.ts";
 import { makeSandbox, managerFor, type Result, run, type Sandbox } from "./_helpers.ts";
 
 const HUNG = Symbol("hung");
@@ -127,5 +127,26 @@ describe("CodingToolkit hostile input", () => {
       const result = await run(manager, "search", { action: "grep", pattern, path: "redos.txt" });
       assert.equal(result.success, true, pattern);
     }
+  });
+
+  it("reader list_dir returns a bounded listing of a huge directory", async () => {
+    const dir = join(box.ws, "many");
+    mkdirSync(dir);
+    for (let i = 0; i < MAX_LIST_ENTRIES + 5; i++) {
+      writeFileSync(join(dir, `f${String(i).padStart(5, "0")}`), "");
+    }
+    const result = await run(manager, "reader", { action: "list_dir", path: "many" });
+    assert.equal(result.success, true);
+    const entries = result.entries as string[];
+    assert.equal(entries.length, MAX_LIST_ENTRIES);
+    assert.equal(entries[0], "f00000");
+    assert.equal(
+      entries[MAX_LIST_ENTRIES - 1],
+      `f${String(MAX_LIST_ENTRIES - 1).padStart(5, "0")}`,
+    );
+    assert.equal(result.totalEntries, MAX_LIST_ENTRIES + 5);
+    assert.equal(result.truncated, true);
+    const small = await run(manager, "reader", { action: "list_dir", path: "src" });
+    assert.equal("truncated" in small, false);
   });
 });

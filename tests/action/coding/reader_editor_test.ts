@@ -188,4 +188,29 @@ describe("CodingToolkit reader and editor", () => {
     assert.equal(result.content, "1\tprint('hi')", JSON.stringify(result));
     assert.deepEqual(order, ["star", "exact", "alias"]);
   });
+
+  it("editor creates a new file exclusively: concurrent creators cannot overwrite unread", async () => {
+    const manager = managerFor(box.ws);
+    const writers = Array.from(
+      { length: 6 },
+      (_, i) =>
+        run(manager, "editor", {
+          action: "write",
+          filePath: "race/new.txt",
+          content: `writer ${i}\n`,
+        }),
+    );
+    const results = await Promise.all(writers);
+    const winners = results.flatMap((result, i) => result.success ? [i] : []);
+    assert.equal(winners.length, 1, JSON.stringify(results));
+    assert.equal(readFileSync(join(box.ws, "race/new.txt"), "utf8"), `writer ${winners[0]}\n`);
+    for (const result of results) {
+      if (!result.success) {
+        assert.match(
+          String(result.error),
+          /^(File appeared since it was checked|Must read file before editing): race\/new\.txt/,
+        );
+      }
+    }
+  });
 });

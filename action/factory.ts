@@ -6,6 +6,7 @@
  */
 
 import { GateDeniedError, PermissionDeniedError } from "../core/mod.ts";
+import { isPlainObject } from "./_objects.ts";
 import {
   type AgentSpec,
   canonicalToolName,
@@ -23,12 +24,6 @@ import {
 
 /** Tool arguments. */
 export type ToolArgs = Record<string, unknown>;
-
-function isPlainObject(value: unknown): value is ToolArgs {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
 
 function actionOf(args: ToolArgs): string {
   return typeof args.action === "string" ? args.action : "";

@@ -13,6 +13,7 @@ import {
   toJsonSafe,
   ToolArgumentsError,
 } from "../core/mod.ts";
+import { isPlainObject } from "./_objects.ts";
 import type { z } from "zod";
 import type { ProcessorContext, Tool } from "./tool.ts";
 
@@ -144,12 +145,6 @@ export class FunctionCalling extends Event {
 function isToolLike(value: unknown): value is Tool {
   return value !== null && typeof value === "object" &&
     typeof (value as Tool).func === "function" && typeof (value as Tool).name === "string";
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 /** Validates arguments against a tool's schema; returns the parsed copy or throws. */

@@ -7,6 +7,7 @@
 
 import { PermissionDeniedError } from "../core/mod.ts";
 import { parseArgv } from "./_argv.ts";
+import { realpathLoose } from "./_realpath.ts";
 import {
   baseName,
   globMatcher,
@@ -14,7 +15,6 @@ import {
   isAbsolutePath,
   isInside,
   normalizePath,
-  parentPath,
   resolvePath,
 } from "./_path.ts";
 
@@ -277,10 +277,11 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
       }
     }
     if (roots.length === 0) return;
-    const real = fs ? await realpathLoose(fs, candidate, raw) : candidate;
+    const refuse = () => new PermissionDeniedError(`Refusing to access symlink: '${raw}'`);
+    const real = fs ? await realpathLoose(fs, candidate, refuse) : candidate;
     for (const root of roots) {
       if (!isInside(root, candidate)) continue;
-      const realRoot = fs ? await realpathLoose(fs, root, raw) : root;
+      const realRoot = fs ? await realpathLoose(fs, root, refuse) : root;
       if (isInside(realRoot, real)) return;
     }
     throw new PermissionDeniedError(`Path not in allowed list: ${raw}`);
@@ -311,24 +312,4 @@ function compileDenyRule(rule: string): DenyRule {
     return (_raw, candidate) => candidate.split("/").some((part) => part !== "" && matches(part));
   }
   return (raw, candidate) => raw.includes(rule) || baseName(candidate).includes(rule);
-}
-
-/** The realpath of the longest existing prefix, with the missing rest appended. */
-async function realpathLoose(fs: PathFileSystem, path: string, raw: string): Promise<string> {
-  const missing: string[] = [];
-  let current = path;
-  for (;;) {
-    try {
-      const real = await fs.realpath(current);
-      return missing.length ? normalizePath(`${real}/${missing.reverse().join("/")}`) : real;
-    } catch {
-      if (current === "/") return path;
-      // A dangling symlink on the way could be written through later: refuse it.
-      if (await fs.isSymlink(current)) {
-        throw new PermissionDeniedError(`Refusing to access symlink: '${raw}'`);
-      }
-      missing.push(baseName(current));
-      current = parentPath(current);
-    }
-  }
 }

@@ -6,15 +6,14 @@
  */
 
 import { lstat, realpath, stat } from "node:fs/promises";
-import {
-  baseName,
-  isInside,
-  normalizePath,
-  parentPath,
-  relativeTo,
-  resolvePath,
-} from "../_path.ts";
+import { type RealpathFileSystem, realpathLoose } from "../_realpath.ts";
+import { baseName, isInside, normalizePath, relativeTo, resolvePath } from "../_path.ts";
 import { isProtectedBasename } from "../guards.ts";
+
+const NODE_REALPATH: RealpathFileSystem = {
+  realpath: (path) => realpath(path),
+  isSymlink: (path) => lstat(path).then((info) => info.isSymbolicLink(), () => false),
+};
 
 /** A refused path; the tools turn it into `{ success: false, error }`. */
 export class WorkspaceError extends Error {
@@ -89,7 +88,11 @@ export class Workspace {
     if (!isInside(root, candidate)) {
       throw new WorkspaceError(`Path escapes workspace root: ${raw}`);
     }
-    const real = await realpathLoose(candidate, raw);
+    const real = await realpathLoose(
+      NODE_REALPATH,
+      candidate,
+      () => new WorkspaceError(`Refusing to access symlink: '${raw}'`),
+    );
     if (!isInside(root, real)) {
       throw new WorkspaceError(`Path escapes workspace root: ${raw}`);
     }
@@ -110,23 +113,5 @@ export class Workspace {
   async remember(path: string): Promise<void> {
     const info = await stat(path);
     this.reads.set(path, { mtimeMs: info.mtimeMs, size: info.size });
-  }
-}
-
-async function realpathLoose(path: string, raw: string): Promise<string> {
-  const missing: string[] = [];
-  let current = path;
-  for (;;) {
-    try {
-      const real = normalizePath(await realpath(current));
-      return missing.length ? normalizePath(`${real}/${missing.reverse().join("/")}`) : real;
-    } catch {
-      if (current === "/") return path;
-      // A dangling symlink could be created through later; refuse it.
-      const isLink = await lstat(current).then((i) => i.isSymbolicLink(), () => false);
-      if (isLink) throw new WorkspaceError(`Refusing to access symlink: '${raw}'`);
-      missing.push(baseName(current));
-      current = parentPath(current);
-    }
   }
 }

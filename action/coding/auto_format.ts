@@ -37,13 +37,14 @@ export interface AutoFormatRecord {
 
 /** Options of {@linkcode autoFormat}. */
 export interface AutoFormatOptions {
-  /** The deadline per run (default 10 000 ms). */
+  /** The deadline per run (default 10 000 ms); anything but a positive number throws `TypeError`. */
   timeoutMs?: number;
   /** Extension with its dot (`".py"`) → formatter argv reading stdin and writing stdout. */
   formatters?: Record<string, readonly string[]>;
   /**
    * The directory relative `filePath`s resolve against (use the workspace root); when given,
-   * files outside it are skipped.
+   * files outside it are skipped. A relative `cwd` resolves against the process's current
+   * directory (it used to be taken as relative to `/`, which skipped every file).
    */
   cwd?: string;
   /**
@@ -149,6 +150,19 @@ export function autoFormat(options?: AutoFormatOptions): PostToolHook {
     formatters[ext.toLowerCase()] = [...argv];
   }
   const timeoutMs = options?.timeoutMs ?? DEFAULT_FORMAT_TIMEOUT_MS;
+  if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new TypeError(
+      `Cannot create autoFormat hook: timeoutMs must be a positive number, got ${
+        String(timeoutMs)
+      }`,
+    );
+  }
+  const cwd = options?.cwd;
+  if (cwd !== undefined && (typeof cwd !== "string" || cwd === "" || cwd.includes("\0"))) {
+    throw new TypeError(
+      `Cannot create autoFormat hook: invalid cwd ${JSON.stringify(String(cwd))}`,
+    );
+  }
   const canRun = options?.canRun ?? runPermission;
   const named = {
     async autoFormat(
@@ -163,13 +177,15 @@ export function autoFormat(options?: AutoFormatOptions): PostToolHook {
       if (typeof raw !== "string" || raw === "" || raw.includes("\0")) return undefined;
       const argv = formatters[extensionOf(raw)];
       if (!argv) return undefined;
-      const file = resolvePath(options?.cwd ?? process.cwd(), raw);
+      // A relative cwd resolves against the process's current directory at each call.
+      const root = cwd === undefined ? undefined : resolvePath(process.cwd(), cwd);
+      const file = resolvePath(root ?? process.cwd(), raw);
       const record = (status: AutoFormatRecord["status"], reason?: string) => ({
         ...(result as Record<string, unknown>),
         autoFormat: { status, command: argv, file, ...(reason === undefined ? {} : { reason }) },
       });
-      if (options?.cwd !== undefined && !isInside(resolvePath("/", options.cwd), file)) {
-        return record("skipped", `File is outside ${options.cwd}: ${raw}`);
+      if (root !== undefined && !isInside(root, file)) {
+        return record("skipped", `File is outside ${cwd}: ${raw}`);
       }
       const permission = canRun(argv[0]);
       if (!permission.granted) {
@@ -186,10 +202,10 @@ export function autoFormat(options?: AutoFormatOptions): PostToolHook {
         if (info.size > MAX_FORMATTED_BYTES) {
           return record("failed", `File too large to format: ${raw} (${info.size} bytes)`);
         }
-        if (options?.cwd !== undefined) {
-          const realRoot = await realpath(resolvePath("/", options.cwd));
+        if (root !== undefined) {
+          const realRoot = await realpath(root);
           if (!isInside(realRoot, await realpath(file))) {
-            return record("skipped", `File is outside ${options.cwd}: ${raw}`);
+            return record("skipped", `File is outside ${cwd}: ${raw}`);
           }
         }
         before = info;

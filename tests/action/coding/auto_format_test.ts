@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { relative } from "node:path";
 import { autoFormat, CodingToolkit, runPermission } from "../../../action/coding/mod.ts";
 import { makeSandbox, managerFor, run, type Sandbox } from "./_helpers.ts";
 
@@ -233,5 +235,28 @@ describe("autoFormat", () => {
       `File changed while formatting: ${file}`,
     );
     assert.equal(read(file), `${MESSY}# changed meanwhile\n`);
+  });
+
+  it("autoFormat() resolves a relative cwd against the process's directory", async () => {
+    const cwd = relative(process.cwd(), box.ws);
+    const hook = autoFormat({ cwd, formatters: { ".py": ["node", formatter] } });
+    const file = write("relative.py", MESSY);
+    const result = await hook("editor", "write", { filePath: file }, { success: true });
+    assert.equal((result as Formatted).autoFormat?.status, "formatted");
+    assert.equal(read(file), CLEAN);
+  });
+
+  it("autoFormat() rejects a bad timeoutMs or cwd with a TypeError", () => {
+    for (const timeoutMs of [0, -1, Number.NaN, Infinity, "5" as unknown as number]) {
+      assert.throws(() => autoFormat({ timeoutMs }), {
+        name: "TypeError",
+        message: `Cannot create autoFormat hook: timeoutMs must be a positive number, got ${
+          String(timeoutMs)
+        }`,
+      });
+    }
+    for (const cwd of ["", "a\0b", 7 as unknown as string]) {
+      assert.throws(() => autoFormat({ cwd }), { name: "TypeError", message: /invalid cwd/ });
+    }
   });
 });

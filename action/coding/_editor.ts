@@ -54,6 +54,11 @@ export function editorTool(workspace: Workspace): Tool {
         if (exists?.isDirectory()) return failure(`Is a directory: ${raw}`);
         // Writing to or reading a FIFO, socket or device would block or never end.
         if (exists && !exists.isFile()) return failure(`Not a regular file: ${raw}`);
+        // Writing through a hard link would change the same file wherever else it is linked,
+        // possibly outside the workspace (`ln ~/.bashrc ws/x`), which no path check can see.
+        if (exists && exists.nlink > 1) {
+          return failure(`Refusing to modify a hard-linked file: ${raw} (${exists.nlink} links)`);
+        }
         if (input.action === "write") {
           if (input.content === undefined) return failure("'content' is required for write");
           if (exists) {

@@ -52,7 +52,8 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
  *   10 000 000 bytes (`File too large to read: …`; it is not loaded).
  * - `editor { action: "write" | "edit", filePath, content?, oldString?, newString?, replaceAll? }`
  *   → overwriting or editing requires a read of the unchanged file first; `edit` needs exactly
- *   one occurrence unless `replaceAll`; an existing path that is not a regular file is refused;
+ *   one occurrence unless `replaceAll`; an existing path that is not a regular file, or a file
+ *   with more than one hard link (it may be linked from outside the workspace), is refused;
  *   a new file is created exclusively, so of concurrent writes creating one file only the first
  *   succeeds (`File appeared since it was checked: …`).
  * - `bash { command, timeoutMs?, cwd? }` → `stdout`, `stderr`, `returnCode`, `timedOut`; argv

@@ -5,7 +5,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ActionManager } from "../../../action/mod.ts";
 import { MAX_LIST_ENTRIES, MAX_READ_BYTES } from "../../../action/coding/_reader.ts";
@@ -148,5 +148,28 @@ describe("CodingToolkit hostile input", () => {
     assert.equal(result.truncated, true);
     const small = await run(manager, "reader", { action: "list_dir", path: "src" });
     assert.equal("truncated" in small, false);
+  });
+
+  it("editor refuses to write through a hard link to a file outside the workspace", async () => {
+    const outsideFile = join(box.outside, "linked-target.txt");
+    writeFileSync(outsideFile, "outside original\n");
+    linkSync(outsideFile, join(box.ws, "hardlink.txt"));
+    const read = await run(manager, "reader", { action: "read", path: "hardlink.txt" });
+    assert.equal(read.success, true);
+    const error = "Refusing to modify a hard-linked file: hardlink.txt (2 links)";
+    assert.deepEqual(
+      await run(manager, "editor", { action: "write", filePath: "hardlink.txt", content: "x" }),
+      { success: false, error },
+    );
+    assert.deepEqual(
+      await run(manager, "editor", {
+        action: "edit",
+        filePath: "hardlink.txt",
+        oldString: "original",
+        newString: "changed",
+      }),
+      { success: false, error },
+    );
+    assert.equal(readFileSync(outsideFile, "utf8"), "outside original\n");
   });
 });

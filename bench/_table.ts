@@ -97,6 +97,44 @@ export function fromDenoJson(
   return out;
 }
 
+/**
+ * Merges repeated runs of the same benches: each statistic becomes its median over the runs that
+ * measured it (the lower middle value for an even count), so one noisy run cannot flip a verdict.
+ * A bench that failed in any run stays failed. Bench order is the first run's.
+ */
+export function mergeRuns(runs: readonly (readonly BenchStat[])[]): BenchStat[] {
+  const merged = new Map<string, { first: BenchStat; all: BenchStat[] }>();
+  for (const run of runs) {
+    for (const stat of run) {
+      const key = `${stat.group}\u0000${stat.name}`;
+      const entry = merged.get(key);
+      if (entry === undefined) merged.set(key, { first: stat, all: [stat] });
+      else entry.all.push(stat);
+    }
+  }
+  const out: BenchStat[] = [];
+  for (const { first, all } of merged.values()) {
+    const failed = all.find((s) => s.failed !== undefined)?.failed;
+    const stats: Record<string, number> = {};
+    if (failed === undefined) {
+      for (const key of Object.keys(first.stats)) {
+        const values = all.map((s) => s.stats[key]).filter((v): v is number => v !== undefined);
+        values.sort((a, b) => a - b);
+        stats[key] = values[Math.floor((values.length - 1) / 2)];
+      }
+    }
+    const stat: BenchStat = {
+      group: first.group,
+      name: first.name,
+      baseline: first.baseline,
+      stats,
+    };
+    if (failed !== undefined) stat.failed = failed;
+    out.push(stat);
+  }
+  return out;
+}
+
 /** Deno reports a failure as an error object (`name`, `message`, `stack`, …) or a string. */
 function failureText(failed: unknown): string {
   if (isRecord(failed)) {

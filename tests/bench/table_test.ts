@@ -9,10 +9,11 @@ import {
   checkTargets,
   formatTime,
   fromDenoJson,
+  mergeRuns,
   renderTables,
   renderVerdicts,
 } from "../../bench/_table.ts";
-import { report } from "../../scripts/bench_table.ts";
+import { parseArgs, report } from "../../scripts/bench_table.ts";
 
 function ok(avg: number, p75 = avg): { ok: Record<string, unknown> } {
   return { ok: { n: 10, min: avg / 2, max: avg * 3, avg, p75, p99: avg * 2, p995: avg * 2 } };
@@ -150,6 +151,40 @@ describe("renderTables()", () => {
   });
 });
 
+describe("mergeRuns()", () => {
+  it("mergeRuns() takes each statistic's median over the runs, keeping the first run's order", () => {
+    const run = (
+      f: number,
+      h: number,
+    ): BenchStat[] => [stat("g/1", "floor", f), stat("g/1", "hookscope", h)];
+    const merged = mergeRuns([run(10, 30), run(12, 100), run(11, 20)]);
+    assert.deepEqual(merged.map((s) => [s.name, s.stats.p75]), [["floor", 11], ["hookscope", 30]]);
+  });
+
+  it("mergeRuns() takes the lower middle value of an even count and keeps a failure", () => {
+    const failed: BenchStat = { ...stat("g/1", "hookscope", 0), stats: {}, failed: "Error: x" };
+    const merged = mergeRuns([
+      [stat("g/1", "floor", 10), stat("g/1", "hookscope", 5)],
+      [stat("g/1", "floor", 20), failed],
+    ]);
+    assert.equal(merged[0].stats.p75, 10);
+    assert.equal(merged[1].failed, "Error: x");
+    assert.deepEqual(merged[1].stats, {});
+  });
+
+  it("mergeRuns() of one run is that run", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 1e9, noNaN: true }), { maxLength: 20 }),
+        (xs) => {
+          const run = xs.map((x, i) => stat(`g/${i}`, "floor", x));
+          assert.deepEqual(mergeRuns([run]), run);
+        },
+      ),
+    );
+  });
+});
+
 describe("checkTargets()", () => {
   it("checkTargets() holds emit-sync/k to 1.5× the floor for k ≥ 1 only", () => {
     const stats = [
@@ -233,7 +268,27 @@ describe("checkTargets()", () => {
   });
 });
 
-describe("scripts/bench_table.ts report()", () => {
+describe("scripts/bench_table.ts", () => {
+  it("report() of several runs says so and uses the median", () => {
+    const run = (h: number) =>
+      denoJson([["emit-sync/1", "floor", ok(1_000)], ["emit-sync/1", "hookscope", ok(h)]]);
+    const { text } = report([run(1_200), run(9_000), run(1_400)]);
+    assert.match(text, /median of 3 runs/);
+    assert.match(text, /\| hookscope \| 14\.0 ns \| 14\.0 ns \| 1\.40× \| 1\.40× \|/);
+    assert.throws(() => report([]), TypeError);
+  });
+
+  it("parseArgs() splits inputs, runs and bench targets, and rejects a bad --runs", () => {
+    assert.deepEqual(parseArgs(["--input", "a.json", "bench/x_bench.ts", "--input", "b.json"]), {
+      inputs: ["a.json", "b.json"],
+      runs: 1,
+      targets: ["bench/x_bench.ts"],
+    });
+    assert.equal(parseArgs(["--runs", "3"]).runs, 3);
+    assert.throws(() => parseArgs(["--runs", "0"]), RangeError);
+    assert.throws(() => parseArgs(["--runs", "x"]), /--runs must be a positive integer; got "x"/);
+  });
+
   it("report() prints per-call times (a batch of BATCH calls per iteration) and the verdicts", () => {
     const { text, failed } = report(
       denoJson([

@@ -17,6 +17,12 @@ import type { Workspace } from "./_workspace.ts";
 export const SKIPPED_DIRECTORIES: readonly string[] = [".git", "node_modules"];
 const MAX_FILE_BYTES = 5_000_000;
 const MAX_LINE_CHARS = 500;
+/**
+ * How much of one line grep matches against. Backtracking costs grow with the square (or a
+ * higher power) of the line length, so a minified bundle's megabyte-long line would stall the
+ * process even for an innocent pattern like `import.*from`.
+ */
+export const MAX_MATCH_CHARS = 10_000;
 /** How long one search may walk and match before it stops with partial results, in ms. */
 export const SEARCH_TIME_BUDGET_MS = 20_000;
 
@@ -143,17 +149,22 @@ export function searchTool(workspace: Workspace): Tool {
           const text = new TextDecoder().decode(bytes).split("\n");
           const rel = workspace.relative(entry.path);
           for (let i = 0; i < text.length; i++) {
-            if ((i & 255) === 0 && Date.now() > deadline) {
+            if (Date.now() > deadline) {
               timedOut = true;
               break walking;
             }
-            if (!regex.test(text[i])) continue;
+            const line = text[i];
+            if (
+              !regex.test(line.length > MAX_MATCH_CHARS ? line.slice(0, MAX_MATCH_CHARS) : line)
+            ) {
+              continue;
+            }
             total++;
             if (lines.length < limit) {
-              const line = text[i].length > MAX_LINE_CHARS
-                ? `${text[i].slice(0, MAX_LINE_CHARS)}…`
-                : text[i];
-              lines.push(`${rel}:${i + 1}:${line}`);
+              const shown = line.length > MAX_LINE_CHARS
+                ? `${line.slice(0, MAX_LINE_CHARS)}…`
+                : line;
+              lines.push(`${rel}:${i + 1}:${shown}`);
             }
           }
         }

@@ -66,8 +66,11 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
  *   are skipped, symlinks are not followed and only regular files are read. Patterns that can
  *   backtrack exponentially (nested quantifiers such as `(a+)+`, repeated alternations such as
  *   `(a|b)*`, backreferences) are refused as `Invalid pattern: …`; globs are matched without
- *   backtracking. A search stops after 20 000 ms and returns what it found with
- *   `timedOut: true`.
+ *   backtracking. grep matches the first 10 000 characters of each line (a minified file's
+ *   huge lines would otherwise stall it; lines are shown cut at 500). A search stops after
+ *   20 000 ms and returns what it found with `timedOut: true`. A crafted pattern with several
+ *   overlapping quantifiers (`.*.*.*x`) can still take long on one long line: the budget is
+ *   checked between lines, a running match cannot be interrupted.
  *
  * Hooks added with `securityPre`/`pre`/`post`/`onError` attach to the bound tools with the one
  * lookup order (`"*"`, name, `"<name>_tool"`), also when added after `bind()`.

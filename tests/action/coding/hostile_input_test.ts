@@ -9,6 +9,7 @@ import { linkSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from "
 import { join } from "node:path";
 import type { ActionManager } from "../../../action/mod.ts";
 import { MAX_LIST_ENTRIES, MAX_READ_BYTES } from "../../../action/coding/_reader.ts";
+import { MAX_MATCH_CHARS } from "../../../action/coding/_search.ts";
 import { makeSandbox, managerFor, type Result, run, type Sandbox } from "./_helpers.ts";
 
 const HUNG = Symbol("hung");
@@ -171,5 +172,28 @@ describe("CodingToolkit hostile input", () => {
       { success: false, error },
     );
     assert.equal(readFileSync(outsideFile, "utf8"), "outside original\n");
+  });
+
+  it("search grep matches a bounded prefix of a huge minified line instead of stalling", async () => {
+    mkdirSync(join(box.ws, "dist"));
+    // One 3 MB line: an unanchored `.*` pattern is quadratic in the line length.
+    writeFileSync(join(box.ws, "dist", "bundle.js"), `${"a".repeat(3_000_000)}\n`);
+    const result = await settled(
+      run(manager, "search", { action: "grep", pattern: "a.*x", path: "dist" }),
+    );
+    assert.notEqual(result, HUNG);
+    assert.deepEqual(result, { success: true, content: "", totalMatches: 0, shown: 0 });
+    writeFileSync(
+      join(box.ws, "dist", "bundle.js"),
+      `start ${"a".repeat(MAX_MATCH_CHARS)} beyond\n`,
+    );
+    const prefix = await run(manager, "search", { action: "grep", pattern: "start", path: "dist" });
+    assert.equal(prefix.totalMatches, 1);
+    const beyond = await run(manager, "search", {
+      action: "grep",
+      pattern: "beyond",
+      path: "dist",
+    });
+    assert.equal(beyond.totalMatches, 0);
   });
 });

@@ -7,8 +7,8 @@
  */
 
 interface Group {
-  /** The group holds an unbounded quantifier (`*`, `+`, `{n,}`) or a large repeat. */
-  repeats: boolean;
+  /** The group holds any quantifier (`*`, `+`, `?`, `{n,m}`): it can match in several ways. */
+  variable: boolean;
   /** The group holds a top-level `|`. */
   alternates: boolean;
 }
@@ -18,12 +18,12 @@ const LARGE_REPEAT = 16;
 
 /**
  * Why `pattern` is refused, or `null` when it is acceptable. Refused: backreferences (`\1`,
- * `\k<name>`), and a group that is itself repeated (`*`, `+`, `{n,}` or a large `{n,m}`) while
- * it holds a repeat or an alternation — `(a+)+`, `(a|aa)*`, `(?:x*y)*`. These are the shapes
- * with exponential backtracking in JavaScript's engine.
+ * `\k<name>`), and a group that is itself repeated (`*`, `+`, `{n,}` or a `{n,m}` above 16)
+ * while it holds a quantifier (even `?`) or an alternation — `(a+)+`, `(a|aa)*`, `(?:x*y)*`,
+ * `(a?){30}`. These are the shapes with exponential backtracking in JavaScript's engine.
  */
 export function unsafeRegexReason(pattern: string): string | null {
-  const stack: Group[] = [{ repeats: false, alternates: false }];
+  const stack: Group[] = [{ variable: false, alternates: false }];
   let inClass = false;
   let closed: Group | null = null;
   for (let i = 0; i < pattern.length; i++) {
@@ -43,23 +43,24 @@ export function unsafeRegexReason(pattern: string): string | null {
     }
     const quantifier = quantifierAt(pattern, i);
     if (quantifier) {
-      if (quantifier.unbounded) {
-        if (closed && (closed.repeats || closed.alternates)) {
-          return "nested quantifiers and repeated alternations (like (a+)+ or (a|b)*) are not supported";
-        }
-        stack[stack.length - 1].repeats = true;
+      if (quantifier.unbounded && closed && (closed.variable || closed.alternates)) {
+        return "nested quantifiers and repeated alternations (like (a+)+ or (a|b)*) are not supported";
       }
+      stack[stack.length - 1].variable = true;
       i = quantifier.end - 1;
       closed = null;
       continue;
     }
     closed = null;
     if (c === "[") inClass = true;
-    else if (c === "(") stack.push({ repeats: false, alternates: false });
-    else if (c === "|") stack[stack.length - 1].alternates = true;
+    else if (c === "(") {
+      stack.push({ variable: false, alternates: false });
+      // `(?:`, `(?=`, `(?<name>`: that `?` is a group modifier, not a quantifier.
+      if (pattern[i + 1] === "?") i++;
+    } else if (c === "|") stack[stack.length - 1].alternates = true;
     else if (c === ")" && stack.length > 1) {
       const group = stack.pop() as Group;
-      if (group.repeats) stack[stack.length - 1].repeats = true;
+      if (group.variable) stack[stack.length - 1].variable = true;
       closed = group;
     }
   }

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { parentPath } from "../_path.ts";
 import { Tool } from "../tool.ts";
 import { type CodingResult, failure, toFailure } from "./_results.ts";
-import type { Workspace } from "./_workspace.ts";
+import { digestOf, type Workspace } from "./_workspace.ts";
 
 const request = z.object({
   action: z.enum(["write", "edit"]).describe("write a whole file or edit one occurrence"),
@@ -21,14 +21,23 @@ const request = z.object({
   replaceAll: z.boolean().optional().describe("replace every occurrence (edit)"),
 });
 
-async function checkFresh(workspace: Workspace, path: string, raw: string): Promise<string | null> {
+/**
+ * The file's current bytes when it is unchanged since the last read or write, otherwise the
+ * refusal. Unchanged means same mtime, size and content digest.
+ */
+async function checkFresh(
+  workspace: Workspace,
+  path: string,
+  raw: string,
+): Promise<{ error: string } | { bytes: Uint8Array }> {
   const record = workspace.reads.get(path);
-  if (!record) return `Must read file before editing: ${raw}`;
+  if (!record) return { error: `Must read file before editing: ${raw}` };
+  const changed = { error: `File changed since last read: ${raw}. Read it again.` };
   const info = await stat(path);
-  if (info.mtimeMs !== record.mtimeMs || info.size !== record.size) {
-    return `File changed since last read: ${raw}. Read it again.`;
-  }
-  return null;
+  if (info.mtimeMs !== record.mtimeMs || info.size !== record.size) return changed;
+  const bytes = await readFile(path);
+  if (await digestOf(bytes) !== record.digest) return changed;
+  return { bytes };
 }
 
 function countOccurrences(text: string, needle: string): number {
@@ -62,8 +71,8 @@ export function editorTool(workspace: Workspace): Tool {
         if (input.action === "write") {
           if (input.content === undefined) return failure("'content' is required for write");
           if (exists) {
-            const stale = await checkFresh(workspace, path, raw);
-            if (stale) return failure(stale);
+            const fresh = await checkFresh(workspace, path, raw);
+            if ("error" in fresh) return failure(fresh.error);
           }
           await mkdir(parentPath(path), { recursive: true });
           // The parent may only now exist: resolve again so a racing symlink cannot redirect us.
@@ -76,11 +85,12 @@ export function editorTool(workspace: Workspace): Tool {
             if ((error as { code?: unknown })?.code !== "EEXIST") throw error;
             return failure(`File appeared since it was checked: ${raw}. Read it first.`);
           }
-          await workspace.remember(again);
+          const written = new TextEncoder().encode(input.content);
+          await workspace.remember(again, written);
           return {
             success: true,
             path: workspace.relative(again),
-            bytes: new TextEncoder().encode(input.content).byteLength,
+            bytes: written.byteLength,
             created: !exists,
           };
         }
@@ -89,9 +99,9 @@ export function editorTool(workspace: Workspace): Tool {
         }
         if (input.oldString === "") return failure("'oldString' must not be empty");
         if (!exists) return failure(`File not found: ${raw}`);
-        const stale = await checkFresh(workspace, path, raw);
-        if (stale) return failure(stale);
-        const text = await readFile(path, "utf8");
+        const fresh = await checkFresh(workspace, path, raw);
+        if ("error" in fresh) return failure(fresh.error);
+        const text = new TextDecoder().decode(fresh.bytes);
         const count = countOccurrences(text, input.oldString);
         if (count === 0) {
           return failure(
@@ -106,8 +116,9 @@ export function editorTool(workspace: Workspace): Tool {
         const updated = input.replaceAll
           ? text.split(input.oldString).join(input.newString)
           : text.replace(input.oldString, () => input.newString as string);
-        await writeFile(path, updated);
-        await workspace.remember(path);
+        const encoded = new TextEncoder().encode(updated);
+        await writeFile(path, encoded);
+        await workspace.remember(path, encoded);
         return {
           success: true,
           path: workspace.relative(path),

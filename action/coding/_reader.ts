@@ -8,7 +8,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import { Tool } from "../tool.ts";
 import { type CodingResult, failure, looksBinary, toFailure } from "./_results.ts";
-import type { Workspace } from "./_workspace.ts";
+import { digestOf, type Workspace } from "./_workspace.ts";
 
 /** The default number of lines `read` returns. */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -62,7 +62,11 @@ export function readerTool(workspace: Workspace): Tool {
         const bytes = await readFile(path);
         if (looksBinary(bytes)) return failure(`Binary file not supported: ${raw}`);
         // Record the state seen before reading: a change racing the read then counts as a change.
-        workspace.reads.set(path, { mtimeMs: info.mtimeMs, size: info.size });
+        workspace.reads.set(path, {
+          mtimeMs: info.mtimeMs,
+          size: info.size,
+          digest: await digestOf(bytes),
+        });
         const text = new TextDecoder().decode(bytes);
         const lines = text === "" ? [] : text.replace(/\n$/, "").split("\n");
         const offset = args.offset as number | undefined ?? 0;

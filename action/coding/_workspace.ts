@@ -30,6 +30,19 @@ export interface ReadRecord {
   mtimeMs: number;
   /** Size at the read, in bytes. */
   size: number;
+  /**
+   * SHA-256 (hex) of the bytes read: a same-size change that keeps (or restores) the
+   * modification time is still a change.
+   */
+  digest: string;
+}
+
+/** The SHA-256 of `bytes` as lowercase hex. */
+export async function digestOf(bytes: Uint8Array): Promise<string> {
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
+  let hex = "";
+  for (const byte of hash) hex += byte.toString(16).padStart(2, "0");
+  return hex;
 }
 
 /** A workspace root plus the read records its tools share. */
@@ -109,9 +122,9 @@ export class Workspace {
     return relativeTo(this.#root || this.requested, path);
   }
 
-  /** Records a read of `path` (its current mtime and size). */
-  async remember(path: string): Promise<void> {
+  /** Records that `path` now holds `bytes` (written by a tool): its mtime, size and digest. */
+  async remember(path: string, bytes: Uint8Array): Promise<void> {
     const info = await stat(path);
-    this.reads.set(path, { mtimeMs: info.mtimeMs, size: info.size });
+    this.reads.set(path, { mtimeMs: info.mtimeMs, size: info.size, digest: await digestOf(bytes) });
   }
 }

@@ -51,7 +51,8 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
  *   files are read (a FIFO or device is `Not a regular file: …`, it would block), and none over
  *   10 000 000 bytes (`File too large to read: …`; it is not loaded).
  * - `editor { action: "write" | "edit", filePath, content?, oldString?, newString?, replaceAll? }`
- *   → overwriting or editing requires a read of the unchanged file first; `edit` needs exactly
+ *   → overwriting or editing requires a read of the unchanged file first (same mtime, size and
+ *   SHA-256 of the content, so a same-size change with a restored mtime counts); `edit` needs exactly
  *   one occurrence unless `replaceAll`; an existing path that is not a regular file, or a file
  *   with more than one hard link (it may be linked from outside the workspace), is refused;
  *   a new file is created exclusively, so of concurrent writes creating one file only the first

@@ -213,4 +213,33 @@ describe("CodingToolkit reader and editor", () => {
       }
     }
   });
+
+  it("editor sees a same-size change that keeps the modification time", async () => {
+    const manager = managerFor(box.ws);
+    const file = join(box.ws, "sneaky.txt");
+    const when = new Date("2024-01-02T03:04:05Z");
+    writeFileSync(file, "alpha\n");
+    utimesSync(file, when, when);
+    assert.equal(
+      (await run(manager, "reader", { action: "read", path: "sneaky.txt" })).success,
+      true,
+    );
+    writeFileSync(file, "omega\n");
+    utimesSync(file, when, when);
+    const error = "File changed since last read: sneaky.txt. Read it again.";
+    assert.deepEqual(
+      await run(manager, "editor", { action: "write", filePath: "sneaky.txt", content: "mine\n" }),
+      { success: false, error },
+    );
+    assert.deepEqual(
+      await run(manager, "editor", {
+        action: "edit",
+        filePath: "sneaky.txt",
+        oldString: "omega",
+        newString: "x",
+      }),
+      { success: false, error },
+    );
+    assert.equal(readFileSync(file, "utf8"), "omega\n");
+  });
 });

@@ -2,6 +2,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { mkdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { makeSandbox, managerFor, run, type Sandbox } from "./_helpers.ts";
 import type { ActionManager } from "../../../action/mod.ts";
 
@@ -88,14 +89,31 @@ describe("CodingToolkit bash", () => {
   });
 
   it("bash kills the whole process group at the deadline", async () => {
-    // sh starts a background sleeper that holds stdout open; only a group kill ends it.
+    // sh starts a background sleeper that holds stdout open; only a group kill ends it. The
+    // call returns after at most 2 s even when the group survives, so the test looks for the
+    // sleeper itself (by its unique argument) instead of timing the call.
     const started = Date.now();
     const result = await run(manager, "bash", {
-      command: `sh -c "sleep 40 & sleep 41"`,
+      command: `sh -c "sleep 40.4242 & exec sleep 41.4242"`,
       timeoutMs: 300,
     });
     assert.equal(result.timedOut, true);
     assert.ok(Date.now() - started < 30_000, "the background child did not keep the call alive");
+    const alive = (): boolean | null => {
+      try {
+        execFileSync("pgrep", ["-f", "sleep 40.4242"], { stdio: "ignore" });
+        return true;
+      } catch (error) {
+        // pgrep exits 1 when nothing matches; anything else means it cannot tell (no pgrep).
+        return (error as { status?: number }).status === 1 ? false : null;
+      }
+    };
+    let state = alive();
+    for (let i = 0; state === true && i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      state = alive();
+    }
+    assert.notEqual(state, true, "the background sleeper outlived the deadline");
   });
 
   it("bash caps each output stream at 100 000 bytes with a marker", async () => {

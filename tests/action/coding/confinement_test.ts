@@ -61,6 +61,30 @@ describe("Workspace confinement of the coding tools", () => {
     );
   });
 
+  it("deep and chained relative symlinks and look-alike dots do not escape either", async () => {
+    const manager = managerFor(box.ws);
+    mkdirSync(join(box.ws, "src", "deep", "er"), { recursive: true });
+    symlinkSync("../../../../outside", join(box.ws, "src", "deep", "er", "up"));
+    symlinkSync("chain-2", join(box.ws, "chain-1"));
+    symlinkSync("src/deep/er/up/secret.txt", join(box.ws, "chain-2"));
+    for (const path of ["src/deep/er/up/secret.txt", "src/deep/er/up/new.txt", "chain-1"]) {
+      const read = await run(manager, "reader", { action: "read", path });
+      assert.deepEqual(read, { success: false, error: `Path escapes workspace root: ${path}` });
+      const write = await run(manager, "editor", { action: "write", filePath: path, content: "x" });
+      assert.deepEqual(write, { success: false, error: `Path escapes workspace root: ${path}` });
+      const grep = await run(manager, "search", { action: "grep", pattern: "secret", path });
+      assert.equal(grep.success, false, path);
+    }
+    // U+2024 (one dot leader) and U+FF0E (fullwidth full stop) are names, not "..".
+    for (const dots of ["\u2024\u2024", "\uff0e\uff0e"]) {
+      const path = `${dots}/outside/secret.txt`;
+      assert.deepEqual(await run(manager, "reader", { action: "read", path }), {
+        success: false,
+        error: `File not found: ${path}`,
+      });
+    }
+  });
+
   it("the file system outside the workspace is unchanged after the hostile cases", () => {
     assert.deepEqual(snapshot(box.outside), before_.outside);
     assert.deepEqual(snapshot(box.evil), before_.evil);

@@ -1,7 +1,8 @@
 /**
- * A static check that refuses the regular expressions whose matching time can explode
- * (catastrophic backtracking), for the search tool: a pattern is evaluated synchronously, so
- * one hostile pattern would otherwise block the whole process.
+ * A static check that finds the regular expressions whose backtracking time can explode, for
+ * the search tool: a pattern is evaluated synchronously, so one hostile pattern would
+ * otherwise block the whole process. The search runs such patterns on its linear-time matcher
+ * instead, and refuses the ones that matcher cannot run.
  *
  * @module
  */
@@ -17,21 +18,23 @@ interface Group {
 const LARGE_REPEAT = 16;
 
 /**
- * Why `pattern` is refused, or `null` when it is acceptable. Refused: backreferences (`\1`,
- * `\k<name>`), and a group that is itself repeated (`*`, `+`, `{n,}` or a `{n,m}` above 16)
- * while it holds a quantifier (even `?`) or an alternation — `(a+)+`, `(a|aa)*`, `(?:x*y)*`,
- * `(a?){30}`. These are the shapes with exponential backtracking in JavaScript's engine.
+ * Why backtracking `pattern` could take exponential or high polynomial time, or `null` when
+ * it is safe enough for `RegExp`: backreferences (`\1`, `\k<name>`); a group that is itself
+ * repeated (`*`, `+`, `{n,}` or a `{n,m}` above 16) while it holds a quantifier (even `?`) or an
+ * alternation — `(a+)+`, `(a|aa)*`, `(?:x*y)*`, `(a?){30}` (exponential); two or more
+ * unbounded quantifiers — `.*.*x`, `a.*b.*c` (cubic or worse on a long line).
  */
 export function unsafeRegexReason(pattern: string): string | null {
   const stack: Group[] = [{ variable: false, alternates: false }];
   let inClass = false;
   let closed: Group | null = null;
+  let unbounded = 0;
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
     if (c === "\\") {
       const next = pattern[i + 1] ?? "";
       if (!inClass && (/[1-9]/.test(next) || next === "k")) {
-        return "backreferences are not supported";
+        return "backreferences";
       }
       i++;
       closed = null;
@@ -43,8 +46,9 @@ export function unsafeRegexReason(pattern: string): string | null {
     }
     const quantifier = quantifierAt(pattern, i);
     if (quantifier) {
+      if (quantifier.unbounded) unbounded++;
       if (quantifier.unbounded && closed && (closed.variable || closed.alternates)) {
-        return "nested quantifiers and repeated alternations (like (a+)+ or (a|b)*) are not supported";
+        return "a repeated group holding a quantifier or an alternation";
       }
       stack[stack.length - 1].variable = true;
       i = quantifier.end - 1;
@@ -64,7 +68,7 @@ export function unsafeRegexReason(pattern: string): string | null {
       closed = group;
     }
   }
-  return null;
+  return unbounded >= 2 ? "several unbounded quantifiers" : null;
 }
 
 /** The quantifier starting at `i` (`*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`, lazy or not). */

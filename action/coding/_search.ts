@@ -10,6 +10,7 @@ import { z } from "zod";
 import { globMatcher, hasGlobChars } from "../_path.ts";
 import { Tool } from "../tool.ts";
 import { type CodingResult, failure, looksBinary, toFailure } from "./_results.ts";
+import { compileLinearRegex } from "./_linear_regex.ts";
 import { unsafeRegexReason } from "./_safe_regex.ts";
 import type { Workspace } from "./_workspace.ts";
 
@@ -125,12 +126,24 @@ export function searchTool(workspace: Workspace): Tool {
             ...(timedOut ? { timedOut: true } : {}),
           };
         }
-        let regex: RegExp;
+        let matches: (line: string) => boolean;
         let include: ((name: string) => boolean) | null;
         try {
-          const unsafe = unsafeRegexReason(input.pattern);
-          if (unsafe) return failure(`Invalid pattern: ${unsafe}`);
-          regex = new RegExp(input.pattern);
+          const regex = new RegExp(input.pattern);
+          // A pattern that could backtrack for ages runs on the linear-time matcher; one that
+          // matcher cannot run (backreferences, lookaround) is refused.
+          const risk = unsafeRegexReason(input.pattern);
+          if (risk) {
+            const linear = compileLinearRegex(input.pattern);
+            if (!linear) {
+              return failure(
+                `Invalid pattern: it could backtrack too long (${risk}) and uses syntax the linear-time matcher lacks (backreferences, lookaround, named groups)`,
+              );
+            }
+            matches = linear;
+          } else {
+            matches = (line) => regex.test(line);
+          }
           include = input.include ? globMatcher(input.include) : null;
         } catch (error) {
           return failure(`Invalid pattern: ${(error as Error).message}`);
@@ -147,6 +160,8 @@ export function searchTool(workspace: Workspace): Tool {
           const bytes = await readFile(entry.path).catch(() => null);
           if (!bytes || looksBinary(bytes)) continue;
           const text = new TextDecoder().decode(bytes).split("\n");
+          // A final newline ends the last line; it does not start an empty one (as in grep).
+          if (text.length > 1 && text[text.length - 1] === "") text.pop();
           const rel = workspace.relative(entry.path);
           for (let i = 0; i < text.length; i++) {
             if (Date.now() > deadline) {
@@ -155,7 +170,7 @@ export function searchTool(workspace: Workspace): Tool {
             }
             const line = text[i];
             if (
-              !regex.test(line.length > MAX_MATCH_CHARS ? line.slice(0, MAX_MATCH_CHARS) : line)
+              !matches(line.length > MAX_MATCH_CHARS ? line.slice(0, MAX_MATCH_CHARS) : line)
             ) {
               continue;
             }

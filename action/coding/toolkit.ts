@@ -64,14 +64,15 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
  * - `search { action: "grep" | "find", pattern, path?, include?, maxResults? }` → grep:
  *   `content` lines `path:line:text`, `totalMatches`, `shown` (default 50); find: `content`,
  *   `totalFound`, `shown` (default 100). Implemented in TypeScript; `.git` and `node_modules`
- *   are skipped, symlinks are not followed and only regular files are read. Patterns that can
- *   backtrack exponentially (nested quantifiers such as `(a+)+`, repeated alternations such as
- *   `(a|b)*`, backreferences) are refused as `Invalid pattern: …`; globs are matched without
- *   backtracking. grep matches the first 10 000 characters of each line (a minified file's
- *   huge lines would otherwise stall it; lines are shown cut at 500). A search stops after
- *   20 000 ms and returns what it found with `timedOut: true`. A crafted pattern with several
- *   overlapping quantifiers (`.*.*.*x`) can still take long on one long line: the budget is
- *   checked between lines, a running match cannot be interrupted.
+ *   are skipped, symlinks are not followed and only regular files are read. A pattern whose
+ *   backtracking could explode (a repeated group holding a quantifier or an alternation such as
+ *   `(a+)+` or `(a|b)*`, two or more unbounded quantifiers such as `.*.*x`) runs on a built-in
+ *   linear-time matcher instead of `RegExp`, with the same results; such a pattern that also
+ *   needs backreferences, lookaround or named groups is refused as `Invalid pattern: …`. Globs
+ *   are matched without backtracking. grep matches the first 10 000 characters of each line (a
+ *   minified file's huge lines would otherwise stall even `a.*x`; lines are shown cut at 500),
+ *   and a final newline does not count as an empty last line. A search stops after 20 000 ms
+ *   and returns what it found with `timedOut: true`.
  *
  * Hooks added with `securityPre`/`pre`/`post`/`onError` attach to the bound tools with the one
  * lookup order (`"*"`, name, `"<name>_tool"`), also when added after `bind()`.

@@ -88,4 +88,15 @@ describe("CodingToolkit search", () => {
       assert.equal(result.error, `Path escapes workspace root: ${path}`);
     }
   });
+
+  it("search grep does not count the end of a file's final newline as an empty line", async () => {
+    writeFileSync(join(box.ws, "docs", "two.txt"), "one\n\nthree\n");
+    const empty = await run(manager, "search", {
+      action: "grep",
+      pattern: "^$",
+      path: "docs/two.txt",
+    });
+    assert.equal(empty.content, "docs/two.txt:2:");
+    assert.equal(empty.totalMatches, 1);
+  });
 });

@@ -16,19 +16,23 @@ interface Group {
 
 /** Repeat counts above this are treated like an unbounded quantifier. */
 const LARGE_REPEAT = 16;
+/** This many quantifiers that can match in several ways (`a?a?…a?aaa…`) is too many. */
+const MANY_VARIABLE = 8;
 
 /**
  * Why backtracking `pattern` could take exponential or high polynomial time, or `null` when
  * it is safe enough for `RegExp`: backreferences (`\1`, `\k<name>`); a group that is itself
  * repeated (`*`, `+`, `{n,}` or a `{n,m}` above 16) while it holds a quantifier (even `?`) or an
  * alternation — `(a+)+`, `(a|aa)*`, `(?:x*y)*`, `(a?){30}` (exponential); two or more
- * unbounded quantifiers — `.*.*x`, `a.*b.*c` (cubic or worse on a long line).
+ * unbounded quantifiers — `.*.*x`, `a.*b.*c` (cubic or worse on a long line); eight or more
+ * quantifiers that can match in several ways — `a?a?a?a?a?a?a?a?aaaaaaaa` (exponential).
  */
 export function unsafeRegexReason(pattern: string): string | null {
   const stack: Group[] = [{ variable: false, alternates: false }];
   let inClass = false;
   let closed: Group | null = null;
   let unbounded = 0;
+  let variable = 0;
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
     if (c === "\\") {
@@ -47,6 +51,7 @@ export function unsafeRegexReason(pattern: string): string | null {
     const quantifier = quantifierAt(pattern, i);
     if (quantifier) {
       if (quantifier.unbounded) unbounded++;
+      if (quantifier.variable) variable++;
       if (quantifier.unbounded && closed && (closed.variable || closed.alternates)) {
         return "a repeated group holding a quantifier or an alternation";
       }
@@ -68,16 +73,19 @@ export function unsafeRegexReason(pattern: string): string | null {
       closed = group;
     }
   }
-  return unbounded >= 2 ? "several unbounded quantifiers" : null;
+  if (unbounded >= 2) return "several unbounded quantifiers";
+  if (variable >= MANY_VARIABLE) return "many quantifiers";
+  return null;
 }
 
 /** The quantifier starting at `i` (`*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`, lazy or not). */
 function quantifierAt(
   pattern: string,
   i: number,
-): { unbounded: boolean; end: number } | null {
+): { unbounded: boolean; variable: boolean; end: number } | null {
   const c = pattern[i];
   let unbounded: boolean;
+  let variable = true;
   let end: number;
   if (c === "*" || c === "+") {
     unbounded = true;
@@ -88,16 +96,14 @@ function quantifierAt(
   } else if (c === "{") {
     const match = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 24));
     if (!match) return null;
-    const max = match[2] === undefined
-      ? Number(match[1])
-      : match[3] === ""
-      ? Infinity
-      : Number(match[3]);
+    const min = Number(match[1]);
+    const max = match[2] === undefined ? min : match[3] === "" ? Infinity : Number(match[3]);
     unbounded = max > LARGE_REPEAT;
+    variable = max !== min;
     end = i + match[0].length;
   } else {
     return null;
   }
   if (pattern[end] === "?") end++;
-  return { unbounded, end };
+  return { unbounded, variable, end };
 }

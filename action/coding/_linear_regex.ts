@@ -12,6 +12,8 @@
  * @module
  */
 
+import { readQuantifier } from "./_safe_regex.ts";
+
 type Test = (code: number) => boolean;
 type Node =
   | { t: "char"; test: Test }
@@ -134,36 +136,23 @@ function parse(pattern: string): Node {
       if (typeof escaped === "number") return { t: "char", test: (x) => x === escaped };
       return { t: "char", test: escaped };
     }
-    if (c === "*" || c === "+" || c === "?" || (c === "{" && quantifier() !== null)) {
+    if (c === "*" || c === "+" || c === "?" || (c === "{" && readQuantifier(pattern, i) !== null)) {
       throw new Unsupported();
     }
     i++;
     const code = c.charCodeAt(0);
     return { t: "char", test: (x) => x === code };
   };
-  /** The quantifier at `i` without consuming it, or null. */
-  const quantifier = (): { min: number; max: number; length: number } | null => {
-    const c = pattern[i];
-    if (c === "*") return { min: 0, max: Infinity, length: 1 };
-    if (c === "+") return { min: 1, max: Infinity, length: 1 };
-    if (c === "?") return { min: 0, max: 1, length: 1 };
-    if (c !== "{") return null;
-    const match = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 32));
-    if (!match) return null;
-    const min = Number(match[1]);
-    const max = match[2] === undefined ? min : match[3] === "" ? Infinity : Number(match[3]);
-    return { min, max, length: match[0].length };
-  };
   const sequence = (): Node => {
     const items: Node[] = [];
     while (i < pattern.length && pattern[i] !== "|" && pattern[i] !== ")") {
       let node = atom();
-      const q = quantifier();
+      const q = readQuantifier(pattern, i);
       if (q) {
         if (node.t === "assert" || q.min > q.max) throw new Unsupported();
-        i += q.length;
+        i = q.end;
         if (pattern[i] === "?") i++;
-        if (quantifier()) throw new Unsupported();
+        if (readQuantifier(pattern, i)) throw new Unsupported();
         node = { t: "rep", node, min: q.min, max: q.max };
       }
       items.push(node);

@@ -48,15 +48,16 @@ export function unsafeRegexReason(pattern: string): string | null {
       if (c === "]") inClass = false;
       continue;
     }
-    const quantifier = quantifierAt(pattern, i);
+    const quantifier = readQuantifier(pattern, i);
     if (quantifier) {
-      if (quantifier.unbounded) unbounded++;
-      if (quantifier.variable) variable++;
-      if (quantifier.unbounded && closed && (closed.variable || closed.alternates)) {
+      const isUnbounded = quantifier.max > LARGE_REPEAT;
+      if (isUnbounded) unbounded++;
+      if (quantifier.min !== quantifier.max) variable++;
+      if (isUnbounded && closed && (closed.variable || closed.alternates)) {
         return "a repeated group holding a quantifier or an alternation";
       }
       stack[stack.length - 1].variable = true;
-      i = quantifier.end - 1;
+      i = (pattern[quantifier.end] === "?" ? quantifier.end + 1 : quantifier.end) - 1;
       closed = null;
       continue;
     }
@@ -78,32 +79,22 @@ export function unsafeRegexReason(pattern: string): string | null {
   return null;
 }
 
-/** The quantifier starting at `i` (`*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`, lazy or not). */
-function quantifierAt(
+/**
+ * The quantifier starting at `i` (`*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`; a `{` that does not
+ * form one is a literal) as its bounds and the index after it, lazy `?` not included.
+ */
+export function readQuantifier(
   pattern: string,
   i: number,
-): { unbounded: boolean; variable: boolean; end: number } | null {
+): { min: number; max: number; end: number } | null {
   const c = pattern[i];
-  let unbounded: boolean;
-  let variable = true;
-  let end: number;
-  if (c === "*" || c === "+") {
-    unbounded = true;
-    end = i + 1;
-  } else if (c === "?") {
-    unbounded = false;
-    end = i + 1;
-  } else if (c === "{") {
-    const match = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 24));
-    if (!match) return null;
-    const min = Number(match[1]);
-    const max = match[2] === undefined ? min : match[3] === "" ? Infinity : Number(match[3]);
-    unbounded = max > LARGE_REPEAT;
-    variable = max !== min;
-    end = i + match[0].length;
-  } else {
-    return null;
-  }
-  if (pattern[end] === "?") end++;
-  return { unbounded, variable, end };
+  if (c === "*") return { min: 0, max: Infinity, end: i + 1 };
+  if (c === "+") return { min: 1, max: Infinity, end: i + 1 };
+  if (c === "?") return { min: 0, max: 1, end: i + 1 };
+  if (c !== "{") return null;
+  const match = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 32));
+  if (!match) return null;
+  const min = Number(match[1]);
+  const max = match[2] === undefined ? min : match[3] === "" ? Infinity : Number(match[3]);
+  return { min, max, end: i + match[0].length };
 }

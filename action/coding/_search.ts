@@ -8,6 +8,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import { globMatcher, hasGlobChars } from "../_path.ts";
+import { isProtectedBasename } from "../guards.ts";
 import { Tool } from "../tool.ts";
 import { type CodingResult, failure, looksBinary, toFailure } from "./_results.ts";
 import { compileLinearRegex } from "./_linear_regex.ts";
@@ -155,6 +156,8 @@ export function searchTool(workspace: Workspace): Tool {
         walking: for await (const entry of walk(base)) {
           if (entry.directory) continue;
           if (include && !include(nameOf(entry.path))) continue;
+          // The reader refuses protected files (.env, id_rsa, …); grep must not read them either.
+          if (isProtectedBasename(nameOf(entry.path))) continue;
           const info = await stat(entry.path).catch(() => null);
           if (!info || info.size > MAX_FILE_BYTES) continue;
           const bytes = await readFile(entry.path).catch(() => null);

@@ -64,7 +64,8 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
  * - `search { action: "grep" | "find", pattern, path?, include?, maxResults? }` → grep:
  *   `content` lines `path:line:text`, `totalMatches`, `shown` (default 50); find: `content`,
  *   `totalFound`, `shown` (default 100). Implemented in TypeScript; `.git` and `node_modules`
- *   are skipped, symlinks are not followed and only regular files are read. A pattern whose
+ *   are skipped, symlinks are not followed, protected files (`.env`, `id_rsa`, …) are never
+ *   read and only regular files are. A pattern whose
  *   backtracking could explode (a repeated group holding a quantifier or an alternation such as
  *   `(a+)+` or `(a|b)*`, two or more unbounded quantifiers such as `.*.*x`) runs on a built-in
  *   linear-time matcher instead of `RegExp`, with the same results; such a pattern that also

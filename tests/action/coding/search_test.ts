@@ -99,4 +99,14 @@ describe("CodingToolkit search", () => {
     assert.equal(empty.content, "docs/two.txt:2:");
     assert.equal(empty.totalMatches, 1);
   });
+
+  it("search grep never reads protected files such as .env or id_rsa", async () => {
+    writeFileSync(join(box.ws, ".env"), "API_TOKEN=sk-hookscope-secret\n");
+    mkdirSync(join(box.ws, "keys"), { recursive: true });
+    writeFileSync(join(box.ws, "keys", "ID_RSA"), "sk-hookscope-secret key\n");
+    const result = await run(manager, "search", { action: "grep", pattern: "sk-hookscope" });
+    assert.deepEqual(result, { success: true, content: "", totalMatches: 0, shown: 0 });
+    const named = await run(manager, "search", { action: "grep", pattern: "x", path: ".env" });
+    assert.deepEqual(named, { success: false, error: "Refusing to access protected path: '.env'" });
+  });
 });

@@ -1,7 +1,9 @@
-// Hostile inputs that must neither hang nor exhaust the process: FIFOs and huge files for the
-// reader, editor and search; glob and regular-expression patterns with catastrophic
-// backtracking for search. Every tool call is raced against a generous bound so a regression
-// fails the test instead of hanging the suite.
+// Hostile inputs that must neither hang nor exhaust the process: FIFOs, huge files, huge
+// directories and hard links for the reader, editor and search; glob and regular-expression
+// patterns with catastrophic backtracking and megabyte lines for search. Calls that could
+// block asynchronously (a FIFO) are raced against a generous bound, so such a regression
+// fails the test; a synchronous stall (backtracking) cannot be raced and hangs the runner
+// until the test command's own timeout reports it.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";

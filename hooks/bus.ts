@@ -277,7 +277,8 @@ export class HookBus {
         this.#report(error, point, "handler");
       }
     }
-    await this.#record(point, payload);
+    const recorded = this.#record(point, payload);
+    if (recorded !== RESOLVED) await recorded;
   }
 
   #report(error: unknown, point: HookPoint, stage: "handler" | "record"): void {

@@ -9,6 +9,12 @@ export interface Deadline {
   arm(): void;
   /** Stops the clock; always call it when the guarded work settles. */
   clear(): void;
+  /**
+   * Makes `signal` abort too when `outer` aborts (with `outer`'s reason), until `clear()`. One
+   * listener instead of an `AbortSignal.any` per run. Optional: without it callers combine
+   * signals themselves.
+   */
+  follow?(outer: AbortSignal): void;
 }
 
 /** Makes a deadline of `timeoutMs` milliseconds. */
@@ -28,8 +34,21 @@ export const MAX_TIMER_MS = 2_147_483_647;
 function timerDeadline(timeoutMs: number): Deadline {
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let outer: AbortSignal | undefined;
+  const onOuterAbort = () => {
+    if (!controller.signal.aborted) controller.abort(outer?.reason);
+  };
   return {
     signal: controller.signal,
+    follow(signal: AbortSignal) {
+      if (outer !== undefined) return;
+      if (signal.aborted) {
+        onOuterAbort();
+        return;
+      }
+      outer = signal;
+      signal.addEventListener("abort", onOuterAbort, { once: true });
+    },
     arm() {
       if (timer !== undefined || controller.signal.aborted) return;
       // Infinity, and anything setTimeout would overflow into a 1 ms timer, means "no deadline".
@@ -42,6 +61,8 @@ function timerDeadline(timeoutMs: number): Deadline {
     clear() {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
+      if (outer !== undefined) outer.removeEventListener("abort", onOuterAbort);
+      outer = undefined;
     },
   };
 }

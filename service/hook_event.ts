@@ -168,7 +168,11 @@ export class HookEvent extends Event {
     const deadline = createDeadline(this.timeoutMs);
     try {
       if (caller?.aborted) throw caller.reason;
-      const signal = caller ? AbortSignal.any([caller, deadline.signal]) : deadline.signal;
+      let signal = deadline.signal;
+      if (caller) {
+        if (deadline.follow) deadline.follow(caller);
+        else signal = AbortSignal.any([caller, deadline.signal]);
+      }
       let outcome: HookCallResult | Promise<HookCallResult> = dispatchHook(
         this.registry,
         this.eventLike,

@@ -212,7 +212,7 @@ export class IModel {
       throw new TypeError(`Cannot create event: request must be an object`);
     }
     const opts = options ?? {};
-    validateCreateEventOptions(opts);
+    if (options !== undefined) validateCreateEventOptions(opts);
     const eventType = (opts.eventType ?? APICalling) as HookedEventClass;
     const registry = this.hookRegistry;
     let preCreate: HookEvent | null = null;

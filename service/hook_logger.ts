@@ -60,6 +60,8 @@ export class HookLogger {
   #capacity: number;
   #sink: HookLogSink | null;
   #entries: Record<string, unknown>[] = [];
+  /** Where the oldest entry is once the in-memory buffer wrapped around (a ring, no splicing). */
+  #start = 0;
   #pending: Promise<unknown>[] = [];
 
   /** Makes a logger; a capacity that is not a positive integer throws a `TypeError`. */
@@ -85,7 +87,17 @@ export class HookLogger {
 
   /** The buffered entries, oldest first (a copy). */
   get entries(): readonly Record<string, unknown>[] {
-    return [...this.#entries];
+    return [...this.#ordered()];
+  }
+
+  /** The buffer oldest first, unwrapping the ring in place. */
+  #ordered(): Record<string, unknown>[] {
+    if (this.#start !== 0) {
+      const entries = this.#entries;
+      this.#entries = entries.slice(this.#start).concat(entries.slice(0, this.#start));
+      this.#start = 0;
+    }
+    return this.#entries;
   }
 
   /** Replaces the sink (`null`: in memory only). */
@@ -101,18 +113,26 @@ export class HookLogger {
     if (entry === null || typeof entry !== "object") {
       throw new TypeError(`Cannot log hook entry: entry must be an object; got ${typeof entry}`);
     }
-    if (this.#entries.length >= this.#capacity) {
-      if (this.#sink) this.#dump();
-      else this.#entries.splice(0, this.#entries.length - this.#capacity + 1);
+    const entries = this.#entries;
+    if (entries.length < this.#capacity) {
+      entries.push(entry);
+      return;
     }
-    this.#entries.push(entry);
+    if (this.#sink) {
+      this.#dump();
+      this.#entries.push(entry);
+      return;
+    }
+    // Full and in memory: overwrite the oldest entry.
+    this.#entries[this.#start] = entry;
+    this.#start = (this.#start + 1) % this.#capacity;
   }
 
   /** Hands the buffer to the sink (if any), empties it, and waits for pending sink work. */
   async flush(): Promise<void> {
     if (this.#entries.length > 0) {
       if (this.#sink) this.#dump();
-      else this.#entries = [];
+      else this.clear();
     }
     const pending = this.#pending;
     this.#pending = [];
@@ -122,10 +142,11 @@ export class HookLogger {
   /** Empties the buffer without handing it anywhere. */
   clear(): void {
     this.#entries = [];
+    this.#start = 0;
   }
 
   #dump(): void {
-    const batch = this.#entries;
+    const batch = this.#ordered();
     this.#entries = [];
     const sink = this.#sink;
     if (!sink) return;

@@ -8,6 +8,24 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 describe("HookLogger", () => {
+  it("HookLogger keeps the newest entries in order across any number of wrap-arounds", async () => {
+    for (const capacity of [1, 3, 7]) {
+      for (const n of [0, 1, 2, 3, 7, 8, 20, 23]) {
+        const log = new HookLogger({ capacity });
+        for (let i = 0; i < n; i++) log.log({ i });
+        const expected = Array.from({ length: n }, (_, i) => ({ i })).slice(
+          Math.max(0, n - capacity),
+        );
+        assert.deepEqual(log.entries, expected, `capacity ${capacity}, ${n} entries`);
+        const batches: unknown[][] = [];
+        log.setSink((entries) => void batches.push([...entries]));
+        await log.flush();
+        assert.deepEqual(batches, expected.length ? [expected] : []);
+        assert.deepEqual(log.entries, []);
+      }
+    }
+  });
+
   it("HookLogger holds 100 entries by default and keeps the newest in memory", () => {
     const log = new HookLogger();
     assert.equal(log.capacity, 100);

@@ -112,6 +112,7 @@ export async function demoCommand(
     );
     io.out(`persisted to ${dbPath}`);
     io.out(`inspect it:  hookscope show ${dbPath} ${summary.sessionId}`);
+    io.out(`  (in this repository: npm run hookscope -- show ${dbPath} ${summary.sessionId})`);
     return 0;
   } finally {
     await server.close();

@@ -164,3 +164,30 @@ export async function warm(fns: readonly (() => unknown)[], times = 2_000): Prom
 
 /** The handler counts every bus case is measured at. */
 export const KS: readonly number[] = [0, 1, 5, 20];
+
+/** The bench names, floor (the baseline) first. */
+export const BENCH_NAMES: readonly (keyof Chains)[] = [
+  "floor",
+  "hookscope",
+  "hookable",
+  "tapable",
+  "emittery",
+];
+
+/**
+ * Registers one `Deno.bench` per chain in `group`, each awaiting `batch` calls per iteration
+ * (times are divided back by the table script); the floor is the baseline.
+ */
+export function benchChains(group: string, chains: Chains, batch: number): void {
+  for (const name of BENCH_NAMES) {
+    const call = chains[name];
+    Deno.bench({
+      name,
+      group,
+      baseline: name === "floor",
+      fn: async () => {
+        for (let i = 0; i < batch; i++) await call();
+      },
+    });
+  }
+}

@@ -11,7 +11,7 @@
  */
 
 import { HookBus } from "../hooks/mod.ts";
-import { buildChains, checkChains, KS, PAYLOAD } from "./_peers.ts";
+import { benchChains, buildChains, checkChains, KS, PAYLOAD } from "./_peers.ts";
 import { BATCH } from "./_table.ts";
 
 for (const kind of ["sync", "async"] as const) {
@@ -19,42 +19,7 @@ for (const kind of ["sync", "async"] as const) {
     const group = `emit-${kind}/${k}`;
     const c = buildChains(k, kind);
     await checkChains(c, k, group);
-    Deno.bench({
-      name: "floor",
-      group,
-      baseline: true,
-      fn: async () => {
-        for (let i = 0; i < BATCH; i++) await c.floor();
-      },
-    });
-    Deno.bench({
-      name: "hookscope",
-      group,
-      fn: async () => {
-        for (let i = 0; i < BATCH; i++) await c.hookscope();
-      },
-    });
-    Deno.bench({
-      name: "hookable",
-      group,
-      fn: async () => {
-        for (let i = 0; i < BATCH; i++) await c.hookable();
-      },
-    });
-    Deno.bench({
-      name: "tapable",
-      group,
-      fn: async () => {
-        for (let i = 0; i < BATCH; i++) await c.tapable();
-      },
-    });
-    Deno.bench({
-      name: "emittery",
-      group,
-      fn: async () => {
-        for (let i = 0; i < BATCH; i++) await c.emittery();
-      },
-    });
+    benchChains(group, c, BATCH);
   }
 }
 

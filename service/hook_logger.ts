@@ -168,13 +168,13 @@ export class HookLogger {
   }
 }
 
-/** Writes one text file; `Deno.writeTextFile` and `node:fs/promises`' `writeFile` both fit. */
+/** Writes one text file; Deno's `writeTextFile` and `node:fs/promises`' `writeFile` both fit. */
 export type WriteTextFile = (path: string, text: string) => unknown;
 
 /**
  * A sink that writes each batch as a JSON array to `<directory>/<prefix>_<YYYYmmddHHMMSS>-<5 hex>.json`.
  * The file system is injected, so the service scope itself never imports one; pass
- * `Deno.writeTextFile` or `(p, t) => writeFile(p, t)` from `node:fs/promises`. The directory must
+ * Deno's `writeTextFile` or `(p, t) => writeFile(p, t)` from `node:fs/promises`. The directory must
  * exist.
  *
  * @example Collect "files" in memory

@@ -37,8 +37,8 @@ export function clampTimeout(value: number | undefined): number {
   return Math.min(MAX_BASH_TIMEOUT_MS, Math.max(1, Math.floor(value)));
 }
 
-/** Makes the bash tool over a workspace. */
-export function bashTool(workspace: Workspace): Tool {
+/** Makes the bash tool over a workspace; commands get exactly `env` as their environment. */
+export function bashTool(workspace: Workspace, env?: Readonly<Record<string, string>>): Tool {
   return new Tool({
     name: "bash",
     description:
@@ -79,7 +79,14 @@ export function bashTool(workspace: Workspace): Tool {
         }
       }
       const timeoutMs = clampTimeout(input.timeoutMs);
-      const run = await runProcess({ argv, cwd, timeoutMs, maxBytes: MAX_OUTPUT_BYTES, signal });
+      const run = await runProcess({
+        argv,
+        cwd,
+        timeoutMs,
+        maxBytes: MAX_OUTPUT_BYTES,
+        signal,
+        ...(env ? { env } : {}),
+      });
       if (run.spawnError) {
         const code = (run.spawnError as { code?: string }).code;
         const message = code === "ENOENT"

@@ -22,6 +22,8 @@ export interface RunProcessOptions {
   maxBytes: number;
   /** Aborting it kills the process. */
   signal?: AbortSignal;
+  /** The child's environment (default: the parent's). */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** What {@linkcode runProcess} resolves to. */
@@ -95,6 +97,7 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
     try {
       child = spawn(options.argv[0], options.argv.slice(1), {
         cwd: options.cwd,
+        ...(options.env ? { env: { ...options.env } } : {}),
         shell: false,
         detached,
         stdio: ["pipe", "pipe", "pipe"],

@@ -32,6 +32,50 @@ export interface CodingToolkitOptions {
   workspaceRoot?: string;
   /** Which tools to build (default all four). */
   tools?: readonly CodingToolName[];
+  /**
+   * The environment `bash` commands run with. Default: only the variables a shell needs
+   * ({@linkcode SAFE_ENV_KEYS}: `PATH`, `HOME`, locale, `TERM`, `TMPDIR`, `TZ`, `USER`), so a
+   * command cannot print the host's API keys; `"inherit"` passes the whole host environment; an
+   * object is used exactly as given.
+   */
+  env?: "inherit" | Readonly<Record<string, string>>;
+}
+
+/** The host variables `bash` commands get by default. */
+export const SAFE_ENV_KEYS: readonly string[] = Object.freeze([
+  "PATH",
+  "HOME",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TERM",
+  "TMPDIR",
+  "TZ",
+  "USER",
+  "LOGNAME",
+]);
+
+function bashEnvironment(
+  option: CodingToolkitOptions["env"],
+): Readonly<Record<string, string>> | undefined {
+  if (option === "inherit") return undefined;
+  if (option !== undefined) {
+    if (option === null || typeof option !== "object" || Array.isArray(option)) {
+      throw new TypeError(`Cannot create coding toolkit: env must be "inherit" or an object`);
+    }
+    for (const [key, value] of Object.entries(option)) {
+      if (typeof value !== "string") {
+        throw new TypeError(`Cannot create coding toolkit: env.${key} must be a string`);
+      }
+    }
+    return Object.freeze({ ...option });
+  }
+  const env: Record<string, string> = {};
+  for (const key of SAFE_ENV_KEYS) {
+    const value = process.env[key];
+    if (typeof value === "string") env[key] = value;
+  }
+  return Object.freeze(env);
 }
 
 const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
@@ -118,6 +162,7 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
 export class CodingToolkit {
   #workspace: Workspace;
   #tools: CodingToolName[];
+  #env: Readonly<Record<string, string>> | undefined;
   #spec = new AgentSpec({ name: "coding-toolkit" });
 
   /**
@@ -135,6 +180,7 @@ export class CodingToolkit {
       );
     }
     this.#tools = tools;
+    this.#env = bashEnvironment(options?.env);
     this.#workspace = new Workspace(options?.workspaceRoot ?? process.cwd(), process.cwd());
   }
 
@@ -183,6 +229,11 @@ export class CodingToolkit {
    * `createAgent` do it).
    */
   bind(_branch?: unknown): Tool[] {
-    return this.#tools.map((name) => attachToolHooks(BUILDERS[name](this.#workspace), this.#spec));
+    return this.#tools.map((name) =>
+      attachToolHooks(
+        name === "bash" ? bashTool(this.#workspace, this.#env) : BUILDERS[name](this.#workspace),
+        this.#spec,
+      )
+    );
   }
 }

@@ -11,17 +11,7 @@ import { join } from "node:path";
 import { MemoryStore, StoreClosedError } from "../../store/mod.ts";
 import { SqliteStore, StoreUnavailableError } from "../../store/sqlite/mod.ts";
 import { MessageAdded, Session } from "../../session/mod.ts";
-
-const g = globalThis as {
-  Deno?: unknown;
-  Bun?: unknown;
-  process?: { versions?: { node?: string } };
-};
-const nodeVersion = g.Deno === undefined && g.Bun === undefined
-  ? g.process?.versions?.node
-  : undefined;
-const [major, minor] = (nodeVersion ?? "99.0").split(".").map(Number);
-const sqliteMissing = major < 22 || (major === 22 && minor < 5);
+import { sqliteMissing } from "../fixtures/sqlite_support.ts";
 
 function recorder(): { errors: [unknown, string][]; onError: (e: unknown, w: string) => void } {
   const errors: [unknown, string][] = [];

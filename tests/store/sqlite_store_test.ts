@@ -11,6 +11,7 @@ import process from "node:process";
 import { SqliteStore, StoreClosedError, StoreUnavailableError } from "../../store/sqlite/mod.ts";
 import { MIGRATIONS } from "../../store/sqlite/_migrations.ts";
 import { message, runStoreConformance } from "./conformance.ts";
+import { sqliteMissing } from "../fixtures/sqlite_support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "hookscope-sqlite-"));
 
@@ -49,18 +50,6 @@ function freshPath(): string {
   counter += 1;
   return join(dir, `store-${counter}.db`);
 }
-
-const g = globalThis as {
-  Deno?: unknown;
-  Bun?: unknown;
-  process?: { versions?: { node?: string } };
-};
-const nodeVersion = g.Deno === undefined && g.Bun === undefined
-  ? g.process?.versions?.node
-  : undefined;
-const [major, minor] = (nodeVersion ?? "99.0").split(".").map(Number);
-/** Node before 22.5 has no node:sqlite: there the store must refuse clearly. */
-const sqliteMissing = major < 22 || (major === 22 && minor < 5);
 
 if (sqliteMissing) {
   describe("SqliteStore on Node without node:sqlite", () => {
@@ -272,7 +261,7 @@ if (sqliteMissing) {
 
 // deno-lint-ignore no-explicit-any
 async function loadNodeSqliteForInspection(): Promise<{ DatabaseSync?: any }> {
-  if (g.Bun !== undefined) return {};
+  if ((globalThis as { Bun?: unknown }).Bun !== undefined) return {};
   const name = ["node", "sqlite"].join(":");
   return await import(name);
 }

@@ -7,7 +7,7 @@ import type { HookRegistry } from "./hook_registry.ts";
 import type { ModelCallOptions } from "./model_options.ts";
 import type { HookCallResult } from "./types.ts";
 import { dispatchHook, INTERNALS } from "./_dispatch.ts";
-import { isThenable } from "./_util.ts";
+import { isThenable } from "../core/_util.ts";
 
 /** What chunk processing needs from a model. */
 export interface ChunkProcessorModel {

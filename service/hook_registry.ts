@@ -17,7 +17,8 @@ import type { StreamChunk } from "./endpoint.ts";
 import type { APICalling, APICallingInit } from "./api_calling.ts";
 import type { HookedEvent } from "./hooked_event.ts";
 import { dispatchHook, INTERNALS } from "./_dispatch.ts";
-import { describe, isThenable } from "./_util.ts";
+import { describe } from "./_util.ts";
+import { isThenable } from "../core/_util.ts";
 
 /**
  * The chunk types a stream handler can be registered for: the `type` of every

@@ -13,7 +13,8 @@ import type { CreateEventOptions, IModelOptions, ModelCallOptions } from "./mode
 import { createModelEvent } from "./_create_event.ts";
 import { validateModelOptions } from "./_model_options.ts";
 import { modelStream, processChunk, type StreamHost } from "./_model_stream.ts";
-import { isThenable, NEVER_ABORTED } from "./_util.ts";
+import { NEVER_ABORTED } from "./_util.ts";
+import { isThenable } from "../core/_util.ts";
 
 /**
  * What a model observer is told. `pre_call` comes when `invoke()`/`stream()` start the event

@@ -27,7 +27,8 @@ export * from "./observer.ts";
 export * from "./message.ts";
 export * from "./branch.ts";
 export * from "./session.ts";
-export * from "../hooks/persist.ts";
+export * from "./persist.ts";
+export * from "./persist_handlers.ts";
 
 // The types this entry's API mentions, so `@hookscope/core/session` documents them too.
 export { Element, Signal } from "../core/mod.ts";

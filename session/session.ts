@@ -18,6 +18,7 @@ import type { IModel } from "../service/mod.ts";
 import { StoreConflictError } from "../store/store_errors.ts";
 import type { SessionStore } from "../store/session_store.ts";
 import { attachBranch } from "./_attach.ts";
+import { DEFAULT_HOOKS } from "./persist_handlers.ts";
 import { Branch, type BranchOptions } from "./branch.ts";
 import { type Gate, type ObserverHandler, type ObserveSpec, SessionObserver } from "./observer.ts";
 
@@ -55,7 +56,8 @@ export interface SessionOptions {
  *
  * - Creating the bus attaches it to every branch already included (X1); branches included later
  *   get it at inclusion. Order of access never changes delivery.
- * - The bus is `buildSessionBus(options.hooks, { observer, store, sessionId })` (X2).
+ * - The bus is `buildSessionBus(options.hooks, { observer, store, sessionId, defaults })` with
+ *   the persistence handlers of `DEFAULT_HOOKS` as defaults (X2).
  * - `includeBranches` checks the whole batch first: a branch another session owns throws
  *   `BranchOwnershipError` and nothing changes.
  * - `start()` creates the session row if missing (status `created`) and emits `session.start`;
@@ -158,6 +160,7 @@ export class Session extends Element {
         observer: this.observer,
         ...(this.store !== undefined ? { store: this.store } : {}),
         sessionId: this.id,
+        defaults: DEFAULT_HOOKS,
         ...(onError !== undefined
           ? {
             onError: (error: unknown, where: { point: HookPoint; stage: string }) =>

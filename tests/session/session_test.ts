@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { BranchOwnershipError, HookConfigError, Signal } from "../../core/mod.ts";
-import { buildSessionBus, HookSignal, persistMessage, registerHandler } from "../../hooks/mod.ts";
+import { buildSessionBus, HookSignal, registerHandler } from "../../hooks/mod.ts";
+import { DEFAULT_HOOKS, persistMessage } from "../../session/mod.ts";
 import { MemoryStore } from "../../store/mod.ts";
 import { Branch, type Message, MessageAdded, Session } from "../../session/mod.ts";
 
@@ -116,7 +117,7 @@ describe("Session declarative hooks (X2)", () => {
     assert.deepEqual(session.hooks.handlersFor("message.add"), []);
     await session.start();
     assert.deepEqual(calls, [session.id]);
-    const defaults = buildSessionBus();
+    const defaults = buildSessionBus(null, { defaults: DEFAULT_HOOKS });
     assert.deepEqual(
       new Session().hooks.handlersFor("message.add"),
       defaults.handlersFor("message.add"),

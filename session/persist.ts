@@ -2,15 +2,14 @@
  * Message-persistence routing: send a branch's messages to one caller-supplied callback through
  * the session's bus instead of the default `persistMessage` handler (reference §2.6, X18).
  *
- * Written against structural types so `hooks/` never imports `session/`: a `Session` and a
- * `Branch` satisfy {@linkcode RoutableSession} and {@linkcode RoutableBranch}.
+ * Written against structural types: a `Session` and a `Branch` satisfy
+ * {@linkcode RoutableSession} and {@linkcode RoutableBranch}.
  *
  * @module
  */
 
-import type { HookBus, HookHandler } from "./bus.ts";
-import { persistMessage } from "./builtins.ts";
-import { HookPoint } from "./hook_point.ts";
+import { type HookBus, type HookHandler, HookPoint } from "../hooks/mod.ts";
+import { persistMessage } from "./persist_handlers.ts";
 
 /** What routing needs from a session: its (lazily made) bus. */
 export interface RoutableSession {
@@ -55,8 +54,7 @@ const routes = new WeakMap<object, Map<(message: never) => unknown, HookHandler>
  *
  * @example
  * ```ts
- * import { routeMessagePersistence, unrouteMessagePersistence } from "@hookscope/core/session";
- * import { Session } from "@hookscope/core/session";
+ * import { routeMessagePersistence, Session, unrouteMessagePersistence } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
  * const session = new Session();

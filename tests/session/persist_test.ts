@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { persistMessage } from "../../hooks/mod.ts";
-import { routeMessagePersistence, unrouteMessagePersistence } from "../../hooks/persist.ts";
+import { persistMessage } from "../../session/mod.ts";
+import { routeMessagePersistence, unrouteMessagePersistence } from "../../session/persist.ts";
 import { MemoryStore } from "../../store/mod.ts";
 import { Branch, Session } from "../../session/mod.ts";
 

@@ -13,7 +13,7 @@
  * session.observe({ type: MessageAdded }, (signal) => {
  *   roles.push((signal.data as { role: string }).role);
  * });
- * await session.defaultBranch!.addMessage({ role: "user", content: "hi" });
+ * await session.defaultBranch.addMessage({ role: "user", content: "hi" });
  * await session.drainSignals();
  * assert.deepEqual(roles, ["user"]);
  * ```

@@ -58,7 +58,7 @@ const routes = new WeakMap<object, Map<(message: never) => unknown, HookHandler>
  * import assert from "node:assert/strict";
  *
  * const session = new Session();
- * const branch = session.defaultBranch!;
+ * const branch = session.defaultBranch;
  * const saved: unknown[] = [];
  * const onMessage = (message: unknown) => { saved.push(message); };
  * const handler = routeMessagePersistence(session, branch, onMessage);
@@ -123,7 +123,7 @@ export function routeMessagePersistence<M>(
  * import assert from "node:assert/strict";
  *
  * const session = new Session();
- * const branch = session.defaultBranch!;
+ * const branch = session.defaultBranch;
  * const handler = routeMessagePersistence(session, branch, () => {});
  * unrouteMessagePersistence(branch, handler);
  * assert.equal(session.hooks.handlersFor("message.add").includes(handler), false);

@@ -1,9 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { logger, type LogRecord } from "../../core/mod.ts";
+import { EventStatus, logger, type LogRecord } from "../../core/mod.ts";
 import {
-  EventStatus,
   HOOK_EVENT_TYPE_KEYS,
   HookEventType,
   type HookParams,

@@ -1,15 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { EventStatus, HookPhaseError } from "../../core/mod.ts";
 import {
   APICalling,
   EndpointError,
-  EventStatus,
   FunctionEndpoint,
   globalHookLogger,
   HookedEvent,
   HookEventType,
   type HookParams,
-  HookPhaseError,
   HookRegistry,
   IModel,
   type StreamChunk,

@@ -30,7 +30,7 @@ export function processChunk(
     : undefined;
   if (typeof key === "string" && INTERNALS.get(model.hookRegistry)?.stream.has(key)) {
     const outcome = dispatchHook(model.hookRegistry, null, {
-      chunkType: key,
+      chunkType: key as StreamChunk["type"],
       chunk,
       shouldExit: model.exitHook,
       signal,

@@ -37,6 +37,11 @@ export function serviceTypos(): void {
   // @ts-expect-error canHandle asks about a chunk type that does not exist
   new HookRegistry().canHandle({ chunkType: "txt" });
 
+  // @ts-expect-error call() runs a chunk type that does not exist
+  void new HookRegistry().call(null, { chunkType: "txt" });
+  // @ts-expect-error call() runs a phase that does not exist
+  void new HookRegistry().call(null, { hookType: "pre_invok" });
+
   // The phase handler's event is typed, not `unknown`.
   new HookRegistry({
     hooks: {

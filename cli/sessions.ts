@@ -4,9 +4,9 @@
  * @module
  */
 
-import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { flagHelp, type FlagSpec, parseFlags, requirePositionals } from "./_args.ts";
 import { formatTime, openExistingDb } from "./_db.ts";
-import { type CliIO, UsageError } from "./_output.ts";
+import type { CliIO } from "./_output.ts";
 import { renderTable } from "./_table.ts";
 
 const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print JSON" } };
@@ -25,12 +25,8 @@ export async function sessionsCommand(args: readonly string[], io: CliIO): Promi
     io.out(SESSIONS_HELP);
     return 0;
   }
-  if (positionals.length !== 1) {
-    throw new UsageError(
-      `hookscope sessions: expected one DB path; see 'hookscope sessions --help'`,
-    );
-  }
-  const store = await openExistingDb(positionals[0]);
+  const [path] = requirePositionals("sessions", positionals, ["DB"]);
+  const store = await openExistingDb(path);
   try {
     const sessions = await store.listSessions();
     if (values.json) {

@@ -6,9 +6,9 @@
 
 import { summarize } from "../core/json_safe.ts";
 import type { MessageRecord, SignalRow } from "../store/session_store.ts";
-import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { flagHelp, type FlagSpec, parseFlags, requirePositionals } from "./_args.ts";
 import { formatTime, openExistingDb } from "./_db.ts";
-import { CliError, type CliIO, UsageError } from "./_output.ts";
+import { CliError, type CliIO } from "./_output.ts";
 import { renderTable } from "./_table.ts";
 
 const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print JSON" } };
@@ -86,10 +86,7 @@ export async function showCommand(args: readonly string[], io: CliIO): Promise<n
     io.out(SHOW_HELP);
     return 0;
   }
-  if (positionals.length !== 2) {
-    throw new UsageError(`hookscope show: expected DB and SESSION; see 'hookscope show --help'`);
-  }
-  const [path, sessionId] = positionals;
+  const [path, sessionId] = requirePositionals("show", positionals, ["DB", "SESSION"]);
   const store = await openExistingDb(path);
   try {
     const session = await store.getSession(sessionId);

@@ -7,46 +7,15 @@
 
 import { HookConfigError, UnknownHandlerError } from "../core/errors.ts";
 import type { SignalSink } from "../core/signal.ts";
-import type { SessionStore } from "../store/session_store.ts";
 import { HookBus, type HookBusOptions, type HookHandler } from "./bus.ts";
-import {
-  logApiMetrics,
-  logToolCall,
-  persistBranchProvenance,
-  persistMessage,
-  persistSessionEnd,
-  persistSessionStart,
-} from "./builtins.ts";
-import { HookPoint, toHookPoint } from "./hook_point.ts";
+import { logApiMetrics, logToolCall } from "./builtins.ts";
+import { type HookPoint, toHookPoint } from "./hook_point.ts";
 
 /** A declarative hook configuration: hook point value → handler names. */
 export type AgentHooks = Readonly<Record<string, readonly string[]>>;
 
-/**
- * The handlers every new Session bus starts with, per point, in this order.
- *
- * @example
- * ```ts
- * import { DEFAULT_HOOKS, persistMessage } from "@hookscope/core";
- * import assert from "node:assert/strict";
- *
- * assert.deepEqual(Object.keys(DEFAULT_HOOKS), ["session.start", "session.end", "message.add", "branch.create"]);
- * assert.equal(DEFAULT_HOOKS["message.add"]?.[0], persistMessage);
- * ```
- */
-export const DEFAULT_HOOKS: Readonly<Partial<Record<HookPoint, readonly HookHandler[]>>> = Object
-  .freeze({
-    [HookPoint.SESSION_START]: Object.freeze([persistSessionStart as HookHandler]),
-    [HookPoint.SESSION_END]: Object.freeze([persistSessionEnd as HookHandler]),
-    [HookPoint.MESSAGE_ADD]: Object.freeze([persistMessage as HookHandler]),
-    [HookPoint.BRANCH_CREATE]: Object.freeze([persistBranchProvenance as HookHandler]),
-  });
-
+// The persistence built-ins (`persistMessage`, …) are registered by `session/`, which owns them.
 const BUILTIN_HANDLERS: ReadonlyArray<readonly [string, HookHandler]> = [
-  ["persistSessionStart", persistSessionStart as HookHandler],
-  ["persistSessionEnd", persistSessionEnd as HookHandler],
-  ["persistBranchProvenance", persistBranchProvenance as HookHandler],
-  ["persistMessage", persistMessage as HookHandler],
   ["logApiMetrics", logApiMetrics as HookHandler],
   ["logToolCall", logToolCall as HookHandler],
 ];
@@ -171,24 +140,32 @@ export interface BuildSessionBusOptions {
   /** The observer HookSignals are recorded into. */
   observer?: SignalSink | null;
   /** The store persistence handlers write to. */
-  store?: SessionStore;
+  store?: HookBusOptions["store"];
   /** The session id handed to handlers. */
   sessionId?: string;
   /** Where isolated handler failures go. */
   onError?: HookBusOptions["onError"];
+  /**
+   * The handlers the bus starts with, per point (none by default; a `Session` passes the
+   * persistence handlers, `DEFAULT_HOOKS` from `./session`).
+   */
+  defaults?: Readonly<Partial<Record<HookPoint, readonly HookHandler[]>>>;
 }
 
 /**
- * A fresh bus with the default handlers, where an override for a default point replaces its
- * whole list (an empty list disables it) and overrides for other points are appended. The config
- * is validated before the bus is made.
+ * A fresh bus with `options.defaults`, where an override for a default point replaces its whole
+ * list (an empty list disables it) and overrides for other points are appended. The config is
+ * validated before the bus is made.
  *
  * @example
  * ```ts
- * import { buildSessionBus, persistSessionStart } from "@hookscope/core";
+ * import { buildSessionBus, DEFAULT_HOOKS, persistSessionStart } from "@hookscope/core";
  * import assert from "node:assert/strict";
  *
- * const bus = buildSessionBus({ "message.add": [], "tool.pre": ["logToolCall"] });
+ * const bus = buildSessionBus(
+ *   { "message.add": [], "tool.pre": ["logToolCall"] },
+ *   { defaults: DEFAULT_HOOKS },
+ * );
  * assert.equal(bus.handlersFor("message.add").length, 0);
  * assert.deepEqual(bus.handlersFor("session.start"), [persistSessionStart]);
  * assert.equal(bus.handlersFor("tool.pre").length, 1);
@@ -204,11 +181,12 @@ export function buildSessionBus(
   if (options?.sessionId !== undefined) busOptions.sessionId = options.sessionId;
   if (options?.onError !== undefined) busOptions.onError = options.onError;
   const bus = new HookBus(options?.observer ?? null, busOptions);
-  for (const [point, defaults] of Object.entries(DEFAULT_HOOKS) as [HookPoint, HookHandler[]][]) {
-    for (const handler of overrides.get(point) ?? defaults) bus.on(point, handler);
+  const defaults = options?.defaults ?? {};
+  for (const [point, list] of Object.entries(defaults) as [HookPoint, HookHandler[]][]) {
+    for (const handler of overrides.get(point) ?? list) bus.on(point, handler);
   }
   for (const [point, handlers] of overrides) {
-    if (point in DEFAULT_HOOKS) continue;
+    if (point in defaults) continue;
     for (const handler of handlers) bus.on(point, handler);
   }
   return bus;

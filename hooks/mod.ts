@@ -1,6 +1,6 @@
 /**
  * Session scope: ordered hook dispatch (`HookBus`), the hook point vocabulary, the declarative
- * loader and the built-in persistence and logging handlers.
+ * loader and the built-in logging handlers.
  *
  * @example
  * ```ts
@@ -20,8 +20,6 @@
 export * from "./hook_point.ts";
 export * from "./hook_signal.ts";
 export * from "./bus.ts";
-export * from "./decorator.ts";
 export * from "./wiring.ts";
 export * from "./builtins.ts";
 export * from "./loader.ts";
-export * from "./persist.ts";

@@ -11,7 +11,8 @@ import { HookRegistry } from "./hook_registry.ts";
 import { dispatchHook } from "./_dispatch.ts";
 import type { AssociatedEventInfo, HookCallResult } from "./types.ts";
 import { createDeadline } from "./_deadline.ts";
-import { className, isCancellation, isErrorLike, isThenable } from "./_util.ts";
+import { className, isCancellation, isErrorLike } from "./_util.ts";
+import { isThenable } from "../core/_util.ts";
 
 /** The default hook deadline, in milliseconds. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;

@@ -6,23 +6,123 @@
 
 import { logger } from "../core/mod.ts";
 import { HOOK_EVENT_TYPE_KEYS, HookEventType, toHookEventType } from "./hook_event_type.ts";
-import type { HookCallOptions, HookCallResult, PhaseHandler, StreamHandler } from "./types.ts";
+import type {
+  HookCallOptions,
+  HookCallResult,
+  HookParams,
+  PhaseHandler,
+  StreamHandler,
+} from "./types.ts";
+import type { StreamChunk } from "./endpoint.ts";
+import type { APICalling, APICallingInit } from "./api_calling.ts";
+import type { HookedEvent } from "./hooked_event.ts";
 import { dispatchHook, INTERNALS } from "./_dispatch.ts";
-import { describe, isThenable } from "./_util.ts";
+import { describe } from "./_util.ts";
+import { isThenable } from "../core/_util.ts";
 
-/** What a {@linkcode HookRegistry} may be constructed from. */
+/**
+ * The chunk types a stream handler can be registered for: the `type` of every
+ * {@linkcode StreamChunk}.
+ *
+ * @example
+ * ```ts
+ * import { STREAM_CHUNK_TYPES } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual([...STREAM_CHUNK_TYPES], ["text", "tool_call", "usage", "done"]);
+ * ```
+ */
+export const STREAM_CHUNK_TYPES: readonly StreamChunkType[] = Object.freeze(
+  Object.keys(
+    // A record, so adding a StreamChunk type without listing it here fails to compile.
+    { text: true, tool_call: true, usage: true, done: true } satisfies Record<
+      StreamChunkType,
+      true
+    >,
+  ) as StreamChunkType[],
+);
+
+/** One of the {@linkcode STREAM_CHUNK_TYPES}: the `type` of a {@linkcode StreamChunk}. */
+export type StreamChunkType = StreamChunk["type"];
+
+/** The chunk of one {@linkcode StreamChunkType} (`ChunkOf<"text">` is a `TextChunk`). */
+export type ChunkOf<T extends StreamChunkType> = Extract<StreamChunk, { type: T }>;
+
+/**
+ * A stream handler for chunks of type `T`: `handler(null, chunkType, chunk, params)`. A
+ * non-`null`/`undefined`, non-Error return replaces the chunk.
+ */
+export type ChunkHandler<T extends StreamChunkType = StreamChunkType> = {
+  // Method syntax keeps parameters bivariant, so a handler may annotate a narrower chunk.
+  handler(event: null, chunkType: T, chunk: ChunkOf<T>, params: HookParams): unknown;
+}["handler"];
+
+/** Stream handlers keyed by chunk type; only the {@linkcode STREAM_CHUNK_TYPES} are keys. */
+export type StreamHandlers = { [T in StreamChunkType]?: ChunkHandler<T> | null };
+
+/** A constructor of events a model can create (the pre-create handler receives it). */
+export type HookedEventClass = new (init: APICallingInit) => HookedEvent;
+
+/** The pre-event-create handler: receives the event class, before the event exists. */
+export type PreEventCreateHandler = {
+  handler(eventClass: HookedEventClass, params: HookParams): unknown;
+}["handler"];
+
+/**
+ * A pre- or post-invocation handler: receives the event being invoked (an `APICalling` for
+ * every event an `IModel` creates; annotate a narrower `HookedEvent` subclass if you create
+ * your own).
+ */
+export type InvokeHandler<E extends HookedEvent = APICalling> = {
+  handler(event: E, params: HookParams): unknown;
+}["handler"];
+
+/**
+ * Phase handlers keyed by phase: `preEventCreate`, `preInvoke`, `postInvoke` are the TypeScript
+ * spellings. The other spellings are accepted for declarative configs and older code; see
+ * `HOOK_EVENT_TYPE_KEYS` for the full list checked at run time. `null`/`undefined` values are
+ * skipped.
+ */
+export interface PhaseHandlers {
+  /** Runs before an event is created, with the event class. */
+  preEventCreate?: PreEventCreateHandler | null;
+  /** Runs before the event's provider call. */
+  preInvoke?: InvokeHandler | null;
+  /** Runs after the event's provider call. */
+  postInvoke?: InvokeHandler | null;
+  /** @deprecated Use `preEventCreate`; kept for declarative configs. */
+  pre_event_create?: PreEventCreateHandler | null;
+  /** @deprecated Use `preEventCreate`; kept for declarative configs. */
+  pre_event_create_hook?: PreEventCreateHandler | null;
+  /** @deprecated Use `preEventCreate`. */
+  preEventCreateHook?: PreEventCreateHandler | null;
+  /** @deprecated Use `preInvoke`; kept for declarative configs. */
+  pre_invocation?: InvokeHandler | null;
+  /** @deprecated Use `preInvoke`; kept for declarative configs. */
+  pre_invoke?: InvokeHandler | null;
+  /** @deprecated Use `preInvoke`. */
+  preInvocation?: InvokeHandler | null;
+  /** @deprecated Use `postInvoke`; kept for declarative configs. */
+  post_invocation?: InvokeHandler | null;
+  /** @deprecated Use `postInvoke`; kept for declarative configs. */
+  post_invoke?: InvokeHandler | null;
+  /** @deprecated Use `postInvoke`. */
+  postInvocation?: InvokeHandler | null;
+}
+
+/**
+ * What a {@linkcode HookRegistry} may be constructed from. Keys are checked at compile time;
+ * an untyped caller (a declarative config) gets a `TypeError` listing the valid keys.
+ */
 export interface HookRegistryInit {
-  /**
-   * Phase handlers keyed by phase value or alias (`pre_invoke`, `post_invoke`,
-   * `pre_event_create_hook`, and the camelCase method names). `null`/`undefined` values are skipped.
-   */
-  hooks?: Record<string, PhaseHandler | null | undefined> | null;
-  /** Stream handlers keyed by chunk type (`"text"`, `"tool_call"`, …). */
-  streamHandlers?: Record<string, StreamHandler | null | undefined> | null;
+  /** Phase handlers; see {@linkcode PhaseHandlers}. */
+  hooks?: PhaseHandlers | null;
+  /** Stream handlers keyed by chunk type (`"text"`, `"tool_call"`, `"usage"`, `"done"`). */
+  streamHandlers?: StreamHandlers | null;
 }
 
 /** What selects the handler {@linkcode HookRegistry.canHandle} asks about. */
-export type HookKey = { hookType: HookEventType } | { chunkType: string };
+export type HookKey = { hookType: HookEventType } | { chunkType: StreamChunkType };
 
 /**
  * One handler per service phase and one per stream chunk type, attached to an `IModel`.
@@ -37,12 +137,13 @@ export type HookKey = { hookType: HookEventType } | { chunkType: string };
  * import assert from "node:assert/strict";
  *
  * const registry = new HookRegistry({
- *   hooks: { pre_invoke: (_event, { exit }) => `checked (exit=${exit})` },
+ *   hooks: { preInvoke: (event, { exit }) => `checked ${event.payload.model} (exit=${exit})` },
  * });
- * registry.onChunk("text", (_e, _type, chunk: { text: string }) => ({ ...chunk, text: chunk.text.toUpperCase() }));
+ * registry.onChunk("text", (_e, _type, chunk) => ({ ...chunk, text: chunk.text.toUpperCase() }));
  *
- * const ok = await registry.call({}, { hookType: HookEventType.PreInvocation, shouldExit: true });
- * assert.equal(ok.result, "checked (exit=true)");
+ * const event = { payload: { model: "m" } };
+ * const ok = await registry.call(event, { hookType: HookEventType.PreInvocation, shouldExit: true });
+ * assert.equal(ok.result, "checked m (exit=true)");
  * assert.equal(ok.status, "completed");
  * assert.equal(ok.shouldExit, false);
  *
@@ -70,27 +171,33 @@ export class HookRegistry {
   }
 
   /** Registers the pre-event-create handler (overwriting warns); returns `fn`. */
-  preEventCreateHook<F extends PhaseHandler>(fn: F): F {
-    return this.#setPhase(HookEventType.PreEventCreate, fn);
+  preEventCreateHook<F extends PreEventCreateHandler>(fn: F): F {
+    this.#setPhase(HookEventType.PreEventCreate, fn);
+    return fn;
   }
 
   /** Registers the pre-invocation handler (overwriting warns); returns `fn`. */
-  preInvoke<F extends PhaseHandler>(fn: F): F {
-    return this.#setPhase(HookEventType.PreInvocation, fn);
+  preInvoke<F extends InvokeHandler>(fn: F): F {
+    this.#setPhase(HookEventType.PreInvocation, fn);
+    return fn;
   }
 
   /** Registers the post-invocation handler (overwriting warns); returns `fn`. */
-  postInvoke<F extends PhaseHandler>(fn: F): F {
-    return this.#setPhase(HookEventType.PostInvocation, fn);
+  postInvoke<F extends InvokeHandler>(fn: F): F {
+    this.#setPhase(HookEventType.PostInvocation, fn);
+    return fn;
   }
 
-  /** Registers the handler for one chunk type (overwriting warns); returns `fn`. */
-  onChunk<F extends StreamHandler>(chunkType: string, fn: F): F {
-    if (typeof chunkType !== "string" || chunkType.length === 0) {
+  /**
+   * Registers the handler for one chunk type (overwriting warns); returns `fn`. A chunk type
+   * that is not one of {@linkcode STREAM_CHUNK_TYPES} throws a `TypeError` listing them.
+   */
+  onChunk<T extends StreamChunkType, F extends ChunkHandler<T>>(chunkType: T, fn: F): F {
+    if (!isStreamChunkType(chunkType)) {
       throw new TypeError(
-        `Cannot register stream handler: chunk type must be a non-empty string; got ${
+        `Cannot register stream handler: unknown chunk type ${
           describe(chunkType)
-        }`,
+        }; valid chunk types: ${validChunkTypes()}`,
       );
     }
     assertFunction(fn, `stream handler for ${JSON.stringify(chunkType)}`);
@@ -118,8 +225,8 @@ export class HookRegistry {
   }
 
   /** The chunk types that have a handler. */
-  get chunkTypes(): string[] {
-    return [...this.#stream.keys()];
+  get chunkTypes(): StreamChunkType[] {
+    return [...this.#stream.keys()] as StreamChunkType[];
   }
 
   /**
@@ -135,11 +242,10 @@ export class HookRegistry {
     }
   }
 
-  #setPhase<F extends PhaseHandler>(type: HookEventType, fn: F): F {
+  #setPhase(type: HookEventType, fn: unknown): void {
     assertFunction(fn, `${type} hook`);
     if (this.#hooks.has(type)) logger.warn(`Overwriting existing ${type} hook`);
-    this.#hooks.set(type, fn);
-    return fn;
+    this.#hooks.set(type, fn as PhaseHandler);
   }
 }
 
@@ -192,8 +298,12 @@ function validateStreamHandlers(handlers: unknown): Array<[string, StreamHandler
   const out: Array<[string, StreamHandler]> = [];
   for (const [key, handler] of Object.entries(handlers)) {
     if (handler === undefined || handler === null) continue;
-    if (key.length === 0) {
-      throw new TypeError("Cannot create hook registry: a stream handler key is empty");
+    if (!isStreamChunkType(key)) {
+      throw new TypeError(
+        `Cannot create hook registry: unknown chunk type ${
+          JSON.stringify(key)
+        } in streamHandlers; valid chunk types: ${validChunkTypes()}`,
+      );
     }
     if (typeof handler !== "function") {
       throw new TypeError(
@@ -205,6 +315,14 @@ function validateStreamHandlers(handlers: unknown): Array<[string, StreamHandler
     out.push([key, handler as StreamHandler]);
   }
   return out;
+}
+
+function isStreamChunkType(value: unknown): value is StreamChunkType {
+  return typeof value === "string" && (STREAM_CHUNK_TYPES as readonly string[]).includes(value);
+}
+
+function validChunkTypes(): string {
+  return STREAM_CHUNK_TYPES.map((t) => `"${t}"`).join(", ");
 }
 
 function assertFunction(fn: unknown, what: string): void {

@@ -11,7 +11,7 @@
  * const model = new IModel({
  *   model: "echo",
  *   endpoint: new FunctionEndpoint({ call: (payload) => payload.messages }),
- *   hookRegistry: { hooks: { post_invoke: (event) => { (event as { metadata: Record<string, unknown> }).metadata.checked = true; } } },
+ *   hookRegistry: { hooks: { postInvoke: (event) => { event.metadata.checked = true; } } },
  * });
  * const event = await model.invoke({ messages: ["hi"] });
  * assert.equal(event.status, "completed");
@@ -22,8 +22,6 @@
  * @module
  */
 
-export { Element, Event, EventStatus, HookPhaseError } from "../core/mod.ts";
-export type { ElementInit, EventRunOptions, Execution } from "../core/mod.ts";
 export * from "./hook_event_type.ts";
 export * from "./types.ts";
 export * from "./hook_registry.ts";
@@ -34,4 +32,5 @@ export * from "./endpoint.ts";
 export * from "./endpoint_error.ts";
 export * from "./endpoints/mod.ts";
 export * from "./api_calling.ts";
+export * from "./model_options.ts";
 export * from "./imodel.ts";

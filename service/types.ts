@@ -6,6 +6,7 @@
 
 import type { EventStatus } from "../core/mod.ts";
 import type { HookEventType } from "./hook_event_type.ts";
+import type { StreamChunkType } from "./hook_registry.ts";
 
 /** What every service hook handler receives besides its positional arguments. */
 export interface HookParams extends Record<string, unknown> {
@@ -73,8 +74,8 @@ export interface HookCallResult {
 export interface HookCallOptions {
   /** The phase to run; wins over `chunkType` when both are given. */
   hookType?: HookEventType;
-  /** The stream handler to run. */
-  chunkType?: string;
+  /** The stream handler to run (an unknown type from an untyped caller reports "no handler"). */
+  chunkType?: StreamChunkType;
   /** The chunk handed to a stream handler. */
   chunk?: unknown;
   /** The configured exit: reported as `shouldExit` when the handler throws. */

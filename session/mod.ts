@@ -1,7 +1,10 @@
 /**
  * Session composition, `@hookscope/core/session`: the `SessionObserver` (recording, fan-out,
- * gate, persistence), `Session` and `Branch` ownership, branch messages, the session signals and
- * message-persistence routing (ADR-0047 D3).
+ * gate, persistence), `Session` and `Branch` ownership, branch messages, the session signals,
+ * the persistence handlers and message-persistence routing, the agent loop and the model
+ * bridge. This entry exports the `session/` folder only: import `HookBus` from
+ * `@hookscope/core/hooks`, models from `@hookscope/core/service`, tools from
+ * `@hookscope/core/action`, stores and core types from `@hookscope/core`.
  *
  * @example A session, a gate and a subscriber
  * ```ts
@@ -13,7 +16,7 @@
  * session.observe({ type: MessageAdded }, (signal) => {
  *   roles.push((signal.data as { role: string }).role);
  * });
- * await session.defaultBranch!.addMessage({ role: "user", content: "hi" });
+ * await session.defaultBranch.addMessage({ role: "user", content: "hi" });
  * await session.drainSignals();
  * assert.deepEqual(roles, ["user"]);
  * ```
@@ -27,15 +30,8 @@ export * from "./observer.ts";
 export * from "./message.ts";
 export * from "./branch.ts";
 export * from "./session.ts";
-export * from "../hooks/persist.ts";
-
-// The types this entry's API mentions, so `@hookscope/core/session` documents them too.
-export { Element, Signal } from "../core/mod.ts";
-export type * from "../core/mod.ts";
-export type * from "../hooks/mod.ts";
-export type * from "../store/mod.ts";
-export type * from "../service/mod.ts";
-export type * from "../action/mod.ts";
+export * from "./persist.ts";
+export * from "./persist_handlers.ts";
 export * from "./act.ts";
 export * from "./agent_loop.ts";
 export * from "./bridge.ts";

@@ -18,7 +18,9 @@ import type { IModel } from "../service/mod.ts";
 import { StoreConflictError } from "../store/store_errors.ts";
 import type { SessionStore } from "../store/session_store.ts";
 import { attachBranch } from "./_attach.ts";
+import { DEFAULT_HOOKS } from "./persist_handlers.ts";
 import { Branch, type BranchOptions } from "./branch.ts";
+import { bridgeModelToSession, type BridgeOptions, type ModelBridge } from "./bridge.ts";
 import { type Gate, type ObserverHandler, type ObserveSpec, SessionObserver } from "./observer.ts";
 
 /** What a {@linkcode Session} is made from. */
@@ -31,8 +33,17 @@ export interface SessionOptions {
    * messages.
    */
   store?: SessionStore;
-  /** The default branch's model. */
+  /**
+   * The default branch's model. Its calls are emitted on the session bus as the `api.*` hook
+   * points (see `bridgeModel`), so the bus is made at construction.
+   */
   model?: IModel;
+  /**
+   * Whether `model`'s calls are emitted on the session bus as `api.pre_call`, `api.post_call`
+   * and `api.stream_chunk` (default `true`; an object gives the bridge's options, such as
+   * `{ chunks: false }`). `false` leaves the model unobserved.
+   */
+  bridgeModel?: boolean | BridgeOptions;
   /** A name. */
   name?: string;
   /** A fixed id (a UUID when absent). */
@@ -44,7 +55,10 @@ export interface SessionOptions {
   onError?: (error: unknown, where: string) => void;
   /** The observer's `maxEvents` bound. */
   maxEvents?: number;
-  /** Whether to make a default branch at construction (default `true`). */
+  /**
+   * Whether to make the default branch at construction (default `true`). With `false` it is
+   * made when `defaultBranch` is first read, unless a branch was included before.
+   */
   defaultBranch?: boolean;
 }
 
@@ -55,9 +69,14 @@ export interface SessionOptions {
  *
  * - Creating the bus attaches it to every branch already included (X1); branches included later
  *   get it at inclusion. Order of access never changes delivery.
- * - The bus is `buildSessionBus(options.hooks, { observer, store, sessionId })` (X2).
+ * - The bus is `buildSessionBus(options.hooks, { observer, store, sessionId, defaults })` with
+ *   the persistence handlers of `DEFAULT_HOOKS` as defaults (X2).
  * - `includeBranches` checks the whole batch first: a branch another session owns throws
  *   `BranchOwnershipError` and nothing changes.
+ * - With a `model`, the model's calls are emitted on the bus as the `api.*` hook points
+ *   (`bridgeModel: false` opts out); `drainSignals()` waits for those emissions too.
+ * - `defaultBranch` is never `null`: it is the first included branch still present, or a new
+ *   branch (with the session's model) made and included when there is none.
  * - `start()` creates the session row if missing (status `created`) and emits `session.start`;
  *   `end()` emits `session.end`; `newBranch()` emits `branch.create`, then `message.add` for the
  *   system message the branch was made with (so it is persisted like every later message).
@@ -71,7 +90,7 @@ export interface SessionOptions {
  * const store = new MemoryStore();
  * const session = new Session({ store });
  * await session.start({ model: "m" });
- * await session.defaultBranch!.addMessage({ role: "user", content: "hi" });
+ * await session.defaultBranch.addMessage({ role: "user", content: "hi" });
  * await session.end({ status: "completed" });
  * await session.drainSignals();
  * assert.equal((await store.getSession(session.id))?.status, "completed");
@@ -94,6 +113,7 @@ export class Session extends Element {
   #branches: Branch[] = [];
   #default: Branch | null = null;
   #pending = new Set<Promise<unknown>>();
+  #bridge: ModelBridge | null = null;
 
   /** Makes a session; bad options throw before anything is made. */
   constructor(options?: SessionOptions) {
@@ -107,6 +127,20 @@ export class Session extends Element {
         typeof (store as { insertSessionSignal?: unknown }).insertSessionSignal !== "function")
     ) {
       throw new TypeError("Cannot create session: store must be a SessionStore");
+    }
+    const bridgeModel = options?.bridgeModel;
+    if (
+      bridgeModel !== undefined && typeof bridgeModel !== "boolean" &&
+      (bridgeModel === null || typeof bridgeModel !== "object")
+    ) {
+      throw new TypeError("Cannot create session: bridgeModel must be a boolean or an object");
+    }
+    const model = options?.model;
+    if (
+      model !== undefined &&
+      (model === null || typeof model !== "object" || typeof model.observe !== "function")
+    ) {
+      throw new TypeError("Cannot create session: model must be an IModel");
     }
     if (options?.onError !== undefined && typeof options.onError !== "function") {
       throw new TypeError("Cannot create session: onError must be a function");
@@ -124,11 +158,14 @@ export class Session extends Element {
     this.#maxEvents = options?.maxEvents;
     if (store !== undefined) void this.hooks; // observer (persisting) and bus, now
     else if (options?.maxEvents !== undefined) void this.observer; // validate maxEvents now
-    if (options?.defaultBranch !== false) {
-      const init: BranchOptions = {};
-      if (options?.model !== undefined) init.model = options.model;
-      this.includeBranches(new Branch(init));
+    if (model !== undefined && bridgeModel !== false) {
+      this.#bridge = bridgeModelToSession(
+        model,
+        this,
+        typeof bridgeModel === "object" ? bridgeModel : undefined,
+      );
     }
+    if (options?.defaultBranch !== false) this.#makeDefaultBranch();
   }
 
   /** The session's observer: made on first access (or at construction with a store), then the same. */
@@ -158,6 +195,7 @@ export class Session extends Element {
         observer: this.observer,
         ...(this.store !== undefined ? { store: this.store } : {}),
         sessionId: this.id,
+        defaults: DEFAULT_HOOKS,
         ...(onError !== undefined
           ? {
             onError: (error: unknown, where: { point: HookPoint; stage: string }) =>
@@ -181,9 +219,32 @@ export class Session extends Element {
     return this.#branches.slice();
   }
 
-  /** The default branch: the first included one still present, or `null`. */
-  get defaultBranch(): Branch | null {
-    return this.#default;
+  /**
+   * The default branch: the first included branch still present; when there is none, a new
+   * branch (with the session's model) is made and included.
+   *
+   * @example
+   * ```ts
+   * import { Session } from "@hookscope/core/session";
+   * import assert from "node:assert/strict";
+   *
+   * const session = new Session({ defaultBranch: false });
+   * assert.equal(session.branches.length, 0);
+   * const branch = session.defaultBranch; // made now
+   * assert.deepEqual(session.branches, [branch]);
+   * assert.equal(session.defaultBranch, branch);
+   * ```
+   */
+  get defaultBranch(): Branch {
+    return this.#default ?? this.#makeDefaultBranch();
+  }
+
+  #makeDefaultBranch(): Branch {
+    const init: BranchOptions = {};
+    if (this.model !== null) init.model = this.model;
+    const branch = new Branch(init);
+    this.includeBranches(branch);
+    return branch;
   }
 
   /**
@@ -260,8 +321,8 @@ export class Session extends Element {
 
   /**
    * Detaches a branch (by object or id): its session, observer and bus are cleared, its messages
-   * kept; the default moves to the first remaining branch. An unknown branch throws a
-   * `RangeError`.
+   * kept; the default moves to the first remaining branch (or is made again when next read). An
+   * unknown branch throws a `RangeError`.
    *
    * @example
    * ```ts
@@ -269,9 +330,9 @@ export class Session extends Element {
    * import assert from "node:assert/strict";
    *
    * const session = new Session();
-   * const branch = session.removeBranch(session.defaultBranch!);
+   * const branch = session.removeBranch(session.defaultBranch);
    * assert.equal(branch.session, null);
-   * assert.equal(session.defaultBranch, null);
+   * assert.equal(session.branches.length, 0);
    * ```
    */
   removeBranch(branch: Branch | string): Branch {
@@ -342,8 +403,12 @@ export class Session extends Element {
     return this.observer.authorize(action);
   }
 
-  /** Waits for background emissions: `branch.create` and every branch's `MessageAdded`. */
+  /**
+   * Waits for background emissions: `branch.create`, every branch's `MessageAdded`, and the
+   * model's `api.*` points.
+   */
   async drainSignals(): Promise<void> {
+    if (this.#bridge !== null) await this.#bridge.drain();
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
     for (const branch of this.#branches) await branch.drainSignals();
   }

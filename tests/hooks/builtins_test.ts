@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   buildSessionBus,
+  DEFAULT_HOOKS,
   HookBus,
   type HookContext,
   logApiMetrics,
@@ -80,8 +81,19 @@ describe("built-in handlers: persistSessionStart", () => {
     );
   });
 
-  it("does nothing without a store", async () => {
-    await persistSessionStart({ sessionId: "s1" }, contextFor());
+  it("without a store, every persistence handler resolves and still validates its payload", async () => {
+    const message = { id: "m1", role: "user", content: "hi" };
+    const cases = [
+      [persistSessionStart, { sessionId: "s1" }],
+      [persistSessionEnd, { sessionId: "s1", status: "failed" }],
+      [persistBranchProvenance, { branchId: "b1" }],
+      [persistMessage, { sessionId: "s1", message }],
+    ] as const;
+    for (const [handler, payload] of cases) {
+      const run = handler as (p: unknown, c: HookContext) => Promise<void>;
+      assert.equal(await run(payload, contextFor()), undefined, handler.name);
+      await assert.rejects(run({}, contextFor()), TypeError, handler.name);
+    }
   });
 });
 
@@ -194,7 +206,7 @@ describe("built-in handlers: persistBranchProvenance and persistMessage", () => 
 
   it("the default bus persists a session lifecycle end to end through its context store", async () => {
     const store = await storeWith("created");
-    const bus = buildSessionBus(null, { store, sessionId: "s1" });
+    const bus = buildSessionBus(null, { store, sessionId: "s1", defaults: DEFAULT_HOOKS });
     await bus.emit("session.start", { sessionId: "s1", model: "m" });
     await bus.emit("message.add", {
       sessionId: "s1",

@@ -1,14 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
-  hook,
-  HOOK_POINT,
   HOOK_POINT_WIRING,
   HOOK_POINTS,
   HookBus,
   type HookContext,
   HookPoint,
-  hookPointOf,
   HookSignal,
   isHookPoint,
   StopHook,
@@ -183,17 +180,6 @@ describe("HookBus registration and miss semantics (ADR D2)", () => {
     assert.equal(signal.point, "session.start");
     assert.deepEqual(signal.payload, { sessionId: "s1" });
     assert.equal(signal.data, null);
-  });
-
-  it("hook() tags the function with its point and registers nothing", () => {
-    const bus = new HookBus();
-    const fn = hook("tool.error")(() => {});
-    assert.equal(hookPointOf(fn), "tool.error");
-    assert.equal((fn as unknown as Record<symbol, unknown>)[HOOK_POINT], "tool.error");
-    assert.equal(bus.handlersFor("tool.error").length, 0);
-    assert.equal(hookPointOf(() => {}), undefined);
-    assert.equal(hookPointOf("tool.error"), undefined);
-    assert.throws(() => hook("TOOL_ERROR"), UnknownHookPointError);
   });
 });
 

@@ -151,15 +151,18 @@ describe("loader: buildSessionBus()", () => {
     assert.deepEqual(DEFAULT_HOOKS["branch.create"], [persistBranchProvenance]);
   });
 
-  it("without overrides the bus carries the defaults", () => {
-    const bus = buildSessionBus();
+  it("without overrides the bus carries the given defaults, and none when none are given", () => {
+    assert.equal(buildSessionBus().handlersFor("message.add").length, 0);
+    const bus = buildSessionBus(null, { defaults: DEFAULT_HOOKS });
     assert.deepEqual(bus.handlersFor("session.start"), [persistSessionStart]);
     assert.deepEqual(bus.handlersFor("message.add"), [persistMessage]);
     assert.equal(bus.handlersFor("tool.pre").length, 0);
   });
 
   it("an override for a default point replaces the whole list; an empty list disables it", () => {
-    const bus = buildSessionBus({ "session.start": ["logToolCall"], "message.add": [] });
+    const bus = buildSessionBus({ "session.start": ["logToolCall"], "message.add": [] }, {
+      defaults: DEFAULT_HOOKS,
+    });
     assert.deepEqual(bus.handlersFor("session.start"), [logToolCall]);
     assert.deepEqual(bus.handlersFor("message.add"), []);
     assert.deepEqual(bus.handlersFor("session.end"), [persistSessionEnd]);

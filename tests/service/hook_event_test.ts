@@ -1,7 +1,8 @@
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type Deadline, setDeadlineFactory, timeoutReason } from "../../service/_deadline.ts";
-import { EventStatus, HookEvent, HookEventType, HookRegistry } from "../../service/mod.ts";
+import { EventStatus } from "../../core/mod.ts";
+import { HookEvent, HookEventType, HookRegistry } from "../../service/mod.ts";
 
 /** A deadline factory the test fires by hand; counts armed timers. */
 function manualDeadlines(): { fire(): void; armed: number; created: number } {

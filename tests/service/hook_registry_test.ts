@@ -1,9 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { logger, type LogRecord } from "../../core/mod.ts";
+import { EventStatus, logger, type LogRecord } from "../../core/mod.ts";
 import {
-  EventStatus,
   HOOK_EVENT_TYPE_KEYS,
   HookEventType,
   type HookParams,
@@ -42,7 +41,7 @@ describe("HookRegistry construction", () => {
 
   it("HookRegistry rejects an unknown hook key with a TypeError naming it", () => {
     assert.throws(
-      () => new HookRegistry({ hooks: { before_call: () => {} } }),
+      () => new HookRegistry({ hooks: { before_call: () => {} } as never }),
       (error: unknown) =>
         error instanceof TypeError && /unknown hook key "before_call"/.test(error.message),
     );
@@ -59,6 +58,66 @@ describe("HookRegistry construction", () => {
     );
     assert.throws(() => new HookRegistry({ hooks: [] as never }), TypeError);
     assert.throws(() => new HookRegistry("x" as never), TypeError);
+  });
+
+  it("HookRegistry rejects an unknown chunk type at run time, listing the valid ones", () => {
+    // An untyped caller (a declarative config) gets past the compiler; the run time stops it.
+    const config = JSON.parse('{"txt": null}') as Record<string, unknown>;
+    config.txt = () => {};
+    for (
+      const make of [
+        () => new HookRegistry({ streamHandlers: config as never }),
+        () => new HookRegistry().onChunk("txt" as never, () => {}),
+      ]
+    ) {
+      assert.throws(make, (error: unknown) => {
+        assert.ok(error instanceof TypeError);
+        assert.match(error.message, /unknown chunk type "txt"/);
+        assert.match(error.message, /valid chunk types: "text", "tool_call", "usage", "done"/);
+        return true;
+      });
+    }
+  });
+
+  it("HookRegistry accepts every stream chunk type and the camelCase phase keys", async () => {
+    const seen: string[] = [];
+    const registry = new HookRegistry({
+      hooks: {
+        preEventCreate: (eventClass) => void seen.push(`create:${eventClass.name}`),
+        preInvoke: (event) => void seen.push(`pre:${String(event.payload.model)}`),
+        postInvoke: (event) => void seen.push(`post:${String(event.payload.model)}`),
+      },
+      streamHandlers: {
+        text: (_e, type, chunk) => void seen.push(`${type}:${chunk.text}`),
+        tool_call: (_e, type, chunk) => void seen.push(`${type}:${chunk.name}`),
+        usage: (_e, type, chunk) => void seen.push(`${type}:${chunk.totalTokens}`),
+        done: (_e, type, chunk) => void seen.push(`${type}:${chunk.finishReason}`),
+      },
+    });
+    assert.deepEqual(registry.chunkTypes, ["text", "tool_call", "usage", "done"]);
+    class Probe {}
+    await registry.call(Probe, { hookType: HookEventType.PreEventCreate });
+    await registry.call({ payload: { model: "m" } }, { hookType: HookEventType.PreInvocation });
+    await registry.call({ payload: { model: "m" } }, { hookType: HookEventType.PostInvocation });
+    await registry.call(null, { chunkType: "text", chunk: { type: "text", text: "hi" } });
+    await registry.call(null, {
+      chunkType: "tool_call",
+      chunk: { type: "tool_call", index: 0, id: "c", name: "read", arguments: "{}" },
+    });
+    await registry.call(null, {
+      chunkType: "usage",
+      chunk: { type: "usage", promptTokens: 1, completionTokens: 2, totalTokens: 3 },
+    });
+    await registry.call(null, { chunkType: "done", chunk: { type: "done", finishReason: "stop" } });
+    assert.deepEqual(seen, [
+      "create:Probe",
+      "pre:m",
+      "post:m",
+      "text:hi",
+      "tool_call:read",
+      "usage:3",
+      "done:stop",
+    ]);
   });
 
   it("HookRegistry rejects two keys for one phase", () => {
@@ -82,7 +141,7 @@ describe("HookRegistry construction", () => {
   it("HookRegistry decorators reject non-functions and change nothing", () => {
     const registry = new HookRegistry();
     assert.throws(() => registry.preInvoke(null as never), TypeError);
-    assert.throws(() => registry.onChunk("", () => {}), TypeError);
+    assert.throws(() => registry.onChunk("" as never, () => {}), TypeError);
     assert.throws(() => registry.onChunk("text", {} as never), TypeError);
     assert.equal(registry.canHandle({ hookType: HookEventType.PreInvocation }), false);
     assert.equal(registry.canHandle({ chunkType: "text" }), false);

@@ -1,11 +1,10 @@
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type Deadline, setDeadlineFactory, timeoutReason } from "../../service/_deadline.ts";
+import { EventStatus, HookPhaseError } from "../../core/mod.ts";
 import {
-  EventStatus,
   globalHookLogger,
   HookedEvent,
-  HookPhaseError,
   HookRegistry,
   type PhaseHandler,
 } from "../../service/mod.ts";

@@ -1,15 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { EventStatus, HookPhaseError } from "../../core/mod.ts";
 import {
   APICalling,
   EndpointError,
-  EventStatus,
   FunctionEndpoint,
   globalHookLogger,
   HookedEvent,
   HookEventType,
   type HookParams,
-  HookPhaseError,
   HookRegistry,
   IModel,
   type StreamChunk,
@@ -63,6 +62,38 @@ describe("IModel construction", () => {
     const fresh = new IModel({ model: "m", endpoint: local() });
     assert.ok(fresh.hookRegistry instanceof HookRegistry);
     assert.equal(fresh.exitHook, false);
+  });
+
+  it("IModel rejects a registry config with an unknown chunk type or phase key from an untyped caller", () => {
+    const config = JSON.parse('{"streamHandlers": {"txt": null}, "hooks": {}}');
+    config.streamHandlers.txt = () => {};
+    assert.throws(
+      () => new IModel({ model: "m", endpoint: local(), hookRegistry: config }),
+      /unknown chunk type "txt" in streamHandlers; valid chunk types: "text", "tool_call"/,
+    );
+    const phases = JSON.parse('{"hooks": {"pre_invok": null}}');
+    phases.hooks.pre_invok = () => {};
+    assert.throws(
+      () => new IModel({ model: "m", endpoint: local(), hookRegistry: phases }),
+      /unknown hook key "pre_invok"; valid keys: .*"preInvoke"/,
+    );
+  });
+
+  it("IModel hands the pre-create handler the event class and the invoke handlers the event", async () => {
+    const seen: string[] = [];
+    const model = new IModel({
+      model: "m",
+      endpoint: local(),
+      hookRegistry: {
+        hooks: {
+          preEventCreate: (eventClass) => void seen.push(`class ${eventClass.name}`),
+          preInvoke: (event) => void seen.push(`pre ${String(event.payload.model)} ${event.id}`),
+          postInvoke: (event) => void seen.push(`post ${event.id}`),
+        },
+      },
+    });
+    const event = await model.invoke({ messages: [] });
+    assert.deepEqual(seen, ["class APICalling", `pre m ${event.id}`, `post ${event.id}`]);
   });
 
   it("IModel rejects bad options with a TypeError", () => {

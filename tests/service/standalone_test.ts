@@ -4,9 +4,9 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { EventStatus } from "../../core/mod.ts";
 import {
   type APICalling,
-  EventStatus,
   type HookedEvent,
   HookRegistry,
   IModel,

@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { BranchOwnershipError, HookConfigError, Signal } from "../../core/mod.ts";
-import { buildSessionBus, HookSignal, persistMessage, registerHandler } from "../../hooks/mod.ts";
+import { buildSessionBus, HookSignal, registerHandler } from "../../hooks/mod.ts";
+import { DEFAULT_HOOKS, persistMessage } from "../../session/mod.ts";
 import { MemoryStore } from "../../store/mod.ts";
 import { Branch, type Message, MessageAdded, Session } from "../../session/mod.ts";
 
@@ -31,13 +32,13 @@ describe("Session lazy ownership (D3)", () => {
     assert.equal(session.hasHooks, true);
     assert.equal(session.observer.persisting, true);
     assert.equal(session.hooks.context.store, session.store);
-    assert.equal(session.defaultBranch!.hooks, session.hooks);
+    assert.equal(session.defaultBranch.hooks, session.hooks);
   });
 
   it("Session records a HookSignal for each hook point it emits, except message.add (X9)", async () => {
     const session = new Session();
     await session.start();
-    await session.defaultBranch!.addMessage({ role: "user", content: "x" });
+    await session.defaultBranch.addMessage({ role: "user", content: "x" });
     await session.end();
     await session.drainSignals();
     assert.deepEqual(session.observer.byType(HookSignal).map((s) => s.point), [
@@ -68,7 +69,7 @@ describe("Session.hooks backfill (X1 matrix)", () => {
       const created = session.newBranch();
       const later = new Branch();
       session.includeBranches([later]);
-      const branches = [session.defaultBranch!, included, created, later];
+      const branches = [session.defaultBranch, included, created, later];
       for (const branch of branches) {
         assert.equal(branch.hooks, session.hooks);
         await branch.addMessage({ role: "user", content: branch.id });
@@ -116,7 +117,7 @@ describe("Session declarative hooks (X2)", () => {
     assert.deepEqual(session.hooks.handlersFor("message.add"), []);
     await session.start();
     assert.deepEqual(calls, [session.id]);
-    const defaults = buildSessionBus();
+    const defaults = buildSessionBus(null, { defaults: DEFAULT_HOOKS });
     assert.deepEqual(
       new Session().hooks.handlersFor("message.add"),
       defaults.handlersFor("message.add"),
@@ -146,7 +147,7 @@ describe("Session branches", () => {
     );
     assert.equal(other.branches.length, 0);
     assert.equal(free.session, null);
-    assert.equal(other.defaultBranch, null);
+    assert.equal(other.branches.length, 0);
     assert.throws(() => other.includeBranches([{} as Branch]), TypeError);
   });
 
@@ -162,7 +163,7 @@ describe("Session branches", () => {
 
   it("removeBranch() detaches the branch, keeps its messages and re-points the default", async () => {
     const session = new Session();
-    const first = session.defaultBranch!;
+    const first = session.defaultBranch;
     const second = session.newBranch();
     void session.hooks;
     await first.addMessage({ role: "user", content: "kept" });
@@ -205,7 +206,7 @@ describe("Session branches", () => {
     const session = new Session();
     session.gate((p) => p !== "no");
     session.observe({ type: Signal }, () => "seen");
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     assert.deepEqual(await branch.emit("yes"), ["seen"]);
     assert.equal(await branch.authorize("no"), false);
   });
@@ -214,7 +215,7 @@ describe("Session branches", () => {
 describe("Branch messages (X7, X20)", () => {
   it("Branch.addMessage() emits message.add with sessionId, branchId and the record, after storing (X7)", async () => {
     const session = new Session();
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     const seen: unknown[] = [];
     session.hooks.on("message.add", (payload) => {
       seen.push({ ...payload, stored: branch.messages.length });
@@ -246,7 +247,7 @@ describe("Branch messages (X7, X20)", () => {
     const session = new Session({ store });
     await session.start();
     assert.ok(session.hooks.handlersFor("message.add").includes(persistMessage as never));
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     await branch.addMessage({ role: "system", content: "rules" });
     await branch.addMessage({ role: "user", content: "hi" });
     const rows = await store.listMessages({ sessionId: session.id });
@@ -303,7 +304,7 @@ describe("Branch messages (X7, X20)", () => {
     const session = new Session();
     const seen: Message[] = [];
     session.observe({ type: MessageAdded }, (s) => void seen.push(s.data as Message));
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     for (const content of ["a", "b", "c"]) await branch.addMessage({ role: "user", content });
     await session.drainSignals();
     assert.deepEqual(seen.map((m) => m.content), ["a", "b", "c"]);
@@ -341,7 +342,7 @@ describe("Session concurrency", () => {
     const store = new MemoryStore();
     const session = new Session({ store });
     await session.start();
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     const seenEmits: unknown[] = [];
     session.observe({ where: (p) => typeof p === "number" }, async (n) => {
       await Promise.resolve();

@@ -2,15 +2,14 @@
  * Message-persistence routing: send a branch's messages to one caller-supplied callback through
  * the session's bus instead of the default `persistMessage` handler (reference §2.6, X18).
  *
- * Written against structural types so `hooks/` never imports `session/`: a `Session` and a
- * `Branch` satisfy {@linkcode RoutableSession} and {@linkcode RoutableBranch}.
+ * Written against structural types: a `Session` and a `Branch` satisfy
+ * {@linkcode RoutableSession} and {@linkcode RoutableBranch}.
  *
  * @module
  */
 
-import type { HookBus, HookHandler } from "./bus.ts";
-import { persistMessage } from "./builtins.ts";
-import { HookPoint } from "./hook_point.ts";
+import { type HookBus, type HookHandler, HookPoint } from "../hooks/mod.ts";
+import { persistMessage } from "./persist_handlers.ts";
 
 /** What routing needs from a session: its (lazily made) bus. */
 export interface RoutableSession {
@@ -55,12 +54,11 @@ const routes = new WeakMap<object, Map<(message: never) => unknown, HookHandler>
  *
  * @example
  * ```ts
- * import { routeMessagePersistence, unrouteMessagePersistence } from "@hookscope/core/session";
- * import { Session } from "@hookscope/core/session";
+ * import { routeMessagePersistence, Session, unrouteMessagePersistence } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
  * const session = new Session();
- * const branch = session.defaultBranch!;
+ * const branch = session.defaultBranch;
  * const saved: unknown[] = [];
  * const onMessage = (message: unknown) => { saved.push(message); };
  * const handler = routeMessagePersistence(session, branch, onMessage);
@@ -125,7 +123,7 @@ export function routeMessagePersistence<M>(
  * import assert from "node:assert/strict";
  *
  * const session = new Session();
- * const branch = session.defaultBranch!;
+ * const branch = session.defaultBranch;
  * const handler = routeMessagePersistence(session, branch, () => {});
  * unrouteMessagePersistence(branch, handler);
  * assert.equal(session.hooks.handlersFor("message.add").includes(handler), false);

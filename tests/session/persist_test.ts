@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { persistMessage } from "../../hooks/mod.ts";
-import { routeMessagePersistence, unrouteMessagePersistence } from "../../hooks/persist.ts";
+import { persistMessage } from "../../session/mod.ts";
+import { routeMessagePersistence, unrouteMessagePersistence } from "../../session/persist.ts";
 import { MemoryStore } from "../../store/mod.ts";
 import { Branch, Session } from "../../session/mod.ts";
 
@@ -9,7 +9,7 @@ describe("routeMessagePersistence()", () => {
   it("routeMessagePersistence() removes the default persistMessage and forwards this branch's messages", async () => {
     const store = new MemoryStore();
     const session = new Session({ store });
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     const other = session.newBranch();
     const saved: unknown[] = [];
     routeMessagePersistence(session, branch, (message) => void saved.push(message));
@@ -33,7 +33,7 @@ describe("routeMessagePersistence()", () => {
 
   it("routeMessagePersistence() is idempotent per (branch, callback) (X18)", async () => {
     const session = new Session();
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     const saved: unknown[] = [];
     const onMessage = (message: unknown) => void saved.push(message);
     const first = routeMessagePersistence(session, branch, onMessage);
@@ -51,7 +51,7 @@ describe("routeMessagePersistence()", () => {
 
   it("unrouteMessagePersistence() removes the handler and the branch callback, and routing again works", async () => {
     const session = new Session();
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     const saved: unknown[] = [];
     const onMessage = (message: unknown) => void saved.push(message);
     const handler = routeMessagePersistence(session, branch, onMessage);
@@ -71,7 +71,7 @@ describe("routeMessagePersistence()", () => {
     const session = new Session();
     const before = session.hooks.handlersFor("message.add");
     assert.throws(
-      () => routeMessagePersistence(session, session.defaultBranch!, null as never),
+      () => routeMessagePersistence(session, session.defaultBranch, null as never),
       TypeError,
     );
     assert.throws(() => routeMessagePersistence(session, null as never, () => {}), TypeError);

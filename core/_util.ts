@@ -1,0 +1,22 @@
+// Private helpers shared across the scopes (never exported from an entry).
+
+/** Whether a value is a thenable: await only these on hot paths (a plain value costs a tick). */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function";
+}
+
+/** Options of {@linkcode messageOf}. */
+export interface MessageOfOptions {
+  /** Append `: <cause message>` when the error's `cause` is an `Error` (default `false`). */
+  withCause?: boolean;
+}
+
+/** The message of a thrown value: an `Error`'s message, anything else as a string. */
+export function messageOf(error: unknown, options?: MessageOfOptions): string {
+  if (!(error instanceof Error)) return String(error);
+  if (options?.withCause === true && error.cause instanceof Error) {
+    return `${error.message}: ${error.cause.message}`;
+  }
+  return error.message;
+}

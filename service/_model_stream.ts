@@ -1,0 +1,178 @@
+// IModel's streaming (private): per-chunk processing and the consumer-facing ReadableStream.
+
+import { EventStatus, HookPhaseError } from "../core/mod.ts";
+import type { APICalling } from "./api_calling.ts";
+import type { StreamChunk } from "./endpoint.ts";
+import type { HookRegistry } from "./hook_registry.ts";
+import type { ModelCallOptions } from "./model_options.ts";
+import type { HookCallResult } from "./types.ts";
+import { dispatchHook, INTERNALS } from "./_dispatch.ts";
+import { isThenable } from "../core/_util.ts";
+
+/** What chunk processing needs from a model. */
+export interface ChunkProcessorModel {
+  readonly hookRegistry: HookRegistry;
+  readonly exitHook: boolean;
+  readonly streamingProcessFunc: ((chunk: StreamChunk) => unknown) | null;
+}
+
+/**
+ * One chunk through the registry handler for its type (which wins) or `streamingProcessFunc`:
+ * the replacement, or `null` to keep the chunk. Synchronous when the handler is.
+ */
+export function processChunk(
+  model: ChunkProcessorModel,
+  chunk: StreamChunk,
+  signal: AbortSignal,
+): unknown {
+  const key = chunk !== null && typeof chunk === "object"
+    ? (chunk as { type?: unknown }).type
+    : undefined;
+  if (typeof key === "string" && INTERNALS.get(model.hookRegistry)?.stream.has(key)) {
+    const outcome = dispatchHook(model.hookRegistry, null, {
+      chunkType: key as StreamChunk["type"],
+      chunk,
+      shouldExit: model.exitHook,
+      signal,
+    });
+    return isThenable(outcome) ? outcome.then(chunkResult) : chunkResult(outcome);
+  }
+  const fn = model.streamingProcessFunc;
+  if (fn) {
+    const out = fn(chunk);
+    return isThenable(out) ? Promise.resolve(out).then((v) => v ?? null) : out ?? null;
+  }
+  return null;
+}
+
+function chunkResult(outcome: HookCallResult): unknown {
+  // A failed handler (thrown, or cancelled) has a status; a successful one has status null.
+  if (outcome.status !== null) {
+    if (!outcome.shouldExit) return null;
+    // Whatever was thrown (an Error, a string, the abort reason) is the cause.
+    throw outcome.error ?? new HookPhaseError("Streaming hook requested exit without a cause");
+  }
+  const result = outcome.result;
+  // A returned Error keeps the original chunk; a plain object with `name`/`message` replaces it.
+  if (result === undefined || result === null || result instanceof Error) return null;
+  return result;
+}
+
+/** What the stream needs from its model. */
+export interface StreamHost {
+  /** Creates the event (with `stream: true` in the request). */
+  createEvent(request: Record<string, unknown>, options?: ModelCallOptions): Promise<APICalling>;
+  /** Processes one chunk (see {@linkcode processChunk}). */
+  process(chunk: StreamChunk, signal: AbortSignal): unknown;
+  /** Tells observers the call started. */
+  started(event: APICalling): void;
+  /** Tells observers about a delivered chunk. */
+  delivered(event: APICalling, chunk: StreamChunk): void;
+  /** Tells observers the call ended. */
+  ended(event: APICalling): void;
+}
+
+/** `IModel.stream`: see its documentation. */
+export function modelStream(
+  host: StreamHost,
+  request: Record<string, unknown>,
+  options?: ModelCallOptions,
+): ReadableStream<StreamChunk> {
+  if (request === null || typeof request !== "object" || Array.isArray(request)) {
+    throw new TypeError(`Cannot stream: request must be an object`);
+  }
+  const signal = options?.signal;
+  // Chunk handlers see the caller's abort and the consumer's cancel through one signal.
+  const stop = new AbortController();
+  const chunkSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+  let reader: ReadableStreamDefaultReader<unknown> | null = null;
+  let opening: Promise<ReadableStreamDefaultReader<unknown>> | null = null;
+  let created: APICalling | null = null;
+  let ended = false;
+  let onCallerAbort: (() => void) | null = null;
+  const release = () => {
+    if (onCallerAbort) signal?.removeEventListener("abort", onCallerAbort);
+    onCallerAbort = null;
+  };
+  const end = () => {
+    release();
+    if (ended || !created) return;
+    ended = true;
+    host.ended(created);
+  };
+  const open = () =>
+    opening ??= host.createEvent({ ...request, stream: true }, options).then((event) => {
+      created = event;
+      options?.onEvent?.(event);
+      host.started(event);
+      reader = event.stream({ signal }).getReader();
+      return reader;
+    });
+  let listening = false;
+  return new ReadableStream<StreamChunk>({
+    pull: async (controller) => {
+      if (!listening && signal && !signal.aborted) {
+        // From the first read on (a stream never read sends nothing and holds no listener), a
+        // caller abort ends the stream at once, even while the consumer is not reading: the
+        // event is CANCELLED, so observers hear post_call without waiting for another read.
+        listening = true;
+        onCallerAbort = () => {
+          controller.error(signal.reason);
+          // After the event's own abort listener (registered later) has made it CANCELLED.
+          queueMicrotask(end);
+        };
+        signal.addEventListener("abort", onCallerAbort, { once: true });
+      }
+      let source: ReadableStreamDefaultReader<unknown>;
+      try {
+        source = await open();
+      } catch (error) {
+        release();
+        throw error;
+      }
+      let next: ReadableStreamReadResult<unknown>;
+      try {
+        next = await source.read();
+      } catch (error) {
+        end();
+        throw error;
+      }
+      if (next.done) {
+        end();
+        controller.close();
+        return;
+      }
+      const chunk = next.value as StreamChunk;
+      let processed: unknown;
+      try {
+        processed = host.process(chunk, chunkSignal);
+        if (isThenable(processed)) processed = await processed;
+      } catch (error) {
+        if (chunkSignal.aborted) {
+          // The caller aborted or the consumer cancelled while a handler ran: the event has
+          // already ended CANCELLED and the request is closed.
+          end();
+          throw error;
+        }
+        // Stop the provider stream (closing the request), then record why the event ended.
+        await source.cancel(error).catch(() => {});
+        const event = created as APICalling | null;
+        if (event) {
+          event.execution.status = EventStatus.FAILED;
+          event.execution.error = error;
+        }
+        end();
+        throw error;
+      }
+      const delivered = (processed ?? chunk) as StreamChunk;
+      if (created) host.delivered(created, delivered);
+      controller.enqueue(delivered);
+    },
+    cancel: async (reason) => {
+      stop.abort(reason ?? new DOMException("Stream cancelled", "AbortError"));
+      if (reader) await reader.cancel(reason);
+      else if (opening) await (await opening.catch(() => null))?.cancel(reason);
+      end();
+    },
+  }, { highWaterMark: 0 });
+}

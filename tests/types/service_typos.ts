@@ -1,0 +1,97 @@
+// Compile-time checks of the service scope's typed keys: checked by `deno check`, never run.
+// Every `@ts-expect-error` line must be an error; if a type loosens, `deno check` fails here.
+
+import {
+  type APICalling,
+  type ChunkOf,
+  FunctionEndpoint,
+  HookRegistry,
+  IModel,
+  type StreamChunkType,
+} from "../../service/mod.ts";
+
+export function serviceTypos(): void {
+  // Phase keys: the three camelCase spellings (and the deprecated aliases) only.
+  new HookRegistry({
+    hooks: { preInvoke: () => {}, postInvoke: () => {}, preEventCreate: () => {} },
+  });
+  // @ts-expect-error a misspelled phase key
+  new HookRegistry({ hooks: { pre_invok: () => {} } });
+  // @ts-expect-error a misspelled camelCase phase key
+  new HookRegistry({ hooks: { preInvok: () => {} } });
+  // @ts-expect-error not a phase
+  new HookRegistry({ hooks: { before_call: () => {} } });
+  // @ts-expect-error a handler must be a function
+  new HookRegistry({ hooks: { preInvoke: "log" } });
+
+  // Stream chunk types: the StreamChunk `type` values only.
+  new HookRegistry({ streamHandlers: { text: () => {}, tool_call: () => {} } });
+  // @ts-expect-error a misspelled chunk type
+  new HookRegistry({ streamHandlers: { txt: () => {} } });
+  // @ts-expect-error a camelCase chunk type
+  new HookRegistry({ streamHandlers: { toolCall: () => {} } });
+  // @ts-expect-error a misspelled chunk type on onChunk
+  new HookRegistry().onChunk("txt", () => {});
+  // @ts-expect-error an empty chunk type
+  new HookRegistry().onChunk("", () => {});
+  // @ts-expect-error canHandle asks about a chunk type that does not exist
+  new HookRegistry().canHandle({ chunkType: "txt" });
+
+  // @ts-expect-error call() runs a chunk type that does not exist
+  void new HookRegistry().call(null, { chunkType: "txt" });
+  // @ts-expect-error call() runs a phase that does not exist
+  void new HookRegistry().call(null, { hookType: "pre_invok" });
+
+  // The phase handler's event is typed, not `unknown`.
+  new HookRegistry({
+    hooks: {
+      preInvoke: (event) => {
+        const payload: Record<string, unknown> = event.payload;
+        // @ts-expect-error an APICalling has no `paylod`
+        void event.paylod;
+        return payload;
+      },
+      // The pre-create handler gets the event class.
+      preEventCreate: (eventClass) => {
+        const name: string = eventClass.name;
+        // @ts-expect-error the class, not an event: it has no payload
+        void eventClass.payload;
+        return name;
+      },
+    },
+  });
+  new HookRegistry().postInvoke((event: APICalling) => event.status);
+  // @ts-expect-error the event is not a string
+  new HookRegistry().postInvoke((event: string) => event);
+
+  // A stream handler's chunk is typed per chunk type.
+  new HookRegistry({
+    streamHandlers: {
+      text: (_e, _type, chunk) => chunk.text.toUpperCase(),
+      // @ts-expect-error a usage chunk has no text
+      usage: (_e, _type, chunk) => chunk.text,
+    },
+  });
+  new HookRegistry().onChunk("tool_call", (_e, _type, chunk) => chunk.arguments);
+  // @ts-expect-error a tool-call chunk has no finishReason
+  new HookRegistry().onChunk("tool_call", (_e, _type, chunk) => chunk.finishReason);
+  const chunkType: StreamChunkType = "done";
+  const done: ChunkOf<"done"> = { type: "done", finishReason: null };
+  void chunkType;
+  void done;
+  // @ts-expect-error not a chunk type
+  const badType: StreamChunkType = "txt";
+  void badType;
+
+  // The same keys are checked when a model builds its registry.
+  const endpoint = new FunctionEndpoint({ call: () => "ok" });
+  new IModel({ model: "m", endpoint, hookRegistry: { hooks: { postInvoke: () => {} } } });
+  // @ts-expect-error a misspelled phase key in a model's registry
+  new IModel({ model: "m", endpoint, hookRegistry: { hooks: { post_invok: () => {} } } });
+  // @ts-expect-error a misspelled chunk type in a model's registry
+  new IModel({ model: "m", endpoint, hookRegistry: { streamHandlers: { txt: () => {} } } });
+  // @ts-expect-error a misspelled model option
+  new IModel({ model: "m", endpoint, hookRegistery: {} });
+  // @ts-expect-error a misspelled call option
+  void new IModel({ model: "m", endpoint }).invoke({}, { preInvokeTimeoutMs: 5 });
+}

@@ -214,11 +214,11 @@ export const COMMAND_NOT_FOUND_PREFIX = "hookscope-sandbox: command not found: "
 
 const CGROUP_PROCS = "/run/hookscope/cgroup.procs";
 
-// Runs inside the sandbox as `/bin/sh -c WRAPPER hookscope-sandbox MODE MAX ARGV...`: joins the
+// Runs inside the sandbox as `/bin/sh -c WRAPPER hookscope-sandbox MODE MAX PWD ARGV...`: joins the
 // run's pids cgroup (or sets RLIMIT_NPROC), then replaces itself with the program. The program's
 // words are positional parameters, never parsed as shell text.
 const WRAPPER = [
-  "mode=$1; max=$2; shift 2",
+  'mode=$1; max=$2; pwd=$3; shift 3; if [ "$pwd" = drop ]; then unset PWD OLDPWD; fi',
   `if [ "$mode" = cgroup ]; then echo 0 > ${CGROUP_PROCS} || { echo "hookscope-sandbox: cannot join the process cap" >&2; exit 126; }; fi`,
   `command -v "$1" > /dev/null 2>&1 || { printf '${COMMAND_NOT_FOUND_PREFIX}%s\\n' "$1" >&2; exit 127; }`,
   `if [ "$mode" = rlimit ]; then exec prlimit --nproc="$max:$max" -- "$@"; fi`,
@@ -326,6 +326,7 @@ export async function bwrapArgs(
   place: SandboxPlace,
   argv: readonly string[],
   cgroupProcs: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
 ): Promise<string[]> {
   systemMounts ??= buildSystemMounts();
   const args = [
@@ -355,7 +356,8 @@ export async function bwrapArgs(
   args.push(
     cgroupProcs !== undefined ? "cgroup" : sandbox.processLimit === "rlimit" ? "rlimit" : "none",
   );
-  args.push(String(sandbox.maxProcesses), ...argv);
+  // The shell exports PWD; drop it again unless the caller's environment had it.
+  args.push(String(sandbox.maxProcesses), env.PWD === undefined ? "drop" : "keep", ...argv);
   return args;
 }
 
@@ -388,9 +390,12 @@ export async function runSandboxed(
     }
   }
   try {
-    const args = await bwrapArgs(sandbox, place, options.argv, cgroup?.procs);
-    const env: Record<string, string> = { ...(options.env ?? {}) };
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(options.env ?? process.env)) {
+      if (typeof value === "string") env[key] = value;
+    }
     if (!env.PATH) env.PATH = FALLBACK_PATH;
+    const args = await bwrapArgs(sandbox, place, options.argv, cgroup?.procs, env);
     return await runProcess({ ...options, argv: [sandbox.bwrap, ...args], env });
   } finally {
     await cgroup?.remove();

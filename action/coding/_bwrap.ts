@@ -22,10 +22,12 @@ import {
 import process from "node:process";
 import { isInside } from "../_path.ts";
 import { runProcess, type RunProcessOptions, type RunProcessResult } from "./_process.ts";
-import { DEFAULT_MAX_PROCESSES, detectSandbox, type SandboxOptions } from "./sandbox.ts";
-
-/** What caps the number of processes in a sandboxed run. */
-export type ProcessLimitMode = "cgroup" | "rlimit" | "none";
+import {
+  DEFAULT_MAX_PROCESSES,
+  detectSandbox,
+  type ProcessLimitMode,
+  type SandboxOptions,
+} from "./sandbox.ts";
 
 const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
 

@@ -8,11 +8,17 @@
  */
 
 import process from "node:process";
-import { findProgram, type ProcessLimitMode, processLimitMode } from "./_bwrap.ts";
+import { findProgram, processLimitMode } from "./_bwrap.ts";
 import { runProcess } from "./_process.ts";
 
 /** The sandbox kinds a program can run under. */
 export type SandboxKind = "bubblewrap" | "none";
+
+/**
+ * What caps the number of processes in a sandboxed run: a pids `"cgroup"`, `RLIMIT_NPROC`
+ * (`"rlimit"`) or nothing (`"none"`).
+ */
+export type ProcessLimitMode = "cgroup" | "rlimit" | "none";
 
 /** How the coding tools sandbox the programs they run (bash, formatters). */
 export interface SandboxOptions {

@@ -7,9 +7,7 @@
  * @module
  */
 
-import { constants } from "node:fs";
 import {
-  access,
   lstat,
   mkdir,
   readFile,
@@ -31,6 +29,10 @@ import {
 
 const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
 
+function isExecutable(info: { isFile(): boolean; mode: number }): boolean {
+  return info.isFile() && (info.mode & 0o111) !== 0;
+}
+
 /** Finds a program: a path (made absolute) or a name on `PATH`; `undefined` when missing. */
 export async function findProgram(name: string): Promise<string | undefined> {
   const candidates: string[] = [];
@@ -43,9 +45,8 @@ export async function findProgram(name: string): Promise<string | undefined> {
   }
   for (const candidate of candidates) {
     try {
-      if (!(await stat(candidate)).isFile()) continue;
-      await access(candidate, constants.X_OK);
-      return candidate;
+      // Mode bits, not access(X_OK): Deno's access() needs --allow-sys=uid.
+      if (isExecutable(await stat(candidate))) return candidate;
     } catch {
       // not here
     }
@@ -90,7 +91,12 @@ async function detectLimit(): Promise<{ mode: ProcessLimitMode; base?: CgroupBas
     // no cgroup v2 root here
   }
   // RLIMIT_NPROC holds for every user but root (the kernel exempts uid 0 outside the sandbox).
-  const uid = typeof process.getuid === "function" ? process.getuid() : 0;
+  let uid = 0;
+  try {
+    uid = typeof process.getuid === "function" ? process.getuid() ?? 0 : 0;
+  } catch {
+    // Deno without --allow-sys=uid: assume root, the case where RLIMIT_NPROC does not hold
+  }
   if (uid !== 0 && (await findProgramIn("prlimit")) !== undefined) return { mode: "rlimit" };
   return { mode: "none" };
 }
@@ -98,8 +104,7 @@ async function detectLimit(): Promise<{ mode: ProcessLimitMode; base?: CgroupBas
 async function findProgramIn(name: string): Promise<string | undefined> {
   for (const dir of ["/usr/bin", "/bin"]) {
     try {
-      await access(`${dir}/${name}`, constants.X_OK);
-      return `${dir}/${name}`;
+      if (isExecutable(await stat(`${dir}/${name}`))) return `${dir}/${name}`;
     } catch {
       // not here
     }

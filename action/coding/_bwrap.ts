@@ -10,6 +10,7 @@
 import {
   lstat,
   mkdir,
+  readdir,
   readFile,
   readlink,
   realpath,
@@ -78,13 +79,38 @@ async function canUseCgroup(dir: string): Promise<boolean> {
   }
 }
 
+// Removes the empty run cgroups a process that died mid-run left behind.
+async function removeStale(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const match = /^hookscope-([0-9]+)-[0-9]+$/.exec(name);
+    if (!match || Number(match[1]) === process.pid) continue;
+    try {
+      process.kill(Number(match[1]), 0);
+      continue; // its process is alive
+    } catch (error) {
+      if ((error as { code?: string }).code !== "ESRCH") continue;
+    }
+    await rmdir(`${dir}/${name}`).catch(() => {});
+  }
+}
+
 async function detectLimit(): Promise<{ mode: ProcessLimitMode; base?: CgroupBase }> {
   // cgroup v1 pids hierarchy, then a cgroup v2 root that delegates the pids controller.
   const v1 = "/sys/fs/cgroup/pids";
-  if (await canUseCgroup(v1)) return { mode: "cgroup", base: { dir: v1 } };
+  if (await canUseCgroup(v1)) {
+    await removeStale(v1);
+    return { mode: "cgroup", base: { dir: v1 } };
+  }
   try {
     const control = await readFile("/sys/fs/cgroup/cgroup.subtree_control", "utf8");
     if (control.split(/\s+/).includes("pids") && await canUseCgroup("/sys/fs/cgroup")) {
+      await removeStale("/sys/fs/cgroup");
       return { mode: "cgroup", base: { dir: "/sys/fs/cgroup" } };
     }
   } catch {
@@ -388,6 +414,11 @@ export async function runSandboxed(
       if (typeof value === "string") env[key] = value;
     }
     if (!env.PATH) env.PATH = FALLBACK_PATH;
+    // A host TMPDIR the sandbox cannot see would break mktemp and friends: use its /tmp.
+    const visible = [place.workspace, ...sandbox.writable, "/tmp", "/var/tmp"];
+    if (env.TMPDIR !== undefined && !visible.some((dir) => isInside(dir, env.TMPDIR))) {
+      env.TMPDIR = "/tmp";
+    }
     const args = await bwrapArgs(sandbox, place, options.argv, cgroup?.procs, env);
     return await runProcess({ ...options, argv: [sandbox.bwrap, ...args], env });
   } finally {

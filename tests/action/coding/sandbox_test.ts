@@ -216,6 +216,21 @@ socket.on("error", (error) => { console.log(error.code); process.exit(3); });
     assert.equal(await survivor(`sleep 1${marker}`), false);
   });
 
+  it("a host TMPDIR the sandbox cannot see becomes its /tmp; one in the workspace stays", async () => {
+    const name = script("tmpdir.sh", 'echo "$TMPDIR"\nmktemp\n');
+    for (const [given, seen] of [["/nonexistent-host-tmp", "/tmp"], [box.ws, box.ws]]) {
+      const tmp = managerWith({
+        workspaceRoot: box.ws,
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", TMPDIR: given },
+      });
+      const result = await run(tmp, "bash", { command: `sh ${name}` });
+      assert.equal(result.success, true, JSON.stringify(result));
+      const [dir, made] = String(result.stdout).trim().split("\n");
+      assert.equal(dir, seen);
+      assert.ok(made.startsWith(`${seen}/tmp.`), made);
+    }
+  });
+
   it("the bash tool's description says it runs in bubblewrap", () => {
     const tool = new CodingToolkit({ workspaceRoot: box.ws, tools: ["bash"] }).tools()[0];
     assert.match(tool.description ?? "", /bubblewrap sandbox/);

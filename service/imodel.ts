@@ -15,7 +15,8 @@ import { globalHookLogger } from "./hook_logger.ts";
 import { HookRegistry, type HookRegistryInit } from "./hook_registry.ts";
 import { dispatchHook, INTERNALS } from "./_dispatch.ts";
 import type { HookCallResult } from "./types.ts";
-import { isThenable, NEVER_ABORTED } from "./_util.ts";
+import { anySignal } from "../core/_abort.ts";
+import { isThenable, neverAborted } from "./_util.ts";
 
 /** The default pre-event-create hook deadline, in milliseconds. */
 export const DEFAULT_CREATE_EVENT_HOOK_TIMEOUT_MS = 10_000;
@@ -363,7 +364,7 @@ export class IModel {
     const signal = options?.signal;
     // Chunk handlers see the caller's abort and the consumer's cancel through one signal.
     const stop = new AbortController();
-    const chunkSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+    const chunkSignal = signal ? anySignal([signal, stop.signal]) : stop.signal;
     let reader: ReadableStreamDefaultReader<unknown> | null = null;
     let opening: Promise<ReadableStreamDefaultReader<unknown>> | null = null;
     let created: APICalling | null = null;
@@ -466,7 +467,7 @@ export class IModel {
    */
   processChunk(chunk: StreamChunk, options?: { signal?: AbortSignal }): Promise<unknown> {
     try {
-      const out = this.#process(chunk, options?.signal ?? NEVER_ABORTED);
+      const out = this.#process(chunk, options?.signal ?? neverAborted());
       return isThenable(out) ? Promise.resolve(out) : Promise.resolve(out ?? null);
     } catch (error) {
       return Promise.reject(error);

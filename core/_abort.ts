@@ -53,3 +53,16 @@ export function timeoutSignal(ms: number): AbortSignal {
   }, ms);
   return controller.signal;
 }
+
+/**
+ * Whether `value` is an AbortSignal, also one from another realm (an iframe, or the host's
+ * `Request.signal` inside the Edge runtime emulator), where `instanceof AbortSignal` is false.
+ */
+export function isAbortSignal(value: unknown): value is AbortSignal {
+  if (value instanceof AbortSignal) return true;
+  return typeof value === "object" && value !== null &&
+    Object.prototype.toString.call(value) === "[object AbortSignal]" &&
+    typeof (value as AbortSignal).aborted === "boolean" &&
+    typeof (value as AbortSignal).addEventListener === "function" &&
+    typeof (value as AbortSignal).removeEventListener === "function";
+}

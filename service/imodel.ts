@@ -15,7 +15,7 @@ import { globalHookLogger } from "./hook_logger.ts";
 import { HookRegistry, type HookRegistryInit } from "./hook_registry.ts";
 import { dispatchHook, INTERNALS } from "./_dispatch.ts";
 import type { HookCallResult } from "./types.ts";
-import { anySignal } from "../core/_abort.ts";
+import { anySignal, isAbortSignal } from "../core/_abort.ts";
 import { isThenable, neverAborted } from "./_util.ts";
 
 /** The default pre-event-create hook deadline, in milliseconds. */
@@ -538,7 +538,7 @@ function validateCreateEventOptions(opts: CreateEventOptions): void {
       throw new TypeError(`Cannot create event: ${phase}HookParams must be an object`);
     }
   }
-  if (opts.signal !== undefined && !(opts.signal instanceof AbortSignal)) {
+  if (opts.signal !== undefined && !isAbortSignal(opts.signal)) {
     throw new TypeError(`Cannot create event: signal must be an AbortSignal`);
   }
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { anySignal, neverAborted, timeoutSignal } from "../../core/_abort.ts";
+import { anySignal, isAbortSignal, neverAborted, timeoutSignal } from "../../core/_abort.ts";
 import { FunctionEndpoint, IModel } from "../../service/mod.ts";
 
 const statics = AbortSignal as unknown as Record<string, unknown>;
@@ -27,6 +27,20 @@ describe("core/_abort.ts", () => {
   it("neverAborted() is one shared signal that is not aborted", () => {
     assert.equal(neverAborted(), neverAborted());
     assert.equal(neverAborted().aborted, false);
+  });
+
+  it("isAbortSignal() accepts a signal of another realm and rejects look-alikes", () => {
+    assert.equal(isAbortSignal(new AbortController().signal), true);
+    const foreign = {
+      [Symbol.toStringTag]: "AbortSignal",
+      aborted: false,
+      addEventListener() {},
+      removeEventListener() {},
+    };
+    assert.equal(isAbortSignal(foreign), true);
+    assert.equal(isAbortSignal({ aborted: false, addEventListener() {} }), false);
+    assert.equal(isAbortSignal({ ...foreign, aborted: "no" }), false);
+    assert.equal(isAbortSignal(null), false);
   });
 
   it("anySignal() without AbortSignal.any aborts with the first source's reason", () => {

@@ -136,7 +136,11 @@ describe("chromium (headless /usr/bin/chromium via playwright-core, bundled ES m
     page = context.pages()[0] ?? await context.newPage();
     page.on("pageerror", (error) => consoleErrors.push(error.message));
     await page.goto(pages.url, { timeout: 30_000 });
-    await page.waitForFunction(() => document.title === "ready", null, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => (globalThis as unknown as { document: { title: string } }).document.title === "ready",
+      null,
+      { timeout: 30_000 },
+    );
   });
   after(async () => {
     await context?.close();

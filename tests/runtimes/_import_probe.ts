@@ -17,12 +17,17 @@ interface Call {
 }
 
 const calls: Call[] = [];
-let current = "(probe)";
+/** The module being imported (or the self-test); `null` records nothing (runtime internals). */
+let current: string | null = null;
 const g = globalThis as unknown as Record<string, unknown>;
 
 function record(api: string): void {
-  calls.push({ api, module: current });
+  if (current !== null) calls.push({ api, module: current });
 }
+
+// Some globals are lazy getters whose first read loads runtime internals (Node 24 loads undici
+// for WebSocket, which makes an AbortController): read them all before instrumenting anything.
+for (const name of ["fetch", "WebSocket", "EventSource", "crypto", "AbortController"]) void g[name];
 
 function wrapFunction(owner: Record<string, unknown>, key: string, label: string): void {
   const original = owner[key];
@@ -80,6 +85,7 @@ if (crypto) {
 // Prove the instrumentation is live before trusting an empty result.
 const selfTest: string[] = [];
 {
+  current = "(self-test)";
   const before = calls.length;
   clearTimeout(setTimeout(() => {}, 0) as never);
   new AbortController();
@@ -87,6 +93,7 @@ const selfTest: string[] = [];
   Math.random();
   for (const c of calls.slice(before)) selfTest.push(c.api);
   calls.length = before;
+  current = null;
 }
 
 const root = new URL("../../", import.meta.url);
@@ -99,5 +106,5 @@ for (const path of process.argv.slice(2)) {
     errors.push({ module: path, error: String((error as Error)?.stack ?? error) });
   }
 }
-current = "(done)";
+current = null;
 console.log(`PROBE ${JSON.stringify({ calls, errors, selfTest })}`);

@@ -21,8 +21,30 @@ const calls: Call[] = [];
 let current: string | null = null;
 const g = globalThis as unknown as Record<string, unknown>;
 
+const ROOT_PATH = decodeURIComponent(new URL("../../", import.meta.url).pathname);
+(Error as { stackTraceLimit?: number }).stackTraceLimit = 200;
+
+/**
+ * Whether the current stack runs code of this repository (a library module, or a test fixture),
+ * not only the runtime's or the TypeScript loader's own code (tsx, on Node 24 in this thread,
+ * writes its cache with setImmediate while it compiles a module for the first time).
+ */
+function fromOurCode(): boolean {
+  const stack = new Error().stack ?? "";
+  for (const line of stack.split("\n").slice(1)) {
+    const at = line.indexOf(ROOT_PATH);
+    if (at < 0) continue;
+    const rest = line.slice(at + ROOT_PATH.length);
+    if (rest.startsWith("node_modules/") || rest.startsWith("tests/runtimes/")) continue;
+    return true;
+  }
+  return false;
+}
+
 function record(api: string): void {
-  if (current !== null) calls.push({ api, module: current });
+  if (current === null) return;
+  if (current !== "(self-test)" && !fromOurCode()) return;
+  calls.push({ api, module: current });
 }
 
 // Some globals are lazy getters whose first read loads runtime internals (Node 24 loads undici

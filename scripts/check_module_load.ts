@@ -5,8 +5,9 @@
  * For every module in the import graph of those entries (found by esbuild), the TypeScript is
  * stripped (esbuild) and parsed (acorn), then:
  * - anywhere in the module: no `Deno.*`, `process.*`, `Bun.*`, `require(…)`, no import of a
- *   `node:` module or of a package outside {@linkcode ALLOWED_PACKAGES}, and no direct
- *   `AbortSignal.any` / `AbortSignal.timeout` (use `core/_abort.ts`, which has the fallback);
+ *   `node:` module or of a package outside {@linkcode ALLOWED_PACKAGES}, no direct
+ *   `AbortSignal.any` / `AbortSignal.timeout` (use `core/_abort.ts`, which has the fallback) and
+ *   no `instanceof AbortSignal` (false across realms: use `isAbortSignal` from the same file);
  * - in code that runs at module load (top-level statements, variable initialisers, class static
  *   members, computed keys, decorators, IIFEs): no call or `new` other than the known-pure
  *   built-ins in {@linkcode PURE_CALLS}. So a top-level `new AbortController()`, `setTimeout(…)`,
@@ -191,6 +192,16 @@ export async function checkSource(
           `uses AbortSignal.${prop} directly (missing in edge runtimes: use core/_abort.ts)`,
         );
       }
+    }
+    if (
+      node.type === "BinaryExpression" && node.operator === "instanceof" &&
+      node.right.type === "Identifier" && node.right.name === "AbortSignal" &&
+      file !== ABORT_HELPER
+    ) {
+      report(
+        node,
+        "checks instanceof AbortSignal (false for a signal of another realm: use isAbortSignal)",
+      );
     }
     if (
       node.type === "CallExpression" && node.callee.type === "Identifier" &&

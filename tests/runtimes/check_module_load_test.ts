@@ -66,6 +66,7 @@ describe("scripts/check_module_load.ts", () => {
         "export function g(s: AbortSignal): AbortSignal { return AbortSignal.any([s]); }",
         "export function h(): AbortSignal { return AbortSignal.timeout(5); }",
         "export const r = readFileSync;",
+        "export const isSignal = (v: unknown): boolean => v instanceof AbortSignal;",
       ].join("\n"),
       ["node:fs", "left-pad"],
     );
@@ -78,6 +79,7 @@ describe("scripts/check_module_load.ts", () => {
       "2 uses the runtime-specific global Bun",
       "3 uses AbortSignal.any directly (missing in edge runtimes: use core/_abort.ts)",
       "4 uses AbortSignal.timeout directly (missing in edge runtimes: use core/_abort.ts)",
+      "6 checks instanceof AbortSignal (false for a signal of another realm: use isAbortSignal)",
     ]);
   });
 });

@@ -6,6 +6,7 @@
 
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { timeoutSignal } from "../core/_abort.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { runCodingAgent } from "./agent_run.ts";
@@ -58,7 +59,7 @@ export function checkBaseURL(value: unknown): string {
 
 async function checkReachable(baseURL: string): Promise<void> {
   try {
-    const response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(5000) });
+    const response = await fetch(`${baseURL}/models`, { signal: timeoutSignal(5000) });
     await response.body?.cancel();
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;

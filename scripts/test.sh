@@ -36,7 +36,7 @@ if [ -n "$missing" ]; then
 fi
 
 mkdir -p tmp
-# The formatter test runs apart under Deno with --allow-run narrowed to the formatter (node).
+# The formatter test runs apart under Deno with --allow-run narrowed to the formatter (node) and bwrap.
 narrow="tests/action/coding/auto_format_test.ts"
 hosts_dir="tests/runtimes/hosts/"
 files=()
@@ -103,7 +103,7 @@ for f in "${files[@]}"; do [ "$f" = "$narrow" ] || deno_main+=("$f"); done
 code=${PIPESTATUS[0]}
 read -r p f < <(deno_counts tmp/deno-test.log)
 if [ -f "$narrow" ]; then
-  "$bin/deno" test --allow-read --allow-write --allow-env --allow-run=node "$narrow" 2>&1 |
+  "$bin/deno" test --allow-read --allow-write --allow-env --allow-run=node,bwrap "$narrow" 2>&1 |
     tee tmp/deno-narrow.log
   code2=${PIPESTATUS[0]}
   read -r p2 f2 < <(deno_counts tmp/deno-narrow.log)

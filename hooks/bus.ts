@@ -153,6 +153,8 @@ export interface ToolPostFold {
 
 const NO_STRINGS: readonly string[] = Object.freeze([]);
 const NO_SHADOW: readonly ShadowVerdict[] = Object.freeze([]);
+// Created on first use, not at module load.
+let NO_PRE_PROMISE: Promise<ToolPreFold> | null = null;
 const NO_PRE_DECISION: ToolPreFold = Object.freeze({
   verdict: "none",
   updatedArgs: undefined,
@@ -452,7 +454,12 @@ export class HookBus {
         }
       }
       const recorded = this.#record(point, body);
-      const fold = point === HookPoint.TOOL_PRE ? NO_PRE_DECISION : postFold(body.result);
+      if (point === HookPoint.TOOL_PRE) {
+        return recorded === RESOLVED
+          ? (NO_PRE_PROMISE ??= Promise.resolve(NO_PRE_DECISION))
+          : recorded.then(() => NO_PRE_DECISION);
+      }
+      const fold = postFold(body.result);
       return recorded === RESOLVED ? Promise.resolve(fold) : recorded.then(() => fold);
     }
     return this.#start(point, body, DECIDE, options, 0) as Promise<ToolPreFold | ToolPostFold>;

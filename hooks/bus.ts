@@ -587,7 +587,17 @@ export class HookBus {
     try {
       for (let i = start; i < entries.length; i++) {
         const entry = entries[i];
-        if (entry.match !== null && !this.#matches(entry, run.current, run.point)) continue;
+        const match = entry.match;
+        if (match !== null) {
+          let hit: boolean;
+          try {
+            hit = match(run.current);
+          } catch (error) {
+            this.#report(error, run.point, "handler");
+            hit = false;
+          }
+          if (!hit) continue;
+        }
         if (entry.once) entry.dispose?.();
         let value: unknown;
         try {

@@ -24,6 +24,7 @@
 
 export { Element, Event, EventStatus, HookPhaseError } from "../core/mod.ts";
 export type { ElementInit, EventRunOptions, Execution } from "../core/mod.ts";
+export { REDACTED, redactSecrets } from "../core/mod.ts";
 export * from "./hook_event_type.ts";
 export * from "./types.ts";
 export * from "./hook_registry.ts";

@@ -1,0 +1,114 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { redactSecrets } from "../../service/mod.ts";
+
+const KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/+=.~";
+
+/** Every encoding of a credential the redaction must catch. */
+export const ENCODINGS: Record<string, (key: string) => string> = {
+  raw: (k) => k,
+  upper: (k) => k.toUpperCase(),
+  lower: (k) => k.toLowerCase(),
+  bearer: (k) => `Bearer ${k}`,
+  splitNewline: (k) => `${k.slice(0, 5)}\n${k.slice(5)}`,
+  splitSpaces: (k) => k.split("").join(k.length % 2 ? " " : "\r\n  "),
+  base64: (k) => btoa(k),
+  base64Bearer: (k) => btoa(`Bearer ${k}`),
+  base64url: (k) => btoa(k).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""),
+  base64urlBearer: (k) =>
+    btoa(`Bearer ${k}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""),
+  base64Basic: (k) => btoa(`user:${k}`),
+  base64Wrapped: (k) => (btoa(`Bearer ${k}`).match(/.{1,8}/g) ?? []).join("\n"),
+  url: (k) => encodeURIComponent(k),
+  urlLower: (k) => encodeURIComponent(k).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+  urlAll: (k) =>
+    k.split("").map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`).join(""),
+  jsonSlash: (k) => JSON.stringify(k).slice(1, -1).replace(/\//g, "\\/"),
+  jsonUnicode: (k) =>
+    k.split("").map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
+  htmlNumeric: (k) => k.replace(/[/+=]/g, (c) => `&#${c.charCodeAt(0)};`),
+  htmlHex: (k) => k.split("").map((c) => `&#x${c.charCodeAt(0).toString(16)};`).join(""),
+  htmlNamed: (k) => k.replace(/\//g, "&sol;").replace(/\+/g, "&plus;").replace(/=/g, "&equals;"),
+  jsonOfUrl: (k) => JSON.stringify(encodeURIComponent(k)).slice(1, -1).replace(/%/g, "\\u0025"),
+  hex: (k) =>
+    Array.from(new TextEncoder().encode(k)).map((b) => b.toString(16).padStart(2, "0")).join(""),
+};
+
+const keyArb = fc.string({ unit: fc.constantFrom(...KEY_CHARS), minLength: 12, maxLength: 64 });
+const filler = fc.string({ unit: fc.constantFrom(...' abcxyz{}":,\n'), maxLength: 40 });
+
+/** Whether `text` still holds the key in any listed encoding. */
+function leaks(text: string, key: string): string | undefined {
+  const lower = text.toLowerCase();
+  for (const [name, encode] of Object.entries(ENCODINGS)) {
+    const encoded = encode(key);
+    if (name === "splitNewline" || name === "splitSpaces" || name === "base64Wrapped") continue;
+    if (lower.includes(encoded.toLowerCase())) return name;
+  }
+  if (lower.replace(/\s+/g, "").includes(key.toLowerCase())) return "whitespace-split";
+  return undefined;
+}
+
+describe("redactSecrets()", () => {
+  it("removes a random key in every listed encoding, inside random text", () => {
+    fc.assert(
+      fc.property(
+        keyArb,
+        fc.constantFrom(...Object.keys(ENCODINGS)),
+        filler,
+        filler,
+        (key, encoding, before, after) => {
+          const text = `${before}${ENCODINGS[encoding](key)}${after}`;
+          const clean = redactSecrets(text, [key]);
+          assert.equal(leaks(clean, key), undefined, `${encoding} leaked: ${clean}`);
+          assert.ok(clean.includes("[redacted]"), `${encoding}: nothing redacted in ${text}`);
+          assert.equal(redactSecrets(clean, [key]), clean, "redacting twice changes nothing");
+        },
+      ),
+      { numRuns: 600 },
+    );
+  });
+
+  it("removes every encoding at once when all are echoed together", () => {
+    fc.assert(
+      fc.property(keyArb, (key) => {
+        const text = Object.values(ENCODINGS).map((encode) => `<${encode(key)}>`).join(" | ");
+        const clean = redactSecrets(text, [key]);
+        assert.equal(leaks(clean, key), undefined, clean);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("redacts a key given with a trailing newline in its stripped form", () => {
+    const key = "sk-trailing/newline+key==";
+    const clean = redactSecrets(`echo: Bearer ${key.trim()} end`, [`${key}\n`]);
+    assert.equal(clean, "echo: Bearer [redacted] end");
+  });
+
+  it("keeps text without secrets unchanged", () => {
+    fc.assert(
+      fc.property(fc.string(), keyArb, (text, key) => {
+        fc.pre(!text.toLowerCase().includes(key.toLowerCase().slice(0, 6)));
+        assert.equal(redactSecrets(text, [key]), text);
+      }),
+      { numRuns: 300 },
+    );
+    assert.equal(redactSecrets("nothing here", []), "nothing here");
+    assert.equal(redactSecrets("nothing here", ["", "   "]), "nothing here");
+  });
+
+  it("never throws on arbitrary text and secrets", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 200 }),
+        fc.array(fc.string(), { maxLength: 4 }),
+        (t, s) => {
+          assert.equal(typeof redactSecrets(t, s), "string");
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

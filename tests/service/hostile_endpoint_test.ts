@@ -5,9 +5,12 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
 import { logger, type LogRecord } from "../../core/mod.ts";
+import { setDeadlineFactory } from "../../service/_deadline.ts";
 import {
   EndpointError,
+  FunctionEndpoint,
   globalHookLogger,
+  HookRegistry,
   IModel,
   OpenAICompatibleEndpoint,
 } from "../../service/mod.ts";
@@ -236,5 +239,71 @@ describe("OpenAICompatibleEndpoint against a hostile server", () => {
     assert.ok(error.bodyExcerpt.length <= 500);
     console.log(`# rss growth, 50 MB SSE line: ${growthMiB.toFixed(1)} MiB`);
     assert.ok(growthMiB < 300, `rss grew ${growthMiB} MiB`);
+  });
+});
+
+describe("stream chunk handlers under the hook deadline", () => {
+  const never = () => new Promise(() => {});
+
+  it("HookRegistry.call() fails a stream handler that never settles at timeoutMs", async () => {
+    const registry = new HookRegistry({ streamHandlers: { text: never } });
+    const out = await registry.call(null, {
+      chunkType: "text",
+      chunk: { type: "text", text: "x" },
+      shouldExit: true,
+      timeoutMs: 100,
+    });
+    assert.equal(out.shouldExit, true);
+    assert.equal((out.error as Error).name, "TimeoutError");
+  });
+
+  it("IModel.stream() errors (exit) or keeps the chunk (no exit) when a handler never settles", async () => {
+    // The default deadline is 30 s; the factory shortens every deadline to 50 ms for the test.
+    setDeadlineFactory((ms) => {
+      const controller = new AbortController();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      return {
+        signal: controller.signal,
+        arm: () => {
+          timer = setTimeout(
+            () => controller.abort(new DOMException(`timed out (${ms})`, "TimeoutError")),
+            50,
+          );
+        },
+        clear: () => clearTimeout(timer),
+      };
+    });
+    try {
+      const endpoint = new FunctionEndpoint({
+        call: () => "unused",
+        stream: function* () {
+          yield { type: "text", text: "a" };
+          yield { type: "done", finishReason: "stop" };
+        },
+      });
+      const strict = new IModel({
+        model: "m",
+        endpoint,
+        exitHook: true,
+        hookRegistry: { streamHandlers: { text: never } },
+      });
+      const error = await (async () => {
+        for await (const _ of strict.stream({ messages: [] })) { /* drain */ }
+      })().catch((e) => e);
+      assert.equal((error as Error).name, "TimeoutError");
+      assert.match((error as Error).message, /30000/);
+
+      const lenient = new IModel({
+        model: "m",
+        endpoint,
+        exitHook: false,
+        hookRegistry: { streamHandlers: { text: never } },
+      });
+      const seen: string[] = [];
+      for await (const chunk of lenient.stream({ messages: [] })) seen.push(chunk.type);
+      assert.deepEqual(seen, ["text", "done"]);
+    } finally {
+      setDeadlineFactory(null);
+    }
   });
 });

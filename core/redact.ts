@@ -14,7 +14,7 @@ export const REDACTED = "[redacted]";
  * secret appears:
  * - in another letter case, or split by whitespace or line breaks;
  * - URL-encoded (`%2F`, `%2f`), JSON-escaped (`\/`, `\uXXXX`, `\n`), as HTML entities (`&#47;`,
- *   `&#x2F;`, `&sol;`), or in two such layers at once;
+ *   `&#x2F;`, `&sol;`), or in up to four such layers at once;
  * - base64 or base64url encoded, with or without padding, alone or inside a longer base64 text
  *   (`Bearer <key>`, `user:<key>` of Basic auth), and hex encoded.
  *
@@ -95,32 +95,35 @@ export function redactSecrets(value: unknown, secrets: readonly string[] = []): 
   return walk(toJsonSafe(value));
 }
 
+/** How many layers of escaping are undone (JSON in JSON of a URL-encoded key is three). */
+const MAX_LAYERS = 4;
+
 const SECRET_KEY = /authorization|api[-_]?key|secret|password|passwd|token(?!s)|cookie|bearer/i;
 
 function redactText(text: string, secrets: readonly string[]): string {
   const patterns = patternsOf(secrets);
   if (patterns.length === 0 || text === "") return text;
-  // Two decoding layers (e.g. a URL-encoded key inside a JSON string), each mapped back to the
-  // original text, so a match always replaces the whole encoded span.
-  const first = decodeLayer(text);
-  const second = decodeLayer(first.text);
+  // Up to four decoding layers (e.g. a URL-encoded key inside a JSON string inside JSON), each
+  // mapped back to the original text, so a match always replaces the whole encoded span.
+  const layers = [decodeLayer(text)];
+  while (layers.length < MAX_LAYERS) {
+    const next = decodeLayer(layers[layers.length - 1].text);
+    if (next.text === layers[layers.length - 1].text) break;
+    layers.push(next);
+  }
   const spans: [number, number][] = [];
-  for (const layer of [first, second]) {
-    const lower = layer.text;
+  for (let k = 0; k < layers.length; k++) {
+    const decoded = layers[k].text;
     for (const pattern of patterns) {
       let from = 0;
-      while (from <= lower.length - pattern.length) {
-        const at = lower.indexOf(pattern, from);
+      while (from <= decoded.length - pattern.length) {
+        const at = decoded.indexOf(pattern, from);
         if (at < 0) break;
-        const end = at + pattern.length - 1;
-        let start: number;
-        let stop: number;
-        if (layer === first) {
-          start = first.start[at];
-          stop = first.end[end];
-        } else {
-          start = first.start[second.start[at]];
-          stop = first.end[second.end[end] - 1];
+        let start = at;
+        let stop = at + pattern.length;
+        for (let j = k; j >= 0; j--) {
+          start = layers[j].start[start];
+          stop = layers[j].end[stop - 1];
         }
         spans.push([start, stop]);
         from = at + 1;

@@ -112,3 +112,60 @@ describe("redactSecrets()", () => {
     );
   });
 });
+
+describe("OpenAICompatibleEndpoint errors never carry a credential", () => {
+  it("random keys and header credentials, echoed in random encodings in a 401 body, status text and a network error", async () => {
+    const { OpenAICompatibleEndpoint, EndpointError } = await import("../../service/mod.ts");
+    const headerName = fc.constantFrom(
+      "api-key",
+      "x-api-key",
+      "x-goog-api-key",
+      "openai-api-key",
+      "cookie",
+      "x-custom-auth",
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        keyArb,
+        headerName,
+        keyArb,
+        fc.array(fc.constantFrom(...Object.keys(ENCODINGS)), { minLength: 1, maxLength: 4 }),
+        fc.constantFrom("http", "network"),
+        async (key, name, headerSecret, encodings, failure) => {
+          const secrets = [key, headerSecret];
+          const echo = encodings.flatMap((e) => secrets.map((s) => ENCODINGS[e](s))).join(" ; ");
+          const endpoint = new OpenAICompatibleEndpoint({
+            baseURL: "http://example.test/v1",
+            apiKey: key,
+            headers: { [name]: headerSecret },
+            fetch: () =>
+              failure === "http"
+                ? Promise.resolve(
+                  new Response(JSON.stringify({ error: { message: echo } }), { status: 401 }),
+                )
+                : Promise.reject(
+                  new TypeError(`connect failed for ${echo}`, { cause: new Error(echo) }),
+                ),
+          });
+          const error = await endpoint.call({ model: "m" }, {
+            signal: new AbortController().signal,
+          })
+            .catch((e) => e);
+          assert.ok(error instanceof EndpointError);
+          const cause = error.cause as Error | undefined;
+          const shown = [
+            error.message,
+            error.bodyExcerpt,
+            String(error),
+            error.stack ?? "",
+            cause ? `${cause.message} ${cause.stack ?? ""} ${String(cause.cause ?? "")}` : "",
+          ].join("\n");
+          for (const secret of secrets) {
+            assert.equal(leaks(shown, secret), undefined, shown);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -35,6 +35,9 @@ export interface SqliteStoreOptions {
   /**
    * Open the file read-only: reads work, every write rejects with
    * {@linkcode StoreUnavailableError}. The file must exist and carry the current schema.
+   * Without it (the default) the file must be writable: a read-only file (its mode, an immutable
+   * flag, a read-only mount) fails at open with a `StoreUnavailableError` that says so, instead
+   * of failing at the first write.
    */
   readOnly?: boolean;
   /** How long a write waits for another connection's lock, in milliseconds (default 5 000). */
@@ -121,7 +124,13 @@ function toMessage(row: SqlRow): MessageRecord {
  * - The journal is WAL; every write runs in one `BEGIN IMMEDIATE` … `COMMIT` transaction and is
  *   rolled back whole on failure. Signals get `seq` from an `AUTOINCREMENT` key, so sequence
  *   numbers only increase, across reopenings too.
- * - SQLite failures (a read-only file, a full disk) reject with {@linkcode StoreUnavailableError}
+ * - Concurrent opens: `busy_timeout` is set before any statement that can take a lock, and the
+ *   setup (WAL switch, migrations) is retried within `busyTimeoutMs` where SQLite refuses a lock
+ *   without waiting, so processes opening one new file at once all succeed.
+ * - Limits: each message content, signal payload and branch field is kept to 64 levels of
+ *   nesting and 1 MiB of JSON (`limits` option); a value past them is stored as
+ *   `{ truncated: true, reason, limit, originalBytes?, data }`, never cut silently.
+ * - SQLite failures (a full disk, a file made read-only later) reject with {@linkcode StoreUnavailableError}
  *   carrying the driver's error as `cause`; after {@linkcode SqliteStore.close} every call
  *   rejects with {@linkcode StoreClosedError}.
  *

@@ -215,12 +215,34 @@ if (sqliteMissing) {
       const writable = await SqliteStore.open(path);
       await writable.createSession({ id: "s1", status: "created" });
       await writable.close();
-      // Make the file read-only for this process: file modes for a user, the immutable flag
-      // for root (whom modes do not stop).
+      // Make the file read-only: file modes for a user; for root (whom modes do not stop) the
+      // immutable flag, or, where the file system has none, modes and a child process run as
+      // an unprivileged user (setpriv).
       const root = process.getuid?.() === 0;
-      if (root) execFileSync("chattr", ["+i", path]);
-      else chmodSync(path, 0o444);
+      let how: "mode" | "immutable" | "other-user" = root ? "immutable" : "mode";
+      if (root) {
+        try {
+          execFileSync("chattr", ["+i", path], { stdio: "ignore" });
+        } catch {
+          how = "other-user";
+        }
+      }
+      if (process.env.HOOKSCOPE_TEST_READONLY === "other-user" && how === "immutable") {
+        execFileSync("chattr", ["-i", path]);
+        how = "other-user";
+      }
+      if (how !== "immutable") chmodSync(path, 0o444);
       try {
+        if (how === "other-user") {
+          const result = await asOtherUser(path);
+          assert.match(
+            result.writable,
+            /for writing: the file is read-only/,
+            JSON.stringify(result),
+          );
+          assert.equal(result.readOnly, "created");
+          return;
+        }
         await assert.rejects(SqliteStore.open(path), (error: unknown) => {
           assert.ok(error instanceof StoreUnavailableError, String(error));
           assert.match(error.message, /for writing: the file is read-only/);
@@ -231,7 +253,7 @@ if (sqliteMissing) {
         assert.equal((await reader.getSession("s1"))?.status, "created");
         await reader.close();
       } finally {
-        if (root) execFileSync("chattr", ["-i", path]);
+        if (how === "immutable") execFileSync("chattr", ["-i", path]);
         else chmodSync(path, 0o644);
       }
     });
@@ -329,4 +351,29 @@ async function loadNodeSqliteForInspection(): Promise<{ DatabaseSync?: any }> {
   if ((globalThis as { Bun?: unknown }).Bun !== undefined) return {};
   const name = ["node", "sqlite"].join(":");
   return await import(name);
+}
+
+/** Runs the `open-writable` child as user nobody (65534) and returns what it printed. */
+async function asOtherUser(path: string): Promise<{ writable: string; readOnly: string }> {
+  const { childCommand } = await import("../fixtures/store_fault_child.ts");
+  const { chmodSync: chmod, mkdtempSync: mkdtemp } = await import("node:fs");
+  const { dirname } = await import("node:path");
+  // The user needs to reach the file and its folder (for the -wal and -shm files).
+  chmod(dirname(path), 0o777);
+  const home = mkdtemp(join(tmpdir(), "hookscope-nobody-"));
+  chmod(home, 0o777);
+  const [cmd, args] = childCommand(["open-writable", path]);
+  const out = execFileSync(
+    "setpriv",
+    ["--reuid=65534", "--regid=65534", "--clear-groups", cmd, ...args],
+    {
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: home,
+        DENO_DIR: join(home, "deno"),
+        NO_COLOR: "1",
+      },
+    },
+  );
+  return JSON.parse(String(out).trim().split("\n").pop() ?? "");
 }

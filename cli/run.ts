@@ -111,7 +111,8 @@ export async function runCommand(
   } catch {
     throw new CliError(`Cannot use workspace ${JSON.stringify(workspace)}: no such directory`);
   }
-  await checkReachable(baseURL, Math.min(5000, idleTimeoutMs ?? 5000));
+  // The reachability check waits at most 5 s, and no longer than the idle timeout (from 1 s on).
+  await checkReachable(baseURL, Math.min(5000, Math.max(1000, idleTimeoutMs ?? 5000)));
   const dbPath = resolve(typeof values.db === "string" ? values.db : "hookscope-runs.db");
   const apiKey = env("HOOKSCOPE_API_KEY") ?? env("OPENAI_API_KEY");
   let summary;

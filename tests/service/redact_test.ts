@@ -169,3 +169,57 @@ describe("OpenAICompatibleEndpoint errors never carry a credential", () => {
     );
   });
 });
+
+describe("OpenAICompatibleEndpoint credentials at construction", () => {
+  it("refuses a key or header value that is not a valid header value, without quoting it", async () => {
+    const { OpenAICompatibleEndpoint } = await import("../../service/mod.ts");
+    const bad = [
+      "sk-left\nright-part",
+      "sk-left\r\nright-part",
+      "sk-left\0right-part",
+      "sk-left\u0001right-part",
+      "sk-left\u007fright-part",
+      "sk-left\u0100right-part",
+    ];
+    for (const key of bad) {
+      for (
+        const make of [
+          () => new OpenAICompatibleEndpoint({ baseURL: "http://x.test", apiKey: key }),
+          () =>
+            new OpenAICompatibleEndpoint({
+              baseURL: "http://x.test",
+              headers: { "x-api-key": key },
+            }),
+        ]
+      ) {
+        assert.throws(make, (error: unknown) => {
+          assert.ok(error instanceof TypeError);
+          assert.doesNotMatch(error.message, /left|right/);
+          assert.match(error.message, /^Cannot create endpoint: invalid (apiKey|headers)/);
+          return true;
+        });
+      }
+    }
+  });
+
+  it("accepts a key with a trailing newline, sends it stripped and redacts the stripped form", async () => {
+    const { OpenAICompatibleEndpoint, EndpointError } = await import("../../service/mod.ts");
+    const key = "sk-trailing/Key+value==";
+    let sent = "";
+    const endpoint = new OpenAICompatibleEndpoint({
+      baseURL: "http://x.test",
+      apiKey: `${key}\n`,
+      fetch: (_url, init) => {
+        sent = new Headers(init?.headers).get("authorization") ?? "";
+        return Promise.resolve(
+          new Response(`bad key ${key} (${btoa(`Bearer ${key}`)})`, { status: 401 }),
+        );
+      },
+    });
+    const error = await endpoint.call({ model: "m" }, { signal: new AbortController().signal })
+      .catch((e) => e);
+    assert.equal(sent, `Bearer ${key}`);
+    assert.ok(error instanceof EndpointError);
+    assert.equal(error.bodyExcerpt, "bad key [redacted] ([redacted])");
+  });
+});

@@ -10,7 +10,8 @@ import { nodeFileSystem } from "../action/coding/mod.ts";
 import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
 import { AgentSpec } from "../action/mod.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
-import { IModel } from "../service/mod.ts";
+import { redactSecrets } from "../core/redact.ts";
+import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
 import { bridgeModelToSession, createAgent, HookBlocked, Session } from "../session/mod.ts";
 import { SqliteStore } from "../store/sqlite/mod.ts";
 import { CliError, type CliIO } from "./_output.ts";
@@ -31,6 +32,10 @@ export interface AgentRunConfig {
   instruction: string;
   /** At most this many model turns (default 8). */
   maxTurns?: number;
+  /** The longest wait for the model server's next byte, in ms (default 60 000). */
+  idleTimeoutMs?: number;
+  /** The overall deadline of one model call, in ms (default none). */
+  timeoutMs?: number;
   /** Where output goes. */
   io: CliIO;
   /** Writes without a newline (streamed text). */
@@ -87,11 +92,33 @@ function clock(): string {
 
 /** Runs the agent once and persists everything; returns a summary. */
 export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSummary> {
-  const { io } = config;
+  // Made first: a bad key fails before anything is opened, with a message that does not quote it.
+  let endpoint: OpenAICompatibleEndpoint;
+  try {
+    endpoint = new OpenAICompatibleEndpoint({
+      baseURL: config.baseURL,
+      ...(config.apiKey ? { apiKey: config.apiKey } : {}),
+      ...(config.idleTimeoutMs !== undefined ? { idleTimeoutMs: config.idleTimeoutMs } : {}),
+      ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
+    });
+  } catch (error) {
+    throw new CliError(
+      redactSecrets(`Cannot use the model server: ${(error as Error).message}`, [
+        config.apiKey ?? "",
+      ]),
+    );
+  }
+  // Every line this command prints or stores goes through the endpoint's redaction.
+  const clean = (text: string): string => endpoint.redact(text);
+  const io: CliIO = {
+    out: (text) => config.io.out(clean(text)),
+    err: (text) => config.io.err(clean(text)),
+  };
+  const write = (text: string): void => config.write(clean(text));
   let streaming = false;
   let chunks = 0;
   const endText = () => {
-    if (streaming) config.write(`  [${chunks} text chunks]\n`);
+    if (streaming) write(`  [${chunks} text chunks]\n`);
     streaming = false;
     chunks = 0;
   };
@@ -104,7 +131,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     store = await SqliteStore.open(config.dbPath);
   } catch (error) {
     throw new CliError(
-      `Cannot open database ${JSON.stringify(config.dbPath)}: ${(error as Error).message}`,
+      clean(`Cannot open database ${JSON.stringify(config.dbPath)}: ${(error as Error).message}`),
       { cause: error },
     );
   }
@@ -112,9 +139,9 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   const session = new Session({
     store,
     name: "hookscope agent",
-    onError: (error, where) => void failures.push(`${where}: ${String(error)}`),
+    onError: (error, where) => void failures.push(clean(`${where}: ${String(error)}`)),
   });
-  const model = new IModel({ model: config.model, baseURL: config.baseURL, apiKey: config.apiKey });
+  const model = new IModel({ model: config.model, endpoint });
   const bus = session.hooks;
   let blocked = 0;
 
@@ -194,10 +221,10 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
       const event of agent.operateStream(config.instruction, { maxTurns: config.maxTurns ?? 8 })
     ) {
       if (event.type === "text") {
-        if (!streaming) config.write(`${clock()}  ${"model".padEnd(8)} ▸ `);
+        if (!streaming) write(`${clock()}  ${"model".padEnd(8)} ▸ `);
         streaming = true;
         chunks++;
-        config.write(event.text);
+        write(event.text);
       } else if (event.type === "tool_call") {
         line("call", `${event.call.name} ${event.call.arguments}`);
       } else if (event.type === "tool_result") {
@@ -221,7 +248,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   await session.end({
     status,
     numTurns: turns,
-    ...(error ? { error: error instanceof Error ? error.message : String(error) } : {}),
+    ...(error ? { error: clean(error instanceof Error ? error.message : String(error)) } : {}),
   });
   await session.drainSignals();
   for (const branch of session.branches) await branch.drainSignals();
@@ -229,8 +256,9 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   await store.close();
   for (const failure of failures) io.err(`warning: ${failure}`);
   if (error) {
-    const reason = error instanceof Error ? error.message : renderJson(error);
-    throw new CliError(`The agent run failed: ${reason}`, { cause: error });
+    const reason = clean(error instanceof Error ? error.message : renderJson(error));
+    // No cause: a runtime's error may quote a credential that the message no longer carries.
+    throw new CliError(`The agent run failed: ${reason}`);
   }
   return { sessionId: session.id, status, turns, blocked };
 }

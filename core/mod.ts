@@ -19,4 +19,5 @@ export * from "./errors.ts";
 export * from "./event.ts";
 export * from "./json_safe.ts";
 export * from "./logger.ts";
+export * from "./redact.ts";
 export * from "./signal.ts";

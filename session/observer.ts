@@ -5,7 +5,7 @@
  */
 
 import { Element } from "../core/element.ts";
-import { logger } from "../core/logger.ts";
+import { reportFailure } from "./_loud_failures.ts";
 import { Signal } from "../core/signal.ts";
 import type { SessionStore, SignalInsert } from "../store/session_store.ts";
 import { sanitizeSignalPayload } from "./sanitize.ts";
@@ -144,7 +144,7 @@ function roleOf(envelope: object): unknown {
 }
 
 function defaultOnError(error: unknown, where: string): void {
-  logger.warn(`Session observer ${where} failed`, error);
+  reportFailure("Session observer", error, where);
 }
 
 /**

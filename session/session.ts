@@ -4,9 +4,9 @@
  * @module
  */
 
+import { reportFailure } from "./_loud_failures.ts";
 import { Element } from "../core/element.ts";
 import { BranchOwnershipError } from "../core/errors.ts";
-import { logger } from "../core/logger.ts";
 import {
   type AgentHooks,
   buildSessionBus,
@@ -432,5 +432,5 @@ export class Session extends Element {
 }
 
 function defaultReport(error: unknown, where: string): void {
-  logger.warn(`Session ${where} failed`, error);
+  reportFailure("Session", error, where);
 }

@@ -7,7 +7,7 @@ import { PermissionDeniedError } from "../../core/mod.ts";
 const SUFFIX = "\nIf you need this, explain why and ask the user to run it manually.";
 
 describe("guardDestructive", () => {
-  it("guardDestructive() blocks every destructive pattern with the reference message", () => {
+  it("guardDestructive() blocks every destructive pattern with the reference message", async () => {
     const commands = [
       "rm -rf build",
       "RM -RF /",
@@ -24,15 +24,16 @@ describe("guardDestructive", () => {
       "cat x > /dev/sda",
     ];
     for (const command of commands) {
-      assert.throws(() => guardDestructive("bash", "", { command }), (error) => {
+      await assert.rejects(guardDestructive("bash", "", { command }), (error) => {
         assert.ok(error instanceof PermissionDeniedError, command);
-        assert.equal(error.message, `Blocked destructive command: ${command}${SUFFIX}`);
+        assert.ok(error.message.startsWith(`Blocked destructive command: ${command}\n`), command);
+        assert.ok(error.message.endsWith(SUFFIX), command);
         return true;
       });
     }
   });
 
-  it("guardDestructive() lets ordinary commands and non-string commands pass", () => {
+  it("guardDestructive() lets ordinary commands pass and refuses non-string commands", async () => {
     for (
       const command of [
         "ls -la",
@@ -43,10 +44,13 @@ describe("guardDestructive", () => {
         "grep -r mkfsx .",
       ]
     ) {
-      assert.equal(guardDestructive("bash", "", { command }), undefined, command);
+      assert.equal(await guardDestructive("bash", "", { command }), undefined, command);
     }
-    assert.equal(guardDestructive("bash", "", {}), undefined);
-    assert.equal(guardDestructive("bash", "", { command: 42 }), undefined);
+    assert.equal(await guardDestructive("bash", "", {}), undefined);
+    await assert.rejects(guardDestructive("bash", "", { command: 42 }), {
+      name: "PermissionDeniedError",
+      message: /Command is not a string \(number\)/,
+    });
   });
 });
 
@@ -168,7 +172,7 @@ describe("guardPaths (lexical)", () => {
 });
 
 describe("guardDestructive (quoting and split flags)", () => {
-  it("guardDestructive() sees through quotes, escapes, sh -c and split or long flags", () => {
+  it("guardDestructive() sees through quotes, escapes, sh -c and split or long flags", async () => {
     for (
       const command of [
         `"rm" -rf /`,
@@ -189,27 +193,34 @@ describe("guardDestructive (quoting and split flags)", () => {
         `git 'reset' --hard`,
       ]
     ) {
-      assert.throws(() => guardDestructive("bash", "", { command }), {
-        name: "PermissionDeniedError",
-        message: `Blocked destructive command: ${command}${SUFFIX}`,
-      }, command);
+      await assert.rejects(guardDestructive("bash", "", { command }), (error: Error) => {
+        assert.equal(error.name, "PermissionDeniedError");
+        assert.ok(error.message.startsWith(`Blocked destructive command: ${command}\n`), command);
+        return true;
+      });
     }
   });
 
-  it("guardDestructive() still lets near misses pass", () => {
+  it("guardDestructive() still lets near misses pass", async () => {
     for (
       const command of [
-        "rm -r build",
         "rm -f file.txt",
         "rm -- -rf",
         "git clean -n -d",
-        "git clean -f",
         "ls -rf",
         `echo "r" m -rf`,
-        "rm 'unterminated",
+        "grep -r 'rm -rf' .",
       ]
     ) {
-      assert.equal(guardDestructive("bash", "", { command }), undefined, command);
+      assert.equal(await guardDestructive("bash", "", { command }), undefined, command);
+    }
+  });
+
+  it("guardDestructive() now refuses what the text patterns let through", async () => {
+    for (const command of ["rm -r build", "git clean -f", "rm 'unterminated"]) {
+      await assert.rejects(guardDestructive("bash", "", { command }), {
+        name: "PermissionDeniedError",
+      }, command);
     }
   });
 });

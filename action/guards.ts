@@ -217,6 +217,11 @@ export interface PathFileSystem {
   realpath(path: string): Promise<string>;
   /** Whether the path itself is a symbolic link (`false` when missing). */
   isSymlink(path: string): Promise<boolean>;
+  /**
+   * How many hard links a regular file has (`0` when missing or not a regular file). Optional:
+   * without it the guard cannot see hard links.
+   */
+  linkCount?(path: string): Promise<number>;
 }
 
 /** The hook {@linkcode guardPaths} makes: a security pre hook that resolves or rejects. */
@@ -236,8 +241,17 @@ export interface GuardPathsOptions {
    * paths containing it (raw) or whose basename contains it.
    */
   deniedPaths?: readonly string[];
-  /** Realpath and symlink checks; without it the guard is lexical only. */
+  /**
+   * The file system for the realpath, symlink and hard-link checks. Default: the host's
+   * (`node:fs`, loaded on first use) wherever one exists; where none can be loaded (an edge
+   * runtime) the guard is lexical.
+   */
   fs?: PathFileSystem;
+  /**
+   * `true` asks for a lexical-only guard (path arithmetic, no file-system access): symlinks and
+   * hard links inside the roots that point elsewhere then pass. Insecure, so explicit.
+   */
+  lexicalOnly?: boolean;
 }
 
 /** The argument keys `guardPaths` checks, every one that is present. */
@@ -246,15 +260,39 @@ const PATH_KEYS: readonly string[] = ["path", "filePath", "file_path"];
 /** File names never handed to a tool, compared case-insensitively. */
 export const PROTECTED_BASENAMES: readonly string[] = [
   ".env",
+  ".envrc",
   ".netrc",
+  "_netrc",
   "id_rsa",
+  "id_dsa",
   "id_ed25519",
   "id_ecdsa",
   ".htpasswd",
+  ".pgpass",
+  ".npmrc",
+  ".pypirc",
+  ".git-credentials",
+  ".my.cnf",
 ];
 
 /**
- * Whether a file name is protected (see {@linkcode PROTECTED_BASENAMES}).
+ * Name patterns of protected files, matched against the whole lower-case file name:
+ * every `.env` variant (`.env.local`, `.env.production`, `prod.env`), private keys and
+ * certificates (`*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`), and SSH keys
+ * under any suffix (`id_rsa.bak`, `id_ed25519-old`).
+ */
+export const PROTECTED_PATTERNS: readonly RegExp[] = [
+  /^\.env(\..*|-.*|_.*)?$/,
+  /\.env$/,
+  /\.(pem|key|p12|pfx|jks|keystore|ppk|asc|gpg|kdbx)$/,
+  /^id_(rsa|dsa|ecdsa|ed25519)([._-].*)?$/,
+  /^\.?(netrc|pgpass|git-credentials|htpasswd)([._-].*)?$/,
+];
+
+/**
+ * Whether a file name is protected (see {@linkcode PROTECTED_BASENAMES} and
+ * {@linkcode PROTECTED_PATTERNS}). The reader, the editor, `search` and `guardPaths` all use
+ * this one list, on the name given and on the name the path resolves to.
  *
  * @example
  * ```ts
@@ -262,11 +300,15 @@ export const PROTECTED_BASENAMES: readonly string[] = [
  * import assert from "node:assert/strict";
  *
  * assert.equal(isProtectedBasename(".ENV"), true);
+ * assert.equal(isProtectedBasename(".env.production"), true);
+ * assert.equal(isProtectedBasename("server.pem"), true);
  * assert.equal(isProtectedBasename("env.ts"), false);
  * ```
  */
 export function isProtectedBasename(name: string): boolean {
-  return PROTECTED_BASENAMES.includes(name.toLowerCase());
+  const lower = String(name).toLowerCase();
+  return PROTECTED_BASENAMES.includes(lower) ||
+    PROTECTED_PATTERNS.some((pattern) => pattern.test(lower));
 }
 
 /**
@@ -300,7 +342,17 @@ export function isProtectedBasename(name: string): boolean {
 export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
   const allowed = [...(options?.allowedPaths ?? [])];
   const denied = [...(options?.deniedPaths ?? [])];
-  const fs = options?.fs;
+  if (options?.lexicalOnly === true && options.fs) {
+    throw new TypeError("Cannot create path guard: lexicalOnly and fs exclude each other");
+  }
+  const lexicalOnly = options?.lexicalOnly === true;
+  let hostFs: Promise<PathFileSystem | undefined> | null = null;
+  const fileSystem = (): Promise<PathFileSystem | undefined> => {
+    if (lexicalOnly) return Promise.resolve(undefined);
+    if (options?.fs) return Promise.resolve(options.fs);
+    hostFs ??= loadHostFileSystem();
+    return hostFs;
+  };
   for (const list of [allowed, denied]) {
     for (const entry of list) {
       if (typeof entry !== "string" || entry === "" || entry.includes("\0")) {
@@ -326,6 +378,7 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     },
   };
   const check = async (raw: unknown): Promise<void> => {
+    const fs = await fileSystem();
     if (typeof raw !== "string") {
       throw new PermissionDeniedError(`Refusing to access non-string path: (${typeof raw})`);
     }
@@ -344,6 +397,14 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     if (isProtectedBasename(name)) {
       throw new PermissionDeniedError(`Refusing to access protected path: '${name}'`);
     }
+    if (fs?.linkCount) {
+      const links = await fs.linkCount(candidate);
+      if (links > 1) {
+        throw new PermissionDeniedError(
+          `Refusing to access a hard-linked file: '${raw}' (${links} links)`,
+        );
+      }
+    }
     for (const rule of denyRules) {
       if (rule(raw, candidate)) {
         throw new PermissionDeniedError(`Path matches deny rule: ${raw}`);
@@ -352,6 +413,9 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     if (roots.length === 0) return;
     const refuse = () => new PermissionDeniedError(`Refusing to access symlink: '${raw}'`);
     const real = fs ? await realpathLoose(fs, candidate, refuse) : candidate;
+    if (fs && isProtectedBasename(baseName(real))) {
+      throw new PermissionDeniedError(`Refusing to access protected path: '${baseName(real)}'`);
+    }
     for (const root of roots) {
       if (!isInside(root, candidate)) continue;
       const realRoot = fs ? await realpathLoose(fs, root, refuse) : root;
@@ -360,6 +424,26 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     throw new PermissionDeniedError(`Path not in allowed list: ${raw}`);
   };
   return named.guardPaths;
+}
+
+/** The host's file system through `node:fs`, or `undefined` where it cannot be loaded. */
+async function loadHostFileSystem(): Promise<PathFileSystem | undefined> {
+  try {
+    const [{ lstat, realpath }, processModule] = await Promise.all([
+      import("node:fs/promises"),
+      import("node:process"),
+    ]);
+    const process = processModule.default;
+    if (typeof realpath !== "function" || typeof process?.cwd !== "function") return undefined;
+    return {
+      cwd: () => process.cwd(),
+      realpath: (path) => realpath(path),
+      isSymlink: (path) => lstat(path).then((info) => info.isSymbolicLink(), () => false),
+      linkCount: (path) => lstat(path).then((info) => (info.isFile() ? info.nlink : 0), () => 0),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 function absolute(path: string, fs: PathFileSystem | undefined, raw: string): string {

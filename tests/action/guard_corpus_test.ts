@@ -76,7 +76,11 @@ describe("command guard corpus", () => {
   });
 });
 
-/** Words that carry no flag, no quoting, no expansion and no shell syntax. */
+/**
+ * Words that carry no quoting, no expansion and no shell syntax. A bare `==` or `=~` is left
+ * out: the bash grammar reads it as a test operator and the guard then denies the line as
+ * unparseable (a known false positive, see docs/guards.md).
+ */
 const plainWord = fc.stringMatching(/^[a-zA-Z0-9_.\/,:=+@%][a-zA-Z0-9_.\/,:=+@%-]{0,11}$/)
   .filter((word) =>
     !/^\.\.?$/.test(word) && !word.startsWith("/dev/") &&

@@ -6,10 +6,26 @@
  */
 
 import { constants } from "node:fs";
-import { type FileHandle, lstat, open, readdir, readlink, realpath, stat } from "node:fs/promises";
+import {
+  type FileHandle,
+  lstat,
+  open,
+  readdir,
+  readlink,
+  realpath,
+  stat,
+  unlink,
+} from "node:fs/promises";
 import type { Dirent } from "node:fs";
 import { type RealpathFileSystem, realpathLoose } from "../_realpath.ts";
-import { baseName, isInside, normalizePath, relativeTo, resolvePath } from "../_path.ts";
+import {
+  baseName,
+  isInside,
+  normalizePath,
+  parentPath,
+  relativeTo,
+  resolvePath,
+} from "../_path.ts";
 import { isProtectedBasename } from "../guards.ts";
 
 const NODE_REALPATH: RealpathFileSystem = {
@@ -54,6 +70,8 @@ export class Workspace {
   /** Files read, by real path. */
   readonly reads: Map<string, ReadRecord> = new Map();
   #real: Promise<string> | null = null;
+  /** Whether `/proc/self/fd` reports open descriptors (Linux); turned off on first miss. */
+  #proc = true;
   #root = "";
 
   /** Records the root; it is resolved (realpath) on first use, so no file access happens here. */
@@ -143,14 +161,17 @@ export class Workspace {
       ? constants.O_RDWR | base | (constants.O_NONBLOCK ?? 0)
       : constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | base;
     let handle: FileHandle;
+    const held: FileHandle[] = [];
     try {
-      handle = await open(path, flags, 0o644);
+      handle = await open(await this.#anchored(path, raw, held), flags, 0o644);
     } catch (error) {
       const code = (error as { code?: string })?.code;
       if (code === "ELOOP" || code === "EMLINK") {
         throw new WorkspaceError(`Refusing to access symlink: '${raw}'`);
       }
       throw error;
+    } finally {
+      for (const dir of held) await dir.close().catch(() => {});
     }
     try {
       const info = await handle.stat();
@@ -164,6 +185,9 @@ export class Workspace {
       await this.#verifyDescriptor(handle, info, path, raw);
       return handle;
     } catch (error) {
+      // A file this call created exclusively somewhere else (a directory on the way was
+      // swapped for a symlink) is removed again: it is empty, and it is ours.
+      if (mode === "create") await this.#removeStray(handle);
       await handle.close().catch(() => {});
       throw error;
     }
@@ -203,6 +227,57 @@ export class Workspace {
       return entries;
     } finally {
       await handle?.close().catch(() => {});
+    }
+  }
+
+  /**
+   * On Linux, the path to open through a descriptor of its parent directory
+   * (`/proc/self/fd/N/name`, like `openat`): the parent is opened without following a symlink
+   * and checked first, so swapping a directory on the way cannot redirect the open. Elsewhere
+   * the path itself (the opened descriptor is checked afterwards).
+   */
+  async #anchored(path: string, raw: string, held: FileHandle[]): Promise<string> {
+    if (!this.#proc) return path;
+    const parent = parentPath(path);
+    let dir: FileHandle;
+    try {
+      dir = await open(
+        parent,
+        constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_DIRECTORY ?? 0),
+      );
+    } catch (error) {
+      const code = (error as { code?: string })?.code;
+      if (code === "ELOOP" || code === "ENOTDIR") {
+        throw new WorkspaceError(
+          `Path escapes workspace root: ${raw} (it changed while it was opened)`,
+        );
+      }
+      throw error;
+    }
+    held.push(dir);
+    const where = await this.#procPath(dir);
+    if (where === null) {
+      this.#proc = false;
+      return path;
+    }
+    if (where !== parent || !isInside(this.#root, where)) {
+      throw new WorkspaceError(
+        `Path escapes workspace root: ${raw} (it changed while it was opened)`,
+      );
+    }
+    return `/proc/self/fd/${dir.fd}/${baseName(path)}`;
+  }
+
+  async #removeStray(handle: FileHandle): Promise<void> {
+    try {
+      const where = await this.#procPath(handle);
+      if (where === null) return;
+      const [opened, now] = await Promise.all([handle.stat(), lstat(where)]);
+      if (opened.size === 0 && opened.dev === now.dev && opened.ino === now.ino) {
+        await unlink(where);
+      }
+    } catch {
+      // Best effort: the refusal is what matters.
     }
   }
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ActionManager } from "../../../action/mod.ts";
+import type { ActionManager } from "../../../action/mod.ts";
 import { makeSandbox, managerFor, type Result, run, type Sandbox, snapshot } from "./_helpers.ts";
 
 const SECRET = "OUTSIDE-SECRET-BYTES";

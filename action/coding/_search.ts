@@ -28,10 +28,18 @@ const MAX_LINE_CHARS = 500;
 export const MAX_MATCH_CHARS = 10_000;
 /**
  * The largest compiled pattern (RE2 program instructions) grep runs: matching costs at most
- * about this many steps per character, so a pattern like `(\w{1,100}){100}` is refused
+ * about this many steps per character, so a pattern like `(?:a?){1000}a{1000}` is refused
  * instead of taking seconds per line.
  */
-export const MAX_PATTERN_PROGRAM = 5_000;
+export const MAX_PATTERN_PROGRAM = 2_500;
+/**
+ * The matching work one line may cost, in program instructions times characters: a pattern
+ * larger than 200 instructions matches a correspondingly shorter prefix of each line (at least
+ * 1 000 characters), so no single line blocks the process for long.
+ */
+export const MATCH_STEP_BUDGET = 2_000_000;
+/** How long grep matches before it lets other work run (a macrotask turn), in ms. */
+const YIELD_EVERY_MS = 25;
 
 /** Why a grep pattern was refused: RE2 syntax error, unsupported JS syntax, or too large. */
 export type PatternErrorKind = "syntax" | "unsupported" | "too_complex";
@@ -39,7 +47,9 @@ export type PatternErrorKind = "syntax" | "unsupported" | "too_complex";
 /** A compiled grep pattern, or why it cannot run. */
 export function compileGrepPattern(
   pattern: string,
-): { test: (line: string) => boolean } | { kind: PatternErrorKind; error: string } {
+):
+  | { test: (line: string) => boolean; maxChars: number }
+  | { kind: PatternErrorKind; error: string } {
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(pattern);
@@ -65,7 +75,8 @@ export function compileGrepPattern(
         `Pattern too complex: it compiles to ${size} instructions (at most ${MAX_PATTERN_PROGRAM}); use smaller repeat counts`,
     };
   }
-  return { test: (line) => compiled.test(line) };
+  const maxChars = Math.max(1000, Math.min(MAX_MATCH_CHARS, Math.floor(MATCH_STEP_BUDGET / size)));
+  return { test: (line) => compiled.test(line), maxChars };
 }
 /** How long one search may walk and match before it stops with partial results, in ms. */
 export const SEARCH_TIME_BUDGET_MS = 20_000;
@@ -156,9 +167,10 @@ export function searchTool(workspace: Workspace): Tool {
     description:
       "Search the workspace: grep (regular expression over lines, optional include glob) or find (files and directories by name glob or substring).",
     requestOptions: request,
-    func: async (args): Promise<CodingResult> => {
+    func: async (args, context?: { signal?: AbortSignal }): Promise<CodingResult> => {
       const input = args as z.infer<typeof request>;
       const raw = input.path ?? ".";
+      const signal = context?.signal;
       if (input.pattern === "") return failure("'pattern' is required");
       const deadline = Date.now() + SEARCH_TIME_BUDGET_MS;
       try {
@@ -201,6 +213,8 @@ export function searchTool(workspace: Workspace): Tool {
         const compiled = compileGrepPattern(input.pattern);
         if ("error" in compiled) return failure(compiled.error, { patternError: compiled.kind });
         const matches = compiled.test;
+        const maxChars = compiled.maxChars;
+        let lastYield = Date.now();
         try {
           include = input.include ? globMatcher(input.include) : null;
         } catch (error) {
@@ -220,13 +234,19 @@ export function searchTool(workspace: Workspace): Tool {
           if (text.length > 1 && text[text.length - 1] === "") text.pop();
           const rel = workspace.relative(entry.path);
           for (let i = 0; i < text.length; i++) {
-            if (Date.now() > deadline) {
+            const now = Date.now();
+            if (now > deadline || signal?.aborted) {
               timedOut = true;
               break walking;
             }
+            if (now - lastYield > YIELD_EVERY_MS) {
+              // Let timers, I/O and aborts run: one search never holds the process.
+              await new Promise((resolve) => setTimeout(resolve, 0));
+              lastYield = Date.now();
+            }
             const line = text[i];
             if (
-              !matches(line.length > MAX_MATCH_CHARS ? line.slice(0, MAX_MATCH_CHARS) : line)
+              !matches(line.length > maxChars ? line.slice(0, maxChars) : line)
             ) {
               continue;
             }

@@ -7,7 +7,7 @@
  */
 
 import { nodeFileSystem } from "../action/coding/mod.ts";
-import { CodingToolkit } from "../action/coding/mod.ts";
+import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
 import { realpath } from "node:fs/promises";
 import { AgentSpec, isProtectedBasename } from "../action/mod.ts";
 import { baseName, globMatcher, hasGlobChars, resolvePath } from "../action/_path.ts";
@@ -38,6 +38,8 @@ export interface AgentRunConfig {
   io: CliIO;
   /** Writes without a newline (streamed text). */
   write: (text: string) => void;
+  /** Where the bash tool runs (default: bubblewrap, refusing without it). */
+  sandbox?: SandboxOptions;
 }
 
 /** What the run produced. */
@@ -227,9 +229,20 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
 
   const spec = AgentSpec.coding({ cwd: config.workspace, secure: true, fs: nodeFileSystem });
   const agent = createAgent(spec, { session, model, system: SYSTEM_PROMPT });
-  for (const tool of new CodingToolkit({ workspaceRoot: config.workspace }).bind()) {
-    agent.actions.register(tool);
-  }
+  const toolkit = new CodingToolkit({
+    workspaceRoot: config.workspace,
+    ...(config.sandbox ? { sandbox: config.sandbox } : {}),
+  });
+  toolkit.bind(agent.actions);
+  const sandbox = await toolkit.sandboxStatus();
+  line(
+    "sandbox",
+    sandbox.kind === "bubblewrap"
+      ? `bubblewrap ${sandbox.version ?? ""} (process cap: ${sandbox.processLimit})`
+      : sandbox.kind === "none"
+      ? `NONE: bash runs on the host without a sandbox (sandbox kind "none")`
+      : `unavailable, bash will refuse: ${sandbox.reason}`,
+  );
 
   let status = "completed";
   let turns = 0;

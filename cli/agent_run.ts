@@ -121,14 +121,30 @@ async function secretIn(token: string, workspace: string): Promise<string | null
  * symlink with an innocent name is caught too.
  * Falls back to the argument summary when the payload carries no arguments.
  */
-export async function secretsGuard(
-  payload: { toolName: string; argsSummary: string; args?: Readonly<Record<string, unknown>> },
-  workspace: string = ".",
-): Promise<void> {
+export function secretsGuard(payload: SecretsGuardPayload): Promise<void> {
+  return checkSecrets(payload, ".");
+}
+
+/** {@linkcode secretsGuard} resolving relative paths in `workspace` (the agent run's). */
+export function secretsGuardIn(workspace: string): (payload: SecretsGuardPayload) => Promise<void> {
+  return (payload) => checkSecrets(payload, workspace);
+}
+
+/** What the secrets guard reads of a `tool.pre` payload. */
+export interface SecretsGuardPayload {
+  /** The called tool. */
+  toolName: string;
+  /** The rendering for logs; used only when the payload carries no `args`. */
+  argsSummary?: string;
+  /** The call's real arguments. */
+  args?: Readonly<Record<string, unknown>>;
+}
+
+async function checkSecrets(payload: SecretsGuardPayload, workspace: string): Promise<void> {
   const { toolName, argsSummary, args } = payload;
   const strings: [string, string][] = args && typeof args === "object"
     ? stringsIn(args)
-    : [["command", argsSummary]];
+    : [["command", String(argsSummary ?? "")]];
   for (const [key, text] of strings) {
     // A command is judged on its parsed words; a path-like value as itself; free text (file
     // content, messages) is not a path and is left alone.
@@ -200,7 +216,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
       ),
   );
   bus.on("tool.pre", ({ toolName, argsSummary }) => line("tool.pre", `${toolName} ${argsSummary}`));
-  bus.on("tool.pre", (payload) => secretsGuard(payload, config.workspace));
+  bus.on("tool.pre", secretsGuardIn(config.workspace));
   bus.on(
     "tool.post",
     ({ toolName, resultSummary, durationMs }) =>

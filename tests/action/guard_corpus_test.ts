@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { destructiveCommandGuard, guardDestructive, judgeCommand } from "../../action/mod.ts";
 import { DESTRUCTIVE_COMMANDS, HARMLESS_COMMANDS } from "../fixtures/command_corpus.ts";
+import { z } from "zod";
+import { Session, Tool, ToolDeniedError, type ToolPreDecision } from "../../mod.ts";
 
 describe("command guard corpus", () => {
   it("the corpus holds at least 150 destructive and 100 harmless commands, none twice", () => {
@@ -73,6 +75,62 @@ describe("command guard corpus", () => {
     for (const command of HARMLESS_COMMANDS.slice(0, 40)) {
       assert.equal(await guard({ toolName: "bash", callId: "c", args: { command } }), undefined);
     }
+  });
+});
+
+describe("command guard on the session act path", () => {
+  function setup() {
+    const session = new Session();
+    const branch = session.newBranch();
+    const ran: string[] = [];
+    branch.actions.register(
+      new Tool({
+        name: "bash",
+        requestOptions: z.object({ command: z.string() }),
+        func: (args: { command: string }) => {
+          ran.push(args.command);
+          return "ran";
+        },
+      }),
+    );
+    return { session, branch, ran };
+  }
+
+  it("destructiveCommandGuard() denies on the real args (a long harmless prefix hides nothing)", async () => {
+    const { session, branch, ran } = setup();
+    session.hooks.on("tool.pre", destructiveCommandGuard());
+    const command = `echo ${"x".repeat(400)} && rm -r victim`;
+    await assert.rejects(branch.act({ function: "bash", arguments: { command } }), (error) => {
+      assert.ok(error instanceof ToolDeniedError);
+      assert.match(error.reason, /recursive delete/);
+      return true;
+    });
+    await branch.act({ function: "bash", arguments: { command: "git status" } });
+    assert.deepEqual(ran, ["git status"]);
+  });
+
+  it("destructiveCommandGuard({ onDestructive: 'ask' }) composes with approvals", async () => {
+    const { session, branch, ran } = setup();
+    session.hooks.on("tool.pre", destructiveCommandGuard({ onDestructive: "ask" }));
+    const asked: string[] = [];
+    await branch.act({ function: "bash", arguments: { command: "git push --force" } }, {
+      approve: (pending) => {
+        asked.push(String(pending.reason));
+        return true;
+      },
+    });
+    assert.deepEqual(ran, ["git push --force"]);
+    assert.match(asked[0], /git push rewrites/);
+    await assert.rejects(
+      branch.act({ function: "bash", arguments: { command: "rm -r x" } }, {
+        approve: () => false,
+      }),
+      ToolDeniedError,
+    );
+    assert.deepEqual(ran, ["git push --force"]);
+    // The verdicts are ToolPreDecision values.
+    const verdict: ToolPreDecision = await judgeCommand("rm -r x", { onDestructive: "ask" });
+    assert.equal(verdict?.decision, "ask");
   });
 });
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { secretsGuard } from "../../cli/agent_run.ts";
+import { secretsGuardIn } from "../../cli/agent_run.ts";
 
 describe("CLI secrets guard", () => {
   let ws: string;
@@ -16,7 +16,7 @@ describe("CLI secrets guard", () => {
   after(() => rmSync(ws, { recursive: true, force: true }));
 
   const call = (args: Record<string, unknown>, toolName = "bash") =>
-    secretsGuard({ toolName, argsSummary: "(summary)", args }, ws);
+    secretsGuardIn(ws)({ toolName, argsSummary: "(summary)", args });
 
   it("secretsGuard() refuses secrets named through quoting, globs, wrappers and symlinks", async () => {
     for (
@@ -52,11 +52,11 @@ describe("CLI secrets guard", () => {
 
   it("secretsGuard() falls back to the summary when the payload carries no args", async () => {
     await assert.rejects(
-      secretsGuard({ toolName: "reader", argsSummary: '{"path":".env"}' }, ws),
+      secretsGuardIn(ws)({ toolName: "reader", argsSummary: '{"path":".env"}' }),
       /may not touch secrets/,
     );
     assert.equal(
-      await secretsGuard({ toolName: "reader", argsSummary: '{"path":"README.md"}' }, ws),
+      await secretsGuardIn(ws)({ toolName: "reader", argsSummary: '{"path":"README.md"}' }),
       undefined,
     );
   });

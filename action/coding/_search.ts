@@ -84,7 +84,7 @@ export const SEARCH_TIME_BUDGET_MS = 20_000;
 const request = z.object({
   action: z.enum(["grep", "find"]).describe("grep file contents or find files by name"),
   pattern: z.string().describe(
-    "grep: a JavaScript regular expression; find: a name glob or substring",
+    "grep: a regular expression in RE2 syntax (no backreferences or lookaround); find: a name glob or substring",
   ),
   path: z.string().optional().describe(
     "where to search, relative to the workspace root (default .)",

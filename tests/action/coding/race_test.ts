@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import type { ActionManager } from "../../../action/mod.ts";
 import { makeSandbox, managerFor, type Result, run, type Sandbox, snapshot } from "./_helpers.ts";
 
@@ -31,9 +32,31 @@ done
 `;
 
 function startSwapper(ws: string): ChildProcess {
-  const child = spawn("sh", ["-c", SWAPPER, "swapper", ws], { stdio: "ignore" });
-  child.unref();
-  return child;
+  // Its own process group, so stopping it also stops the ln/mv/mkdir it is running.
+  return spawn("sh", ["-c", SWAPPER, "swapper", ws], { stdio: "ignore", detached: true });
+}
+
+/** Kills the swapper's process group and waits (bounded) until the shell has exited. */
+async function stopSwapper(child: ChildProcess | null): Promise<void> {
+  if (!child || child.pid === undefined) return;
+  const exited = child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    exited,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, 10_000);
+    }),
+  ]);
+  clearTimeout(timer);
+  // Commands the group was running when it was killed die with it; give the kernel a moment.
+  await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 async function untilSwapping(ws: string): Promise<void> {
@@ -60,8 +83,8 @@ describe("symlink swap race", () => {
     manager = managerFor(box.ws);
   });
 
-  after(() => {
-    if (swapper?.pid !== undefined && swapper.exitCode === null) swapper.kill("SIGKILL");
+  after(async () => {
+    await stopSwapper(swapper);
     box.cleanup();
   });
 
@@ -108,7 +131,7 @@ describe("symlink swap race", () => {
         if (String(find.content ?? "").includes("secret.txt")) leaks.push("find listed outside");
       }
     }
-    swapper.kill("SIGKILL");
+    await stopSwapper(swapper);
     assert.deepEqual(leaks, []);
     assert.deepEqual(snapshot(box.outside), outsideBefore);
     // The race was real: both outcomes happened.

@@ -83,6 +83,7 @@ function judgeRedirect(
   if (SYSTEM_PATHS.test(value)) {
     return { kind: "destructive", reason: `redirection ${op} ${value} writes to a system file` };
   }
+  if (HARMLESS_DEVICES.test(value)) return undefined;
   if (truncates && /^\d*$/.test(value) === false) {
     return { kind: "destructive", reason: `redirection ${op} ${value} truncates the file` };
   }
@@ -305,6 +306,20 @@ function judgeWords(words: readonly ShellWord[], context: Context): ShellFinding
     return reparse(literal([args.map((arg) => arg.value).join(" ")])[0], "eval");
   }
   if (name === "source" || name === ".") return undefined;
+  if (name === "alias") {
+    // An alias body runs later as a command (bash -c with expand_aliases).
+    for (const arg of args) {
+      const eq = arg.value.indexOf("=");
+      if (eq <= 0) continue;
+      const found = reparse({ ...arg, value: arg.value.slice(eq + 1) }, "alias body");
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (name === "trap") {
+    const action = args.find((arg) => !arg.value.startsWith("-"));
+    return action ? reparse(action, "trap action") : undefined;
+  }
   const interpreter = interpreterOf(name);
   if (interpreter) return judgeInterpreter(interpreter, name, args, words);
   if (/^(mkfs|mkfs\..+|mke2fs|mkdosfs|mkntfs)$/.test(name)) {
@@ -391,6 +406,12 @@ function judgeWords(words: readonly ShellWord[], context: Context): ShellFinding
       const target = name === "tee" ? operands : operands.slice(-1);
       if (target.some((op) => writesSystemTarget(op.value))) {
         return destructive(words, `${name} writes over a device or system file`);
+      }
+      if (
+        name === "cp" && operands.length >= 2 &&
+        operands.slice(0, -1).some((op) => op.value === "/dev/null" || op.value === "/dev/zero")
+      ) {
+        return destructive(words, "cp from /dev/null or /dev/zero overwrites the target");
       }
       if (name === "mv" && target.some((op) => op.value.startsWith("/dev/"))) {
         return destructive(words, "mv into a device deletes the source");
@@ -653,6 +674,16 @@ function judgeGit(
   }
   const sub = args[i]?.value ?? "";
   const rest = args.slice(i + 1);
+  if (sub === "config") {
+    // A key git later runs as a program (alias "!…", pager, editor, ssh command, hooks path).
+    const key = rest.find((word) => !word.value.startsWith("-"));
+    if (
+      key && (GIT_COMMAND_KEYS.test(key.value) || rest.some((word) => word.value.startsWith("!")))
+    ) {
+      return opaque(words, "git config sets a program git runs");
+    }
+    return undefined;
+  }
   if (rest.some((word) => unknown(word))) {
     if (
       ["push", "clean", "reset", "checkout", "restore", "branch", "stash", "switch", "rm"].includes(

@@ -174,7 +174,13 @@ function visit(
   }
   if (node.type === "redirected_statement") {
     const body = node.childForFieldName("body");
-    const truncates = !body || isNoOp(body);
+    // Input given to the statement (`cat > f <<EOF`, `< in`) is content, not a truncation.
+    const hasInput = node.children.some((child) =>
+      child !== null &&
+      (child.type === "heredoc_redirect" || child.type === "herestring_redirect" ||
+        (child.type === "file_redirect" && child.children.some((c) => c?.text === "<")))
+    );
+    const truncates = !hasInput && (!body || isNoOp(body));
     for (const child of node.children) {
       if (child && /_redirect$/.test(child.type)) out.redirects.push(redirectOf(child, truncates));
     }
@@ -199,8 +205,11 @@ function isNoOp(body: SyntaxNode): boolean {
   const program = wordOf(name.namedChildren[0] ?? name).value;
   if (NO_OP_PROGRAMS.has(program)) return true;
   const values = args.map((arg) => (arg ? wordOf(arg).value : ""));
-  if (program === "cat" && values.length === 1 && values[0] === "/dev/null") return true;
-  if (program === "echo" && values.length === 1 && values[0] === "-n") return true;
+  // `cat` with no file reads the (empty) input; `echo` alone writes one newline.
+  if (program === "cat" && values.every((value) => value === "/dev/null" || value === "-")) {
+    return true;
+  }
+  if (program === "echo" && values.every((value) => value === "-n" || value === "-e")) return true;
   if (program === "printf" && values.length === 1 && values[0] === "") return true;
   return false;
 }

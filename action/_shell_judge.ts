@@ -170,6 +170,9 @@ function flagsOf(
 // ---------------------------------------------------------------------------------------------
 // Programs
 
+/** Paths that are the standard input (code read from them is code the guard cannot see). */
+const STDIN_FILES = /^(\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/(self|\d+)\/fd\/\d+|-)$/;
+
 /** Shells whose `-c` string is parsed again; without one they read code from input. */
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox-sh"]);
 
@@ -305,7 +308,14 @@ function judgeWords(words: readonly ShellWord[], context: Context): ShellFinding
     if (args.some((arg) => arg.dynamic)) return opaque(words, "eval of text computed at run time");
     return reparse(literal([args.map((arg) => arg.value).join(" ")])[0], "eval");
   }
-  if (name === "source" || name === ".") return undefined;
+  if (name === "source" || name === ".") {
+    const file = args[0];
+    if (!file) return undefined;
+    if (file.dynamic || file.splittable || STDIN_FILES.test(file.value)) {
+      return opaque(words, `${name} runs code from its input or from text computed at run time`);
+    }
+    return undefined; // a script file
+  }
   if (name === "alias") {
     // An alias body runs later as a command (bash -c with expand_aliases).
     for (const arg of args) {
@@ -519,6 +529,7 @@ function judgeShellProgram(
       if (value === "--version" || value === "--help") return undefined;
       continue;
     }
+    if (STDIN_FILES.test(value)) return opaque(words, `${name} reads commands from its input`);
     // A script file: its contents cannot be judged here (see docs/guards.md).
     return undefined;
   }
@@ -584,6 +595,7 @@ function judgeInterpreter(
       }
       continue;
     }
+    if (STDIN_FILES.test(value)) return opaque(words, `${name} reads code from its input`);
     return undefined; // a script file
   }
   return opaque(words, `${name} reads code from its input`);
@@ -850,35 +862,55 @@ function unwrap(name: string, args: readonly ShellWord[]): Unwrapped | undefined
   switch (name) {
     case "sudo":
     case "doas": {
+      // Options letter by letter: -u USER, -g GROUP, … take a value (attached or next);
+      // -s / -i run the rest through a shell; -e / -l / -v / -k run no command.
+      const valueLetters = name === "sudo" ? "ugpChDRrTtU" : "uC";
+      let shell = false;
       let i = 0;
       for (; i < args.length; i++) {
         const value = args[i].value;
+        if (args[i].splittable) {
+          return { finding: "opaque", why: `${name} options computed at run time` };
+        }
         if (value === "--") {
           i++;
           break;
         }
-        if (!value.startsWith("-")) break;
-        if (/^-[a-zA-Z]*[sie]/.test(value) && !/^-[a-zA-Z]*[ugpChDRrTt]$/.test(value)) {
-          // -s / -i run a shell (reading the rest as its command), -e edits files.
-          if (/^-[a-zA-Z]*e/.test(value)) return { finding: "none", why: "" };
-          const rest = args.slice(i + 1);
-          return rest.length
-            ? {
-              script: {
-                value: rest.map((w) => w.value).join(" "),
-                dynamic: rest.some((w) => w.dynamic),
-                splittable: false,
-                pattern: false,
-              },
-            }
-            : { finding: "opaque", why: `${name} ${value} starts a shell` };
+        if (!value.startsWith("-") || value === "-") break;
+        if (value.startsWith("--")) {
+          const option = value.split("=")[0];
+          if (option === "--shell" || option === "--login") shell = true;
+          if (option === "--edit" || option === "--list" || option === "--validate") {
+            return { finding: "none", why: "" };
+          }
+          if (
+            !value.includes("=") &&
+            /^--(user|group|prompt|chdir|host|role|type|close-from|other-user|chroot|command-timeout)$/
+              .test(option)
+          ) i++;
+          continue;
         }
-        if (
-          /^-[ugpChDRrTt]$/.test(value) ||
-          /^--(user|group|prompt|chdir|host|role|type|close-from|other-user)$/.test(value)
-        ) i++;
+        for (let j = 1; j < value.length; j++) {
+          const letter = value[j];
+          if (letter === "s" || letter === "i") shell = true;
+          if ("elvkK".includes(letter) && name === "sudo") return { finding: "none", why: "" };
+          if (valueLetters.includes(letter)) {
+            if (j === value.length - 1) i++;
+            break;
+          }
+        }
       }
-      return { rest: args.slice(i) };
+      const rest = args.slice(i);
+      if (!shell) return { rest };
+      if (rest.length === 0) return { finding: "opaque", why: `${name} starts a shell` };
+      return {
+        script: {
+          value: rest.map((w) => w.value).join(" "),
+          dynamic: rest.some((w) => w.dynamic),
+          splittable: false,
+          pattern: false,
+        },
+      };
     }
     case "su":
     case "runuser": {

@@ -49,6 +49,11 @@ export function judgeShell(
   for (const name of parsed.recursiveFunctions) {
     return { kind: "destructive", reason: `function ${name} calls itself (a fork bomb)` };
   }
+  for (const body of parsed.expandedBodies) {
+    // An unquoted here-document expands like a double-quoted string (`"` is literal in it).
+    const found = judgeShell(parse, `: "${body.replaceAll('"', '\\"')}"`, depth + 1);
+    if (found) return { kind: found.kind, reason: `${found.reason} (in a here-document)` };
+  }
   for (const redirect of parsed.redirects) {
     const finding = judgeRedirect(redirect.op, redirect.target, redirect.truncates);
     if (finding) return finding;
@@ -170,6 +175,9 @@ function flagsOf(
 // ---------------------------------------------------------------------------------------------
 // Programs
 
+/** Reserved words seen as a program name: the grammar misread a compound command. */
+const GRAMMAR_WORDS = new Set(["{", "}", "(", ")", "do", "done", "then", "fi", "esac", "in"]);
+
 /** Paths that are the standard input (code read from them is code the guard cannot see). */
 const STDIN_FILES = /^(\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/(self|\d+)\/fd\/\d+|-)$/;
 
@@ -278,6 +286,12 @@ function judgeWords(words: readonly ShellWord[], context: Context): ShellFinding
   }
   const name = programName(head.value);
   const args = words.slice(1);
+  if (GRAMMAR_WORDS.has(head.value)) {
+    return opaque(words, "a compound command the grammar read as words");
+  }
+  if (name === "coproc" && args.some((arg) => arg.value === "{" || arg.value === "(")) {
+    return opaque(words, "coproc with a compound command");
+  }
   if (
     (SQL_CLIENTS.has(name) || name === "drop") &&
     DESTRUCTIVE_SQL.test(words.map((word) => word.value).join(" "))

@@ -47,6 +47,11 @@ export interface ParsedShell {
   readonly redirects: readonly ShellRedirect[];
   /** Names of functions whose body calls the function itself (`:(){ :|:& };:`). */
   readonly recursiveFunctions: readonly string[];
+  /**
+   * Bodies of here-documents with an unquoted delimiter: the shell expands `$(…)` and backticks
+   * in them, so each is judged again as the inside of a double-quoted string.
+   */
+  readonly expandedBodies: readonly string[];
 }
 
 /** A command line the parser could not read completely: the guard denies it. */
@@ -123,16 +128,13 @@ function parseWith(parser: SyntaxParser, source: string): ParsedShell {
   try {
     const root = tree.rootNode;
     if (root.hasError) throw new ShellParseError(`syntax error near ${describeError(root)}`);
-    const out: { commands: ShellCommand[]; redirects: ShellRedirect[]; recursive: string[] } = {
-      commands: [],
-      redirects: [],
-      recursive: [],
-    };
+    const out: Collected = { commands: [], redirects: [], recursive: [], bodies: [] };
     visit(root, out);
     return {
       commands: out.commands,
       redirects: out.redirects,
       recursiveFunctions: out.recursive,
+      expandedBodies: out.bodies,
     };
   } finally {
     tree.delete();
@@ -158,10 +160,19 @@ const TEXT_NODES = new Set(["comment", "heredoc_body", "heredoc_start", "heredoc
 /** Programs that read nothing and do nothing: a redirection after them only truncates. */
 const NO_OP_PROGRAMS = new Set([":", "true", "false"]);
 
-function visit(
-  node: SyntaxNode,
-  out: { commands: ShellCommand[]; redirects: ShellRedirect[]; recursive: string[] },
-): void {
+interface Collected {
+  commands: ShellCommand[];
+  redirects: ShellRedirect[];
+  recursive: string[];
+  bodies: string[];
+}
+
+function visit(node: SyntaxNode, out: Collected): void {
+  if (node.type === "heredoc_redirect") {
+    const start = node.children.find((child) => child?.type === "heredoc_start")?.text ?? "";
+    const body = node.children.find((child) => child?.type === "heredoc_body");
+    if (body && !/['"\\]/.test(start) && /[`$]/.test(body.text)) out.bodies.push(body.text);
+  }
   if (TEXT_NODES.has(node.type)) return;
   if (node.type === "command") {
     const name = node.childForFieldName("name");

@@ -1,6 +1,7 @@
 /**
  * The workspace every coding tool is confined to: paths resolve against its real root and must
- * stay inside it after symlinks are resolved.
+ * stay inside it after symlinks are resolved; files and directories are then opened race-free
+ * (no symlink followed, the opened descriptor checked) and hard-linked files are refused.
  *
  * @module
  */

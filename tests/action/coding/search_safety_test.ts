@@ -2,6 +2,7 @@
 // links, protected files under any name and JavaScript-only syntax are refused or skipped.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ActionManager } from "../../../action/mod.ts";
@@ -94,6 +95,53 @@ describe("search safety", () => {
     const bad = await run(manager, "search", { action: "grep", pattern: "a(", path: "a200.txt" });
     assert.equal(bad.patternError, "syntax");
     assert.match(String(bad.error), /^Invalid pattern: /);
+  });
+
+  it("any pattern text gives a result or a typed pattern error, never a hang or a throw", async () => {
+    const piece = fc.constantFrom(
+      "a",
+      "b",
+      "\\w",
+      "\\d",
+      ".",
+      "*",
+      "+",
+      "?",
+      "{0,16}",
+      "{2}",
+      "(",
+      ")",
+      "(?:",
+      "|",
+      "[",
+      "]",
+      "^",
+      "$",
+      "\\1",
+      "(?=",
+      "(?<=",
+      "\\",
+      "{",
+      "}",
+      "-",
+      "a?",
+      "(a?){16}",
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 12 }), async (parts) => {
+        const pattern = parts.join("");
+        const result = await run(manager, "search", { action: "grep", pattern, path: "a200.txt" });
+        if (result.success) {
+          assert.equal(typeof result.totalMatches, "number", pattern);
+        } else {
+          assert.ok(
+            ["syntax", "unsupported", "too_complex"].includes(String(result.patternError)),
+            `${pattern}: ${result.error}`,
+          );
+        }
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it("search never returns the contents of protected files, under any name", async () => {

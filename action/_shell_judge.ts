@@ -112,9 +112,14 @@ function literal(values: readonly string[]): ShellWord[] {
   return values.map((value) => ({ value, dynamic: false, splittable: false, pattern: false }));
 }
 
-/** A word that could turn out to be (or hide) a flag: computed, split or globbed. */
+/**
+ * A word that could turn out to be (or hide) a flag: computed, split, or a glob that could
+ * expand to a name made of option letters (`*`, `?r`, `[-]*`; not `*.o`, `src/*`).
+ */
 function unknown(word: ShellWord): boolean {
-  return word.splittable || word.value.startsWith(DYNAMIC) || (word.pattern && !word.dynamic);
+  if (word.splittable || word.value.startsWith(DYNAMIC)) return true;
+  return word.pattern && !word.dynamic && /^([*?[-]|\{)/.test(word.value) &&
+    !/^\*\.[A-Za-z0-9]+$/.test(word.value);
 }
 
 function show(words: readonly ShellWord[]): string {
@@ -627,7 +632,11 @@ function judgeRm(
   if (flags.long.has("--no-preserve-root")) return destructive(words, "rm --no-preserve-root");
   if (flags.unknown) return destructive(words, "rm with arguments computed at run time");
   if (context.bulk) return destructive(words, "rm deletes every file it is given");
-  if (flags.operands.some((op) => ["/", "~", "*", "/*", "~/", ".", ".."].includes(op.value))) {
+  if (
+    flags.operands.some((op) =>
+      ["/", "~", "*", "/*", "~/", "~/*", "./*", ".", "..", ".*", "*.*"].includes(op.value)
+    )
+  ) {
     return destructive(words, "rm of a whole tree");
   }
   return undefined;

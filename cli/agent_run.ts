@@ -8,7 +8,10 @@
 
 import { nodeFileSystem } from "../action/coding/mod.ts";
 import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
-import { AgentSpec } from "../action/mod.ts";
+import { realpath } from "node:fs/promises";
+import { AgentSpec, isProtectedBasename } from "../action/mod.ts";
+import { baseName, globMatcher, hasGlobChars, resolvePath } from "../action/_path.ts";
+import { loadShellParser } from "../action/_shell_parse.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
 import { redactSecrets } from "../core/redact.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
@@ -59,31 +62,107 @@ export interface AgentRunSummary {
 const SYSTEM_PROMPT = "You are a careful coding agent. Use the tools to inspect and change the " +
   "workspace. Never run destructive commands and never read secrets.";
 
-/**
- * Blocks any tool call whose arguments mention a secrets file (a session `tool.pre` guard). It
- * reads every string in the real arguments, under any key and at any depth, never the summary.
- */
-export function secretsGuard(
-  { toolName, args }: { toolName: string; args: Readonly<Record<string, unknown>> },
-): void {
-  const found = findString(args, (text) => /(^|[^\w.])\.env\b|id_rsa|\.netrc/.test(text));
-  if (found !== undefined) {
-    throw new Error(`${toolName} may not touch secrets (${JSON.stringify(found.slice(-120))})`);
+/** Names a protected-file glob is tried against (`cat .en?` names `.env`). */
+const SECRET_SAMPLES = [".env", ".env.local", ".env.production", "id_rsa", "id_ed25519", ".netrc"];
+
+/** Every string in `value` with the key it sits under (arguments may nest), at most 1 000. */
+function stringsIn(
+  value: unknown,
+  key = "",
+  out: [string, string][] = [],
+  depth = 0,
+): [string, string][] {
+  if (out.length >= 1000 || depth > 8) return out;
+  if (typeof value === "string") out.push([key, value]);
+  else if (Array.isArray(value)) { for (const item of value) stringsIn(item, key, out, depth + 1); }
+  else if (value !== null && typeof value === "object") {
+    for (const [name, item] of Object.entries(value)) stringsIn(item, name, out, depth + 1);
+  }
+  return out;
+}
+
+/** The words a command line passes to programs (parsed), or its whitespace-split text. */
+async function wordsOf(command: string): Promise<string[]> {
+  try {
+    const parsed = (await loadShellParser())(command);
+    const words = parsed.commands.flatMap((cmd) => cmd.words.map((word) => word.value));
+    for (const redirect of parsed.redirects) if (redirect.target) words.push(redirect.target.value);
+    return words;
+  } catch {
+    return command.split(/[\s'"`;|&<>()]+/);
   }
 }
 
-function findString(
-  value: unknown,
-  test: (text: string) => boolean,
-  depth = 0,
-): string | undefined {
-  if (typeof value === "string") return test(value) ? value : undefined;
-  if (value === null || typeof value !== "object" || depth > 64) return undefined;
-  for (const item of Array.isArray(value) ? value : Object.values(value)) {
-    const found = findString(item, test, depth + 1);
-    if (found !== undefined) return found;
+/** Why `token` names (or resolves to) a protected file, or `null`. */
+async function secretIn(token: string, workspace: string): Promise<string | null> {
+  if (token === "" || token.includes("\0") || token.length > 4096) return null;
+  for (const part of token.split(/[=:,]/)) {
+    const name = baseName(part.replaceAll("\u0000", ""));
+    if (isProtectedBasename(name)) return name;
+    if (hasGlobChars(name)) {
+      try {
+        const matches = globMatcher(name);
+        const hit = SECRET_SAMPLES.find((sample) => matches(sample));
+        if (hit) return `${name} (matches ${hit})`;
+      } catch {
+        // not a glob after all
+      }
+    }
   }
-  return undefined;
+  // The name may be innocent while the file it resolves to is not (`notes.txt -> .env`).
+  try {
+    const real = await realpath(resolvePath(workspace, token));
+    if (isProtectedBasename(baseName(real))) return `${token} -> ${baseName(real)}`;
+  } catch {
+    // missing: nothing to resolve
+  }
+  return null;
+}
+
+/**
+ * Blocks any tool call whose real arguments name a secrets file (a session `tool.pre` guard):
+ * a `command` judged from its parsed words (quotes undone, globs tried), every other
+ * whitespace-free string argument as a path, and each path resolved in the workspace, so a
+ * symlink with an innocent name is caught too.
+ * Falls back to the argument summary when the payload carries no arguments.
+ */
+export function secretsGuard(payload: SecretsGuardPayload): Promise<void> {
+  return checkSecrets(payload, ".");
+}
+
+/** {@linkcode secretsGuard} resolving relative paths in `workspace` (the agent run's). */
+export function secretsGuardIn(workspace: string): (payload: SecretsGuardPayload) => Promise<void> {
+  return (payload) => checkSecrets(payload, workspace);
+}
+
+/** What the secrets guard reads of a `tool.pre` payload. */
+export interface SecretsGuardPayload {
+  /** The called tool. */
+  toolName: string;
+  /** The rendering for logs; used only when the payload carries no `args`. */
+  argsSummary?: string;
+  /** The call's real arguments. */
+  args?: Readonly<Record<string, unknown>>;
+}
+
+async function checkSecrets(payload: SecretsGuardPayload, workspace: string): Promise<void> {
+  const { toolName, argsSummary, args } = payload;
+  const strings: [string, string][] = args && typeof args === "object"
+    ? stringsIn(args)
+    : [["command", String(argsSummary ?? "")]];
+  for (const [key, text] of strings) {
+    // A command is judged on its parsed words; a path-like value as itself; free text (file
+    // content, messages) is not a path and is left alone.
+    const tokens = key === "command"
+      ? new Set([text, ...(await wordsOf(text))])
+      : /\s/.test(text)
+      ? new Set<string>()
+      : new Set([text]);
+    for (const token of tokens) {
+      const found = await secretIn(token, workspace);
+      if (found) throw new Error(`${toolName} may not touch secrets (${found})`);
+    }
+  }
 }
 
 function clock(): string {
@@ -164,7 +243,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
       ),
   );
   bus.on("tool.pre", ({ toolName, argsSummary }) => line("tool.pre", `${toolName} ${argsSummary}`));
-  bus.on("tool.pre", secretsGuard);
+  bus.on("tool.pre", secretsGuardIn(config.workspace));
   bus.on(
     "tool.post",
     ({ toolName, resultSummary, durationMs }) =>

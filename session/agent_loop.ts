@@ -17,16 +17,15 @@ import type { ActionResult, ActOptions } from "./act.ts";
 import type { Message, MessageInit } from "./message.ts";
 import {
   agentLoop,
-  buildRequest,
   checkApprove,
-  checkToolName,
   invokeModel,
+  invokeTurn,
   type LoopStart,
-  type ModelTurn,
   newRun,
   requireModel,
   runToEnd,
   storeOf,
+  streamTurn,
 } from "./_loop.ts";
 
 /** The part of a branch the agent loop uses. */
@@ -43,6 +42,8 @@ export interface AgentHost {
   addMessage(message: MessageInit): Promise<Message>;
   /** Runs one tool action through the gate, the hooks and the tool. */
   act(request: ActionRequestInit, options?: ActOptions): Promise<ActionResult>;
+  /** Emits a signal to the session's observer (audit signals of answered approvals). */
+  emit?(event: unknown): Promise<unknown[]>;
   /** The owning session (its id and store name where runs are saved), or `null`. */
   readonly session?: { readonly id: string; readonly store?: SessionStore | undefined } | null;
 }
@@ -219,13 +220,9 @@ export async function operate(
   const approve = checkApprove(options?.approve);
   const run = newRun(host, options);
   const signal = options?.signal ?? new AbortController().signal;
-  // deno-lint-ignore require-yield
-  const invokeTurn: ModelTurn = async function* (_turn, turnSignal) {
-    return await invokeModel(host, run.state.request, true, turnSignal);
-  };
   const start: LoopStart = { run, store: storeOf(host), instruction };
   if (approve !== undefined) start.approve = approve;
-  return await runToEnd(agentLoop(host, start, signal, invokeTurn));
+  return await runToEnd(agentLoop(host, start, signal, invokeTurn(host, run)));
 }
 
 /**
@@ -266,49 +263,19 @@ export function operateStream(
   options?: AgentRunOptions,
 ): ReadableStream<AgentStreamEvent> {
   checkInstruction(instruction);
-  const model = requireModel(host);
+  requireModel(host);
   const approve = checkApprove(options?.approve);
-  const run = newRun(host, options);
+  const run = newRun(host, options, true);
   const internal = new AbortController();
   const signal = options?.signal
     ? AbortSignal.any([options.signal, internal.signal])
     : internal.signal;
   let modelReader: ReadableStreamDefaultReader<StreamChunk> | null = null;
-
-  const streamTurn: ModelTurn = async function* (turn, turnSignal) {
-    const stream = model.stream(buildRequest(host, run.state.request, true), {
-      signal: turnSignal,
-    });
-    const reader = (stream as ReadableStream<StreamChunk>).getReader();
-    modelReader = reader;
-    let text = "";
-    const toolCalls: ModelToolCall[] = [];
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        if (value.type === "text") {
-          text += value.text;
-          yield { type: "text", text: value.text, turn };
-        } else if (value.type === "tool_call") {
-          const call = {
-            id: value.id || crypto.randomUUID(),
-            name: checkToolName(value.name, value.id),
-            arguments: value.arguments,
-          };
-          toolCalls.push(call);
-          yield { type: "tool_call", call, turn };
-        }
-      }
-    } finally {
-      modelReader = null;
-    }
-    return { text, toolCalls };
-  };
+  const turnOf = streamTurn(host, run, (reader) => (modelReader = reader));
 
   const start: LoopStart = { run, store: storeOf(host), instruction };
   if (approve !== undefined) start.approve = approve;
-  const iterator = agentLoop(host, start, signal, streamTurn);
+  const iterator = agentLoop(host, start, signal, turnOf);
   return new ReadableStream<AgentStreamEvent>({
     async pull(controller) {
       try {

@@ -11,11 +11,11 @@ import type { AgentStreamEvent, OperateResult } from "./agent_loop.ts";
 import {
   agentLoop,
   checkApprove,
-  invokeModel,
+  invokeTurn,
   type LoopStart,
-  type ModelTurn,
   requireModel,
   runToEnd,
+  streamTurn,
   toApprovalAnswer,
 } from "./_loop.ts";
 import { runStoreOf } from "./_run_store.ts";
@@ -263,13 +263,13 @@ export async function resumeRun(
     claimed.answers[callId] = { ...toRunAnswer(merged[callId] ?? answer), answeredAt: now };
   }
   const signal = options?.signal ?? new AbortController().signal;
-  // deno-lint-ignore require-yield
-  const invokeTurn: ModelTurn = async function* (_turn, turnSignal) {
-    return await invokeModel(branch, claimed.state.request, true, turnSignal);
-  };
   const start: LoopStart = { run: claimed, store, answers: merged };
   if (approve !== undefined) start.approve = approve;
-  const loop: AsyncGenerator<AgentStreamEvent> = agentLoop(branch, start, signal, invokeTurn);
+  // The model is called the way the run called it (streaming for operateStream).
+  const turn = claimed.state.stream === true
+    ? streamTurn(branch, claimed)
+    : invokeTurn(branch, claimed);
+  const loop: AsyncGenerator<AgentStreamEvent> = agentLoop(branch, start, signal, turn);
   return await runToEnd(loop);
 }
 

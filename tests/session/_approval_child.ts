@@ -17,8 +17,9 @@ try {
   });
   askBeforeNotes(session);
   if (env.WAIT_FOR) {
-    // Start together: wait until the file named by WAIT_FOR exists.
-    const { existsSync } = await import("node:fs");
+    // Start together: say we are ready, then wait until the file named by WAIT_FOR exists.
+    const { existsSync, writeFileSync } = await import("node:fs");
+    if (env.READY) writeFileSync(env.READY, "ready");
     const deadline = Date.now() + 30_000;
     while (!existsSync(env.WAIT_FOR) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 5));

@@ -4,7 +4,7 @@
 
 import { appendFileSync } from "node:fs";
 import { z } from "zod";
-import { IModel, Session, Tool } from "../../mod.ts";
+import { IModel, type Session, Tool } from "../../mod.ts";
 import { jsonReply, type OpenAIServer, type Reply } from "../fixtures/openai_server.ts";
 
 /** The tools, writing to `log`. */

@@ -177,15 +177,26 @@ function checkInstruction(instruction: unknown): void {
 
 /**
  * The tool-calling loop: ask the model (one `invoke` per turn) with the branch's tool schemas;
- * run each tool call it makes through `act` (gate, `tool.pre`, tool hooks, `tool.post` or
- * `tool.error`); send the results back; stop when it answers without tool calls or after
- * `maxTurns` turns. A tool call with malformed JSON arguments (or arguments that are not a JSON
- * object, whether sent as text or as a bare value), and one a `tool.pre` guard blocks, is
- * answered with an error the model can read; the loop goes on. Arguments a server sends as an
- * object instead of JSON text are used as sent. Any other rejection of `act` (an abort, a
- * failing message callback) rejects `operate` with that error, and so does a tool call without
- * a function name (a `TypeError`; it used to be dropped silently, which could end the loop as if
- * the model had answered).
+ * run each tool call it makes through `act` (gate, `tool.pre` decisions, tool hooks, `tool.post`
+ * or `tool.error`); send the results back (one assistant message carrying every tool call of the
+ * turn, then one `tool` message per call); stop when it answers without tool calls or after
+ * `maxTurns` turns.
+ *
+ * - Every call is a run with a `runId`, saved in the session's store (`SessionStore.getRun`;
+ *   a private in-memory store without one) as it starts and when it stops.
+ * - A `tool.pre` **deny** (or a rejected approval) is answered to the model as a tool message
+ *   with the reason and the loop goes on; a deny with `interrupt: true` ends the run with
+ *   `stoppedBy: "denied"`. `context` strings of an allow are appended to the tool message.
+ * - An **ask** calls `options.approve` inline. Without it, the other calls of the turn still run,
+ *   the run is saved with status `waiting_approval`, and `operate` resolves with
+ *   `stoppedBy: "approval"`, `runId` and `pending`; `Session.resume(runId, answers)` continues it,
+ *   in this process or any other sharing the store.
+ * - Aborting `options.signal` resolves with `stoppedBy: "aborted"` (the run is saved as aborted).
+ * - A tool call with malformed JSON arguments (or arguments that are not a JSON object), and one
+ *   a throwing `tool.pre` guard blocks, is answered with an error the model can read; the loop
+ *   goes on. Arguments a server sends as an object instead of JSON text are used as sent. Any
+ *   other rejection of `act` (a failing message callback) rejects `operate` with that error, and
+ *   so does a tool call without a function name (a `TypeError`).
  *
  * @example
  * ```ts
@@ -227,8 +238,10 @@ export async function operate(
 
 /**
  * {@linkcode operate} over a streaming model: yields text chunks as the model streams them, each
- * tool call and its result, then `done` with the result. Cancelling the stream (or aborting the
- * signal) cancels the model call in flight. A streamed tool call without a function name errors
+ * tool call and its result, then `done` with the result (with `stoppedBy: "approval"` and
+ * `pending` when a call waits for approval; a resumed run streams too). Cancelling the stream
+ * cancels the model call in flight and saves the run as aborted; aborting the signal ends the
+ * stream with a `done` event whose `stoppedBy` is `"aborted"`. A streamed tool call without a function name errors
  * the stream with a `TypeError`, as in `operate`.
  *
  * @example

@@ -24,6 +24,7 @@ import type {
   StoppedBy,
 } from "./agent_loop.ts";
 import { isBlocked } from "./_blocked.ts";
+import { bounded } from "./_bounded.ts";
 import { ApprovalAnswered, ToolDenied } from "./signal.ts";
 import { runStoreOf } from "./_run_store.ts";
 import type { Message } from "./message.ts";
@@ -460,9 +461,16 @@ export async function* agentLoop(
   const actions: ActionResult[] = [];
   let lastMessage: Message | undefined;
   let finished = false;
+  // Saving honours the caller's signal while the run goes on. After an abort the run is saved
+  // as aborted on a best-effort basis: a store that does not answer within a second cannot
+  // delay the aborted caller.
   const save = async (): Promise<void> => {
     run.updatedAt = Date.now();
-    await store.saveRun(run);
+    if (signal.aborted) {
+      await bounded(store.saveRun(run), "save run", undefined, 1000).catch(() => {});
+      return;
+    }
+    await bounded(store.saveRun(run), "save run", signal);
   };
   const finish = async (
     stoppedBy: StoppedBy,

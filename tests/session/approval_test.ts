@@ -309,3 +309,36 @@ describe("approvals in the agent loop", () => {
     assert.ok(ApprovalRequested);
   });
 });
+
+describe("the agent loop's store calls", () => {
+  it("operate() resolves with stoppedBy aborted soon after an abort even when the store never answers", async () => {
+    const server = await startOpenAIServer(approvalScript());
+    servers.push(server);
+    const store = new MemoryStore();
+    let hang = false;
+    const hanging = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === "saveRun") {
+          return (run: unknown) => hang ? new Promise(() => {}) : target.saveRun(run as never);
+        }
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const session = new Session({ store: hanging, model: modelFor(server.baseURL) });
+    const branch = session.defaultBranch!;
+    branch.actions.register(approvalTools(join(dir, "hang.log"))[1]);
+    const controller = new AbortController();
+    hang = true;
+    const pending = branch.operate("look", { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("stop")), 50);
+    const result = await Promise.race([
+      pending,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error("operate() did not settle after the abort")), 10_000)
+      ),
+    ]);
+    assert.equal(result.stoppedBy, "aborted");
+    assert.equal(server.requests.length, 0);
+  });
+});

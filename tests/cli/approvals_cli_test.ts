@@ -252,4 +252,43 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     assert.match(resumeAgain.err, /not waiting for approval/);
     assert.equal((await run(["resume", db, "no-such-run"])).code, 1);
   });
+
+  it("demo --answer reject: the second process rejects, the resumed run tells the model and writes nothing", async () => {
+    const dir = tempDir();
+    const db = join(dir, "demo.db");
+    const result = await new Promise<{ code: number | null; out: string; err: string }>(
+      (resolvePromise, reject) => {
+        const child = spawn(
+          DENO,
+          ["run", "-A", join(ROOT, "cli/main.ts"), "demo", "--db", db, "--answer", "reject"],
+          { cwd: dir, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] },
+        );
+        let out = "";
+        let err = "";
+        child.stdout!.on("data", (chunk) => (out += String(chunk)));
+        child.stderr!.on("data", (chunk) => (err += String(chunk)));
+        const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+        child.on("error", reject);
+        child.on("close", (code) => {
+          clearTimeout(timer);
+          resolvePromise({ code, out, err });
+        });
+      },
+    );
+    assert.equal(result.code, 0, result.err);
+    assert.match(result.out, /\$\s+hookscope reject .* --reason /);
+    assert.match(
+      result.out,
+      /│ rejected call call_\w+ \(editor\) of run [0-9a-f-]{36} as demo-reviewer/,
+    );
+    assert.match(
+      result.out,
+      /│ .*answer\s+call_\w+ editor: rejected by demo-reviewer \(the reviewer wants/,
+    );
+    assert.doesNotMatch(result.out, /│ .*tool\.post editor/);
+    assert.match(result.out, /completed: 6 turns/);
+    const sessionId = /session ([0-9a-f-]{36}) completed/.exec(result.out)![1];
+    const shown = await run(["show", db, sessionId]);
+    assert.match(shown.out, /ToolDenied\s+DENIED editor .* by approval by demo-reviewer/);
+  });
 });

@@ -8,6 +8,19 @@
  */
 export function deepFrozenCopy<T>(value: T): T {
   if (value === null || typeof value !== "object") return value;
+  if (Object.getPrototypeOf(value) === Object.prototype) {
+    // Fast path: a flat object of primitives (most tool arguments) needs no cycle map.
+    const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    let flat = true;
+    for (const key in out) {
+      const item = out[key];
+      if (item !== null && typeof item === "object") {
+        flat = false;
+        break;
+      }
+    }
+    if (flat) return Object.freeze(out) as T;
+  }
   return copy(value, new Map()) as T;
 }
 

@@ -153,6 +153,8 @@ export interface ToolPostFold {
 
 const NO_STRINGS: readonly string[] = Object.freeze([]);
 const NO_SHADOW: readonly ShadowVerdict[] = Object.freeze([]);
+// Created on first use, not at module load.
+let NO_PRE_PROMISE: Promise<ToolPreFold> | null = null;
 const NO_PRE_DECISION: ToolPreFold = Object.freeze({
   verdict: "none",
   updatedArgs: undefined,
@@ -364,7 +366,7 @@ export class HookBus {
     if (!isHookPoint(point)) return rejectUnknown(point);
     const body = (payload ?? EMPTY_PAYLOAD) as Record<string, unknown>;
     if (options === undefined && !this.#special[point]) return this.#run(point, body, true);
-    return this.#general(point, body, BLOCKING, options, 0, null) as Promise<void>;
+    return this.#start(point, body, BLOCKING, options, 0) as Promise<void>;
   }
 
   /**
@@ -381,9 +383,7 @@ export class HookBus {
     const body = (payload ?? EMPTY_PAYLOAD) as Record<string, unknown>;
     const blocking = point === HookPoint.TOOL_PRE;
     if (options === undefined && !this.#special[point]) return this.#run(point, body, blocking);
-    return this.#general(point, body, blocking ? BLOCKING : ISOLATED, options, 0, null) as Promise<
-      void
-    >;
+    return this.#start(point, body, blocking ? BLOCKING : ISOLATED, options, 0) as Promise<void>;
   }
 
   /**
@@ -443,31 +443,26 @@ export class HookBus {
           result = (entries[i].handler as (p: unknown, c: HookContext) => unknown)(body, context);
         } catch (error) {
           if (error instanceof StopHook) break;
-          return this.#general(point, body, DECIDE, options, i, { error }, entries) as Promise<
-            ToolPreFold | ToolPostFold
-          >;
+          const run = new Run(point, body, DECIDE, undefined, context);
+          return this.#resume(run, entries, i, true, error) as Promise<ToolPreFold | ToolPostFold>;
         }
         if (result !== undefined && (typeof result === "object" || typeof result === "function")) {
-          return this.#general(
-            point,
-            body,
-            DECIDE,
-            options,
-            i,
-            { value: result },
-            entries,
-          ) as Promise<
+          const run = new Run(point, body, DECIDE, undefined, context);
+          return this.#resume(run, entries, i, false, result) as Promise<
             ToolPreFold | ToolPostFold
           >;
         }
       }
       const recorded = this.#record(point, body);
-      const fold = point === HookPoint.TOOL_PRE ? NO_PRE_DECISION : postFold(body.result);
+      if (point === HookPoint.TOOL_PRE) {
+        return recorded === RESOLVED
+          ? (NO_PRE_PROMISE ??= Promise.resolve(NO_PRE_DECISION))
+          : recorded.then(() => NO_PRE_DECISION);
+      }
+      const fold = postFold(body.result);
       return recorded === RESOLVED ? Promise.resolve(fold) : recorded.then(() => fold);
     }
-    return this.#general(point, body, DECIDE, options, 0, null) as Promise<
-      ToolPreFold | ToolPostFold
-    >;
+    return this.#start(point, body, DECIDE, options, 0) as Promise<ToolPreFold | ToolPostFold>;
   }
 
   #hasPriorities(entries: Entries): boolean {
@@ -552,94 +547,163 @@ export class HookBus {
     if (recorded !== RESOLVED) await recorded;
   }
 
-  /**
-   * The option-aware path: match, once, deadlines, onFailure, shadow mode, the caller's signal,
-   * and (kind DECIDE) the decision fold. `first` is the outcome of `entries[start]` when the
-   * sync prefix of `decide()` already called it.
-   */
-  async #general(
+  /** The option-aware path from `start`: match, once, deadlines, onFailure, shadow, signal. */
+  #start(
     point: HookPoint,
     payload: Record<string, unknown>,
     kind: Kind,
     options: EmitOptions | undefined,
     start: number,
-    first: { value: unknown } | { error: unknown } | null,
-    snapshot?: Entries,
   ): Promise<ToolPreFold | ToolPostFold | void> {
-    const entries = snapshot ?? this.#entries[point];
     const signal = options?.signal;
-    signal?.throwIfAborted();
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const context: HookContext = signal === undefined
       ? this.#context
       : Object.freeze({ ...this.#context, signal });
-    const pre = point === HookPoint.TOOL_PRE;
-    const fold = kind === DECIDE ? new Fold(payload) : null;
-    let current = payload;
-    for (let i = start; i < entries.length; i++) {
+    const run = new Run(point, payload, kind, signal, context);
+    return this.#drive(run, this.#entries[point], start);
+  }
+
+  /** Applies an outcome already known for `entries[index]`, then drives on from `index + 1`. */
+  #resume(
+    run: Run,
+    entries: Entries,
+    index: number,
+    failed: boolean,
+    outcome: unknown,
+  ): Promise<ToolPreFold | ToolPostFold | void> {
+    if (!failed && isThenable(outcome)) return this.#driveAsync(run, entries, index, outcome);
+    try {
+      if (this.#handle(run, entries[index], failed, outcome)) return this.#finish(run);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#drive(run, entries, index + 1);
+  }
+
+  /** Runs entries synchronously until one returns a thenable. */
+  #drive(run: Run, entries: Entries, start: number): Promise<ToolPreFold | ToolPostFold | void> {
+    const context = run.context;
+    try {
+      for (let i = start; i < entries.length; i++) {
+        const entry = entries[i];
+        const match = entry.match;
+        if (match !== null) {
+          let hit: boolean;
+          try {
+            hit = match(run.current);
+          } catch (error) {
+            this.#report(error, run.point, "handler");
+            hit = false;
+          }
+          if (!hit) continue;
+        }
+        if (entry.once) entry.dispose?.();
+        let value: unknown;
+        try {
+          value = (entry.handler as (p: unknown, c: HookContext) => unknown)(run.current, context);
+        } catch (error) {
+          if (this.#handle(run, entry, true, error)) break;
+          continue;
+        }
+        if (isThenable(value)) return this.#driveAsync(run, entries, i, value);
+        if (this.#handle(run, entry, false, value)) break;
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#finish(run);
+  }
+
+  /** Waits for `entries[index]`'s pending result, then for the rest of the chain. */
+  async #driveAsync(
+    run: Run,
+    entries: Entries,
+    index: number,
+    pending: PromiseLike<unknown>,
+  ): Promise<ToolPreFold | ToolPostFold | void> {
+    const context = run.context;
+    const signal = run.signal;
+    let current: PromiseLike<unknown> | null = pending;
+    for (let i = index; i < entries.length; i++) {
       const entry = entries[i];
       let value: unknown;
       let failed = false;
-      let error: unknown;
-      if (first !== null && i === start) {
-        if ("error" in first) {
-          failed = true;
-          error = first.error;
-        } else if (isThenable(first.value)) {
-          try {
-            value = await race(first.value, entry.timeoutMs, signal);
-          } catch (caught) {
-            failed = true;
-            error = caught;
-          }
-        } else value = first.value;
-      } else {
-        if (entry.match !== null && !this.#matches(entry, current, point)) continue;
-        if (entry.once) entry.dispose?.();
-        try {
-          value = (entry.handler as (p: unknown, c: HookContext) => unknown)(current, context);
-          if (isThenable(value)) value = await race(value, entry.timeoutMs, signal);
-        } catch (caught) {
-          failed = true;
-          error = caught;
+      try {
+        if (current !== null) {
+          value = current;
+          current = null;
+        } else {
+          if (entry.match !== null && !this.#matches(entry, run.current, run.point)) continue;
+          if (entry.once) entry.dispose?.();
+          value = (entry.handler as (p: unknown, c: HookContext) => unknown)(run.current, context);
         }
+        if (isThenable(value)) value = await race(value, entry.timeoutMs, signal);
+      } catch (error) {
+        failed = true;
+        value = error;
       }
-      if (failed) {
-        if (signal?.aborted && error === signal.reason) throw abandoned(error, point, entry);
-        if (error instanceof StopHook) break;
-        if (error === TIMED_OUT) error = new HookTimeoutError(point, entry.timeoutMs, entry.name);
-        if (fold !== null && entry.shadow && pre) {
-          fold.shadowed("deny", errorMessage(error), entry.name);
-          continue;
-        }
-        const policy = entry.onFailure ?? (pre ? "block" : "continue");
-        if (policy === "block" && !entry.shadow) {
-          if (fold !== null && pre) {
-            fold.fail(error, entry.name);
-            break;
-          }
-          throw error;
-        }
-        this.#report(error, point, "handler");
-        continue;
-      }
-      if (fold === null) continue;
-      if (pre) {
-        const outcome = fold.pre(value, entry);
-        if (outcome === STOP) break;
-        if (outcome !== null) current = outcome;
-      } else {
-        const outcome = fold.post(value, entry);
-        if (outcome !== null) current = outcome;
-      }
+      if (this.#handle(run, entry, failed, value)) break;
     }
+    return await this.#finish(run);
+  }
+
+  /**
+   * Applies one handler's outcome to the run; returns `true` when the chain ends here. Throws
+   * what the emission must reject with.
+   */
+  #handle(run: Run, entry: Entry, failed: boolean, outcome: unknown): boolean {
+    const fold = run.fold;
+    const pre = run.point === HookPoint.TOOL_PRE;
+    if (failed) {
+      let error = outcome;
+      const signal = run.signal;
+      if (signal?.aborted && error === signal.reason) throw abandoned(error, run.point, entry);
+      if (error instanceof StopHook) return true;
+      if (error === TIMED_OUT) {
+        error = new HookTimeoutError(run.point, entry.timeoutMs, entry.name);
+      }
+      if (fold !== null && entry.shadow && pre) {
+        fold.shadowed("deny", errorMessage(error), entry.name);
+        return false;
+      }
+      const policy = entry.onFailure ??
+        (pre && run.kind !== ISOLATED ? "block" : "continue");
+      if (policy === "block" && !entry.shadow) {
+        if (fold !== null && pre) {
+          fold.fail(error, entry.name);
+          return true;
+        }
+        throw error;
+      }
+      this.#report(error, run.point, "handler");
+      return false;
+    }
+    if (fold === null) return false;
+    if (pre) {
+      const next = fold.pre(outcome, entry);
+      if (next === STOP) return true;
+      if (next !== null) run.current = next;
+    } else {
+      const next = fold.post(outcome, entry);
+      if (next !== null) run.current = next;
+    }
+    return false;
+  }
+
+  /** Records the HookSignal (unless a blocking failure ended the fold) and returns the result. */
+  #finish(run: Run): Promise<ToolPreFold | ToolPostFold | void> {
+    const fold = run.fold;
+    let recorded = RESOLVED;
     if (fold === null || fold.error === undefined) {
-      const recorded = this.#record(point, current);
-      if (recorded !== RESOLVED) {
-        await (signal === undefined ? recorded : race(recorded, Infinity, signal));
+      recorded = this.#record(run.point, run.current);
+      if (recorded !== RESOLVED && run.signal !== undefined) {
+        recorded = race(recorded, Infinity, run.signal);
       }
     }
-    if (fold === null) return;
-    return pre ? fold.toPre() : fold.toPost();
+    if (fold === null) return recorded;
+    const result = run.point === HookPoint.TOOL_PRE ? fold.toPre() : fold.toPost();
+    return recorded === RESOLVED ? Promise.resolve(result) : recorded.then(() => result);
   }
 
   #matches(entry: Entry, payload: Record<string, unknown>, point: HookPoint): boolean {
@@ -709,6 +773,31 @@ function errorMessage(error: unknown): string {
 
 function postFold(result: unknown): ToolPostFold {
   return { replaced: false, result, context: NO_STRINGS };
+}
+
+/** The state of one option-aware emission. */
+class Run {
+  readonly point: HookPoint;
+  readonly kind: Kind;
+  readonly signal: AbortSignal | undefined;
+  readonly context: HookContext;
+  readonly fold: Fold | null;
+  current: Record<string, unknown>;
+
+  constructor(
+    point: HookPoint,
+    payload: Record<string, unknown>,
+    kind: Kind,
+    signal: AbortSignal | undefined,
+    context: HookContext,
+  ) {
+    this.point = point;
+    this.kind = kind;
+    this.signal = signal;
+    this.context = context;
+    this.current = payload;
+    this.fold = kind === DECIDE ? new Fold(payload) : null;
+  }
 }
 
 /** The state of one decision fold. */
@@ -916,12 +1005,7 @@ function makeEntry(point: HookPoint, handler: AnyHandler, options: HookOptions |
       if (TOOL_POINTS[point] !== true) {
         fail(`a string or RegExp match needs a tool.* point; use a predicate`);
       }
-      const re = typeof match === "string" ? globToRegExp(match) : match;
-      test = (payload) => {
-        const toolName = payload.toolName;
-        re.lastIndex = 0;
-        return typeof toolName === "string" && re.test(toolName);
-      };
+      test = toolNameMatcher(match);
     } else fail(`match must be a glob string, a RegExp or a function`);
   }
   const shadow = mode === "shadow";
@@ -936,6 +1020,27 @@ function makeEntry(point: HookPoint, handler: AnyHandler, options: HookOptions |
     name: name ?? fnName,
     special: test !== null || once || timeoutMs !== undefined || onFailure !== undefined || shadow,
     dispose: null,
+  };
+}
+
+/** A test of `payload.toolName` against a glob (plain names and `prefix*` skip the RegExp). */
+function toolNameMatcher(match: string | RegExp): (payload: Record<string, unknown>) => boolean {
+  if (typeof match === "string" && !/[?]/.test(match)) {
+    const star = match.indexOf("*");
+    if (star === -1) return (payload) => payload.toolName === match;
+    if (star === match.length - 1) {
+      const prefix = match.slice(0, -1);
+      return (payload) => {
+        const name = payload.toolName;
+        return typeof name === "string" && name.startsWith(prefix);
+      };
+    }
+  }
+  const re = typeof match === "string" ? globToRegExp(match) : match;
+  return (payload) => {
+    const name = payload.toolName;
+    re.lastIndex = 0;
+    return typeof name === "string" && re.test(name);
   };
 }
 

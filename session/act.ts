@@ -249,7 +249,8 @@ async function safeEmit(host: ActHost, event: unknown, op: Operation, step: stri
  *
  * @example A guard that decides on the real arguments
  * ```ts
- * import { Session, ToolDeniedError } from "@hookscope/core/session";
+ * import { Session } from "@hookscope/core/session";
+ * import { ToolDeniedError } from "@hookscope/core";
  * import { Tool } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *

@@ -170,6 +170,11 @@ describe("HookBus.on() options", () => {
     assert.deepEqual(order, [1, 2]);
     const fold = await bus.decide("tool.pre", PRE("t"));
     assert.equal(fold.verdict, "none");
+    // No decision returned: the same shared, frozen result every time (nothing allocated).
+    bus.on("tool.pre", () => undefined);
+    const again = await bus.decide("tool.pre", PRE("t"));
+    assert.equal(again, fold);
+    assert.ok(Object.isFrozen(again));
   });
 });
 

@@ -8,6 +8,11 @@ export interface Migration {
   readonly description: string;
   /** The statements, run in one transaction. */
   readonly statements: readonly string[];
+  /**
+   * A read-only store can open a file without this step: its tables are new and reading them
+   * from a file that lacks them returns nothing.
+   */
+  readonly readOptional?: boolean;
 }
 
 /** Every migration, in order. The last one's version is the current schema version. */
@@ -79,6 +84,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
     description: "resumable agent runs and their approvals",
+    readOptional: true,
     statements: [
       `CREATE TABLE runs (
         position INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -10,6 +10,15 @@ import type {
 import { pendingRowsOf, withAnswer, withClaim } from "../_runs.ts";
 import type { SqlDriver, SqlRow } from "./_driver.ts";
 
+/**
+ * Whether the file has the runs table: a file of an older schema opened read-only does not, and
+ * then holds no runs.
+ */
+function hasRuns(db: SqlDriver): boolean {
+  return db.get("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'runs'") !==
+    undefined;
+}
+
 function toRun(row: SqlRow): RunRecord {
   return JSON.parse(row.record as string) as RunRecord;
 }
@@ -26,6 +35,7 @@ export function saveRunSql(db: SqlDriver, run: RunRecord): void {
 
 /** The run, or `undefined`. */
 export function getRunSql(db: SqlDriver, runId: string): RunRecord | undefined {
+  if (!hasRuns(db)) return undefined;
   const row = db.get("SELECT record FROM runs WHERE run_id = ?", [runId]);
   return row === undefined ? undefined : toRun(row);
 }
@@ -63,6 +73,7 @@ export function listPendingApprovalsSql(
   db: SqlDriver,
   filter: PendingApprovalFilter,
 ): PendingApprovalRow[] {
+  if (!hasRuns(db)) return [];
   const params: string[] = ["waiting_approval"];
   let sql = "SELECT record FROM runs WHERE status = ?";
   if (filter.sessionId !== undefined) {

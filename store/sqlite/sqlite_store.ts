@@ -583,6 +583,10 @@ function migrate(db: SqlDriver, path: string, readOnly: boolean): void {
   const current = Number(db.get("PRAGMA user_version")?.user_version ?? 0);
   if (current > SCHEMA_VERSION) throw newerSchema(path, current);
   if (current === SCHEMA_VERSION) return;
+  // Read-only: a file that lacks only steps whose tables reads can do without is opened as is.
+  if (readOnly && current >= 1 && MIGRATIONS.every((m) => m.version <= current || m.readOptional)) {
+    return;
+  }
   if (readOnly) {
     throw new StoreUnavailableError(
       `Cannot open SQLite store ${JSON.stringify(path)} read-only: schema version ${current} ` +

@@ -21,16 +21,7 @@ export function bounded<T>(
     return Promise.reject(signal.reason);
   }
   return new Promise<T>((resolve, reject) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const done = () => {
-      if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    };
-    const onAbort = () => {
-      done();
-      reject(signal!.reason);
-    };
-    timer = setTimeout(() => {
+    const timer = setTimeout(() => {
       done();
       reject(
         new StoreUnavailableError(
@@ -38,6 +29,14 @@ export function bounded<T>(
         ),
       );
     }, timeoutMs);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+    function onAbort(): void {
+      done();
+      reject(signal!.reason);
+    }
     signal?.addEventListener("abort", onAbort, { once: true });
     promise.then(
       (value) => {

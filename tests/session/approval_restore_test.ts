@@ -48,7 +48,7 @@ async function checkRestore(store: SessionStore, reopen: () => Promise<SessionSt
   const echo = new Tool({ name: "echo", func: (a: Record<string, unknown>) => a.v });
   const restored = await Session.restore(again, recorded.id, {
     tools: [echo],
-    branch: (branchId, row) => (row?.agentName === "side" ? { name: "renamed side" } : undefined),
+    branch: (_branchId, row) => (row?.agentName === "side" ? { name: "renamed side" } : undefined),
   });
   assert.equal(restored.id, recorded.id);
   assert.equal(restored.store, again);

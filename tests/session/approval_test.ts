@@ -3,6 +3,7 @@
 
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -237,6 +238,50 @@ describe("approvals in the agent loop", () => {
       (error: unknown) => error instanceof RunNotResumableError && error.reason === "not_found",
     );
     assert.equal((await store.getRun(stopped.runId))?.status, "waiting_approval");
+  });
+
+  it("session.resume() rejects any malformed answer with a TypeError and leaves the run waiting", async () => {
+    const { store, session, branch, notes } = await setup();
+    const stopped = await branch.operate("take a note");
+    const isValid = (value: unknown): boolean => {
+      if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+      const a = value as Record<string, unknown>;
+      const plain = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
+      if (typeof a.approve !== "boolean") return false;
+      if (a.by !== undefined && typeof a.by !== "string") return false;
+      if (a.approve) {
+        return (a.updatedArgs === undefined || plain(a.updatedArgs)) &&
+          a.reason === undefined && a.interrupt === undefined;
+      }
+      return (a.reason === undefined || typeof a.reason === "string") &&
+        (a.interrupt === undefined || typeof a.interrupt === "boolean") &&
+        a.updatedArgs === undefined;
+    };
+    const answer = fc.oneof(
+      fc.anything(),
+      fc.record(
+        {
+          approve: fc.oneof(fc.boolean(), fc.anything()),
+          updatedArgs: fc.anything(),
+          reason: fc.anything(),
+          interrupt: fc.anything(),
+          by: fc.anything(),
+        },
+        { requiredKeys: [] },
+      ),
+    );
+    await fc.assert(
+      fc.asyncProperty(answer, async (value) => {
+        fc.pre(!isValid(value));
+        await assert.rejects(
+          session.resume(stopped.runId, { note_1: value as never }),
+          TypeError,
+        );
+      }),
+      { numRuns: 150 },
+    );
+    assert.equal((await store.getRun(stopped.runId))?.status, "waiting_approval");
+    assert.deepEqual(notes(), []);
   });
 
   it("operateStream() stops on an ask with a done event, and the resumed run streams the next turn", async () => {

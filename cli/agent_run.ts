@@ -18,6 +18,8 @@ import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
 import { bridgeModelToSession, createAgent, HookBlocked, Session } from "../session/mod.ts";
 import { SqliteStore } from "../store/sqlite/mod.ts";
 import { CliError, type CliIO } from "./_output.ts";
+import type { PendingApproval } from "../core/approval.ts";
+import { askBeforeHook, saveResumeInfo } from "./_resume_info.ts";
 
 /** What the agent run needs. */
 export interface AgentRunConfig {
@@ -31,6 +33,11 @@ export interface AgentRunConfig {
   dbPath: string;
   /** The folder the coding tools are confined to. */
   workspace: string;
+  /**
+   * Tools whose calls need a person's approval: a `tool.pre` hook asks, the run stops and is
+   * saved, and `hookscope approve`/`reject` + `hookscope resume` continue it.
+   */
+  askBefore?: readonly string[];
   /** What the agent is asked to do. */
   instruction: string;
   /** At most this many model turns (default 8). */
@@ -57,6 +64,10 @@ export interface AgentRunSummary {
   turns: number;
   /** Tool calls blocked by a guard. */
   blocked: number;
+  /** The agent run's id. */
+  runId?: string;
+  /** With status `waiting_approval`: the calls waiting for an answer. */
+  pending?: readonly PendingApproval[];
 }
 
 const SYSTEM_PROMPT = "You are a careful coding agent. Use the tools to inspect and change the " +
@@ -244,6 +255,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   );
   bus.on("tool.pre", ({ toolName, argsSummary }) => line("tool.pre", `${toolName} ${argsSummary}`));
   bus.on("tool.pre", secretsGuardIn(config.workspace));
+  if (config.askBefore?.length) bus.on("tool.pre", askBeforeHook(config.askBefore));
   bus.on(
     "tool.post",
     ({ toolName, resultSummary, durationMs }) =>
@@ -290,11 +302,14 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   let status = "completed";
   let turns = 0;
   let error: unknown = null;
+  let stopped: { runId: string; stoppedBy: string; pending?: readonly PendingApproval[] } | null =
+    null;
   await session.start({
     model: config.model,
     provider: model.endpoint.name,
     agentName: spec.name ?? "coding",
   });
+  await saveResumeInfo(store, session.id, config);
   try {
     for await (
       const event of agent.operateStream(config.instruction, { maxTurns: config.maxTurns ?? 8 })
@@ -317,6 +332,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
       } else {
         endText();
         turns = event.result.turns;
+        stopped = event.result;
       }
     }
   } catch (caught) {
@@ -324,7 +340,11 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     status = "failed";
   }
   await bridge.drain();
-  await session.end({
+  const waiting = stopped?.stoppedBy === "approval";
+  if (waiting) status = "waiting_approval";
+  // A run waiting for approval leaves the session open: `hookscope resume` ends it.
+  const end: Session["end"] = waiting ? () => Promise.resolve() : (r) => session.end(r);
+  await end({
     status,
     numTurns: turns,
     ...(error ? { error: clean(error instanceof Error ? error.message : String(error)) } : {}),
@@ -339,5 +359,8 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     // No cause: a runtime's error may quote a credential that the message no longer carries.
     throw new CliError(`The agent run failed: ${reason}`);
   }
-  return { sessionId: session.id, status, turns, blocked };
+  const summary: AgentRunSummary = { sessionId: session.id, status, turns, blocked };
+  if (stopped !== null) summary.runId = stopped.runId;
+  if (waiting && stopped?.pending) summary.pending = stopped.pending;
+  return summary;
 }

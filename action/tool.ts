@@ -60,6 +60,19 @@ export type ToolFunction<A extends Record<string, unknown> = Record<string, unkn
  * must be a zod schema (`z.object({...})` and friends), since its JSON Schema is generated with
  * `z.toJSONSchema`.
  */
+/**
+ * Where a tool comes from: `local` (defined in this process), `mcp` (an MCP server, named by
+ * `server`), `ai-sdk` (an AI SDK tool), or another kind an adapter names.
+ */
+export interface ToolSource {
+  /** The kind of source. */
+  readonly kind: "local" | "mcp" | "ai-sdk" | (string & Record<never, never>);
+  /** The server or provider the tool comes from, when there is one. */
+  readonly server?: string;
+}
+
+const LOCAL_SOURCE: ToolSource = Object.freeze({ kind: "local" });
+
 export interface RequestSchema<A = unknown> {
   /** Validates without throwing. */
   safeParse(data: unknown): { success: boolean; data?: A; error?: unknown };
@@ -78,6 +91,14 @@ export interface ToolInit<A extends Record<string, unknown> = Record<string, unk
   requestOptions?: RequestSchema<A>;
   /** Reject unknown argument keys (a strict object) instead of keeping them. */
   strictFuncCall?: boolean;
+  /**
+   * The arguments' JSON Schema, for tools whose schema comes from elsewhere (an MCP server, an AI
+   * SDK tool). It becomes the function's `parameters`; `requestOptions` may then be any
+   * {@linkcode RequestSchema} (a validator for that JSON Schema) instead of a zod schema.
+   */
+  parameters?: Record<string, unknown>;
+  /** Where the tool comes from; `{ kind: "local" }` by default. Hook payloads carry it. */
+  source?: ToolSource;
   /** Runs before the function; an object return replaces the arguments. */
   preprocessor?: ToolPreprocessor | null;
   /** Second argument of the preprocessor. */
@@ -140,8 +161,11 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
   readonly postprocessorOptions: Record<string, unknown>;
   /** Runs on any invocation failure. */
   readonly errorProcessor: ToolErrorProcessor | null;
+  /** Where the tool comes from (`{ kind: "local" }` unless an adapter says otherwise). */
+  readonly source: ToolSource;
   #schema: Record<string, unknown> | null = null;
-  #validator: z.ZodType | null;
+  #parameters: Record<string, unknown> | null;
+  #validator: RequestSchema | null;
 
   /** Makes a tool; see {@linkcode ToolInit}. */
   constructor(init: ToolInit<A, R>) {
@@ -163,7 +187,37 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
         );
       }
     }
-    if (init.requestOptions != null && !(init.requestOptions instanceof z.ZodType)) {
+    const parameters = init.parameters;
+    if (parameters !== undefined) {
+      if (
+        parameters === null || typeof parameters !== "object" || Array.isArray(parameters) ||
+        parameters.type !== "object"
+      ) {
+        throw new TypeError(
+          `Cannot create tool ${
+            JSON.stringify(name)
+          }: parameters must be a JSON Schema object with type "object"`,
+        );
+      }
+    }
+    const source = init.source ?? LOCAL_SOURCE;
+    if (source === null || typeof source !== "object" || typeof source.kind !== "string") {
+      throw new TypeError(
+        `Cannot create tool ${JSON.stringify(name)}: source must be an object with a string kind`,
+      );
+    }
+    if (
+      init.requestOptions != null && parameters !== undefined &&
+      typeof (init.requestOptions as { safeParse?: unknown }).safeParse !== "function"
+    ) {
+      throw new TypeError(
+        `Cannot create tool ${JSON.stringify(name)}: requestOptions must have a safeParse method`,
+      );
+    }
+    if (
+      init.requestOptions != null && parameters === undefined &&
+      !(init.requestOptions instanceof z.ZodType)
+    ) {
       throw new TypeError(
         `Cannot create tool ${JSON.stringify(name)}: requestOptions must be a zod schema`,
       );
@@ -179,10 +233,11 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     this.postprocessor = init.postprocessor ?? null;
     this.postprocessorOptions = { ...init.postprocessorOptions };
     this.errorProcessor = init.errorProcessor ?? null;
-    this.#validator = buildValidator(
-      (init.requestOptions ?? null) as z.ZodType | null,
-      this.strictFuncCall,
-    );
+    this.source = source === LOCAL_SOURCE ? source : Object.freeze({ ...source });
+    this.#parameters = parameters === undefined ? null : structuredClone(parameters);
+    this.#validator = parameters === undefined
+      ? buildValidator((init.requestOptions ?? null) as z.ZodType | null, this.strictFuncCall)
+      : init.requestOptions ?? null;
   }
 
   /**
@@ -193,7 +248,9 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
   get schema(): Record<string, unknown> {
     if (this.#schema) return this.#schema;
     let parameters: Record<string, unknown> = { ...OPEN_PARAMETERS, properties: {} };
-    if (this.requestOptions) {
+    if (this.#parameters) {
+      parameters = this.#parameters;
+    } else if (this.requestOptions) {
       const json = z.toJSONSchema(this.#validator as z.ZodType, {
         unrepresentable: "any",
         io: "input",
@@ -215,6 +272,11 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
    * The zod schema arguments are validated with (`requestOptions`, made strict or loose when it
    * is an object schema), or `null` when the tool has none.
    */
+  /** The JSON Schema given as `parameters`, when the tool was made with one. */
+  get parameters(): Record<string, unknown> | undefined {
+    return this.#parameters ?? undefined;
+  }
+
   get validator(): RequestSchema | null {
     return this.#validator;
   }

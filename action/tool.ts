@@ -56,11 +56,6 @@ export type ToolFunction<A extends Record<string, unknown> = Record<string, unkn
   { bivariant(args: A, context: ToolContext): R | Promise<R> }["bivariant"];
 
 /**
- * The argument schema a tool takes: structurally what it needs of a zod 4 schema. At runtime it
- * must be a zod schema (`z.object({...})` and friends), since its JSON Schema is generated with
- * `z.toJSONSchema`.
- */
-/**
  * Where a tool comes from: `local` (defined in this process), `mcp` (an MCP server, named by
  * `server`), `ai-sdk` (an AI SDK tool), or another kind an adapter names.
  */
@@ -73,6 +68,11 @@ export interface ToolSource {
 
 const LOCAL_SOURCE: ToolSource = Object.freeze({ kind: "local" });
 
+/**
+ * The argument schema a tool takes: structurally what it needs of a zod 4 schema. It must be a zod
+ * schema (its JSON Schema is generated with `z.toJSONSchema`), unless the tool is given its JSON
+ * Schema as `parameters`; then any validator with this `safeParse` shape will do.
+ */
 export interface RequestSchema<A = unknown> {
   /** Validates without throwing. */
   safeParse(data: unknown): { success: boolean; data?: A; error?: unknown };
@@ -268,15 +268,15 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     return this.#schema;
   }
 
-  /**
-   * The zod schema arguments are validated with (`requestOptions`, made strict or loose when it
-   * is an object schema), or `null` when the tool has none.
-   */
   /** The JSON Schema given as `parameters`, when the tool was made with one. */
   get parameters(): Record<string, unknown> | undefined {
     return this.#parameters ?? undefined;
   }
 
+  /**
+   * The zod schema arguments are validated with (`requestOptions`, made strict or loose when it
+   * is an object schema), or `null` when the tool has none.
+   */
   get validator(): RequestSchema | null {
     return this.#validator;
   }

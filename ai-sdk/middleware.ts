@@ -5,18 +5,16 @@
  */
 
 import type {
-  LanguageModelV3CallOptions,
-  LanguageModelV3GenerateResult,
-  LanguageModelV3Middleware,
-  LanguageModelV3StreamPart,
-  LanguageModelV3StreamResult,
-} from "@ai-sdk/provider";
+  CallParams,
+  GenerateResult,
+  LanguageModelMiddleware,
+  ModelInfo,
+  StreamPart,
+  StreamResult,
+} from "./_spec.ts";
 import { EventStatus, HookPhaseError } from "../core/mod.ts";
 import type { HookBus } from "../hooks/bus.ts";
 import { HookEvent, HookEventType, HookRegistry, type PhaseHandler } from "../service/mod.ts";
-
-/** A stream part of the AI SDK's language-model specification (V3). */
-export type StreamPart = LanguageModelV3StreamPart;
 
 /** What a stream handler may return: a part replaces, an array replaces with many (`[]` drops). */
 export type StreamHandlerResult = StreamPart | readonly StreamPart[] | null | undefined;
@@ -90,9 +88,9 @@ export interface MiddlewareCall {
   /** The provider and model id. */
   readonly model: { readonly provider: string; readonly modelId: string };
   /** The call options; a pre-invoke handler may replace them. */
-  params: LanguageModelV3CallOptions;
+  params: CallParams;
   /** The generate result (post-invoke of `generate` only); a handler may replace it. */
-  result?: LanguageModelV3GenerateResult;
+  result?: GenerateResult;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -174,7 +172,7 @@ async function withDeadline<T>(
  */
 export function hookscopeMiddleware(
   options: HookscopeMiddlewareOptions = {},
-): LanguageModelV3Middleware {
+): LanguageModelMiddleware {
   if (options === null || typeof options !== "object") {
     throw new TypeError("Cannot create middleware: options must be an object");
   }
@@ -204,7 +202,7 @@ export function hookscopeMiddleware(
   const hasPre = registry.canHandle({ hookType: HookEventType.PreInvocation });
   const hasPost = registry.canHandle({ hookType: HookEventType.PostInvocation });
   const calls = new WeakMap<
-    LanguageModelV3CallOptions,
+    CallParams,
     { call: MiddlewareCall; started: number }
   >();
 
@@ -248,7 +246,9 @@ export function hookscopeMiddleware(
 
   return {
     specificationVersion: "v3",
-    transformParams: async ({ type, params, model }) => {
+    async transformParams<P extends CallParams>(
+      { type, params, model }: { type: "generate" | "stream"; params: P; model: ModelInfo },
+    ): Promise<P> {
       const call: MiddlewareCall = {
         type,
         model: { provider: model.provider, modelId: model.modelId },
@@ -261,9 +261,15 @@ export function hookscopeMiddleware(
       });
       if (hasPre) await runPhase(HookEventType.PreInvocation, call);
       calls.set(call.params, { call, started: performance.now() });
-      return call.params;
+      return call.params as P;
     },
-    wrapGenerate: async ({ doGenerate, params, model }) => {
+    async wrapGenerate<G extends GenerateResult, P extends CallParams>(
+      { doGenerate, params, model }: {
+        doGenerate: () => PromiseLike<G>;
+        params: P;
+        model: ModelInfo;
+      },
+    ): Promise<G> {
       const entry = calls.get(params) ?? {
         call: {
           type: "generate",
@@ -272,7 +278,7 @@ export function hookscopeMiddleware(
         },
         started: performance.now(),
       };
-      let result: LanguageModelV3GenerateResult;
+      let result: G;
       try {
         result = await doGenerate();
       } catch (error) {
@@ -282,9 +288,11 @@ export function hookscopeMiddleware(
       entry.call.result = result;
       if (hasPost) await runPhase(HookEventType.PostInvocation, entry.call);
       await postCall(entry.call, entry.started, "completed", result.usage as never);
-      return entry.call.result ?? result;
+      return (entry.call.result ?? result) as G;
     },
-    wrapStream: async ({ doStream, params, model }) => {
+    async wrapStream<S extends StreamResult, P extends CallParams>(
+      { doStream, params, model }: { doStream: () => PromiseLike<S>; params: P; model: ModelInfo },
+    ): Promise<S> {
       const entry = calls.get(params) ?? {
         call: {
           type: "stream",
@@ -293,7 +301,7 @@ export function hookscopeMiddleware(
         },
         started: performance.now(),
       };
-      const upstream: LanguageModelV3StreamResult = await doStream();
+      const upstream = await doStream();
       const text = new Map<string, { all: string; released: number }>();
       let usage: unknown;
       let stopped = false;
@@ -393,7 +401,10 @@ export function hookscopeMiddleware(
           }
         },
       });
-      return { ...upstream, stream: upstream.stream.pipeThrough(transform) };
+      return {
+        ...upstream,
+        stream: (upstream.stream as ReadableStream<StreamPart>).pipeThrough(transform),
+      } as S;
     },
   };
 }

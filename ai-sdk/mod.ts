@@ -3,15 +3,19 @@
  * (pre/post-invoke with deadlines and exit policy, per-part stream handlers, a hold-back
  * streaming guardrail) as a language-model middleware, and can fire a session's `api.*` points.
  *
- * Imports only types of the AI SDK (`@ai-sdk/provider`); tested with `ai@6`.
+ * Depends on no AI SDK package at run time: the specification's shapes are declared here and
+ * match `@ai-sdk/provider` 3 (used by `ai@6`).
  *
  * @module
  */
 
 export * from "./middleware.ts";
 export type {
-  LanguageModelV3CallOptions,
-  LanguageModelV3GenerateResult,
-  LanguageModelV3Middleware,
-  LanguageModelV3StreamPart,
-} from "@ai-sdk/provider";
+  CallParams,
+  GenerateResult,
+  LanguageModelMiddleware,
+  ModelInfo,
+  ProviderMetadata,
+  StreamPart,
+  StreamResult,
+} from "./_spec.ts";

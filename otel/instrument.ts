@@ -17,10 +17,23 @@ import type { HookHandler, HookPoint } from "../hooks/mod.ts";
 import { IModel, type ModelNotice } from "../service/mod.ts";
 import type { Session } from "../session/session.ts";
 
+/**
+ * What {@linkcode instrument} needs of an OpenTelemetry `Tracer` (from `@opentelemetry/api`);
+ * `trace.getTracer(name)` returns one.
+ */
+export interface TracerLike {
+  /** Starts a span. */
+  startSpan(
+    name: string,
+    options?: { kind?: number; attributes?: Record<string, unknown> },
+    context?: unknown,
+  ): unknown;
+}
+
 /** Options for {@linkcode instrument}. */
 export interface InstrumentOptions {
   /** The tracer spans are made with (`trace.getTracer("my-app")`). */
-  tracer: Tracer;
+  tracer: TracerLike;
   /**
    * Record message and tool content (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`,
    * the request summary). Off by default: content may hold personal data.
@@ -55,7 +68,7 @@ class Spans {
   readonly tools = new Map<string, Span>();
 
   constructor(options: InstrumentOptions) {
-    this.#tracer = options.tracer;
+    this.#tracer = options.tracer as Tracer;
     this.#content = options.captureContent ? (options.redact ?? ((t) => t)) : null;
   }
 

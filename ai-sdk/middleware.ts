@@ -114,28 +114,45 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
-async function withDeadline<T>(
-  run: (signal: AbortSignal) => T | Promise<T>,
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value != null && typeof (value as { then?: unknown }).then === "function";
+}
+
+/**
+ * Calls a stream handler. A handler that answers synchronously costs one call and one small
+ * context object; an AbortController exists only when the handler reads `signal`, and a timer
+ * only when the answer is a promise.
+ */
+function callHandler(
+  handler: (part: never, context: { signal: AbortSignal }) => unknown,
+  part: StreamPart,
   timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const controller = new AbortController();
+): unknown {
+  let controller: AbortController | undefined;
+  const context = {
+    get signal(): AbortSignal {
+      return (controller ??= new AbortController()).signal;
+    },
+  };
+  const result = handler(part as never, context);
+  if (!isThenable(result)) return result;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       const error = new DOMException(
-        `${what} did not settle within ${timeoutMs} ms`,
+        `The stream handler for "${part.type}" did not settle within ${timeoutMs} ms`,
         "TimeoutError",
       );
-      controller.abort(error);
+      controller?.abort(error);
       reject(error);
     }, timeoutMs);
   });
-  try {
-    return await Promise.race([run(controller.signal), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return Promise.race([result, deadline]).finally(() => clearTimeout(timer));
+}
+
+function partsOf(part: StreamPart, result: unknown): readonly StreamPart[] {
+  if (Array.isArray(result)) return result;
+  return result === null || result === undefined ? [part] : [result as StreamPart];
 }
 
 /**
@@ -314,6 +331,27 @@ export function hookscopeMiddleware(
         controller.terminate();
       };
 
+      const plain = !bus && !guard;
+      // Parts go out synchronously unless a session or a guardrail has to see them first.
+      const emitAll = (
+        parts: readonly StreamPart[],
+        controller: TransformStreamDefaultController<StreamPart>,
+      ): void | Promise<void> => {
+        if (plain) {
+          for (const part of parts) {
+            if (part.type === "finish") usage = part.usage;
+            controller.enqueue(part);
+          }
+          return;
+        }
+        return (async () => {
+          for (const part of parts) {
+            if (stopped) return;
+            await deliver(part, controller);
+          }
+        })();
+      };
+
       const deliver = async (
         part: StreamPart,
         controller: TransformStreamDefaultController<StreamPart>,
@@ -355,30 +393,21 @@ export function hookscopeMiddleware(
       };
 
       const transform = new TransformStream<StreamPart, StreamPart>({
-        transform: async (part, controller) => {
+        transform: (part, controller): void | Promise<void> => {
           if (stopped) return;
-          const handler = handlers[part.type] as PartHandler<typeof part.type> | undefined;
-          let outs: readonly StreamPart[] = [part];
-          if (handler) {
-            try {
-              const result = await withDeadline(
-                (signal) => handler(part as never, { signal }),
-                chunkTimeoutMs,
-                `The stream handler for "${part.type}"`,
-              );
-              if (Array.isArray(result)) outs = result;
-              else if (result !== null && result !== undefined) outs = [result as StreamPart];
-            } catch (error) {
-              if (exit) {
-                fail(controller, error);
-                return;
-              }
-            }
+          const handler = handlers[part.type];
+          if (!handler) return emitAll([part], controller);
+          let result: unknown;
+          try {
+            result = callHandler(handler as never, part, chunkTimeoutMs);
+          } catch (error) {
+            return exit ? fail(controller, error) : emitAll([part], controller);
           }
-          for (const out of outs) {
-            if (stopped) return;
-            await deliver(out, controller);
-          }
+          if (!isThenable(result)) return emitAll(partsOf(part, result), controller);
+          return Promise.resolve(result).then(
+            (value) => emitAll(partsOf(part, value), controller),
+            (error) => exit ? fail(controller, error) : emitAll([part], controller),
+          );
         },
         flush: async (controller) => {
           if (stopped) return;

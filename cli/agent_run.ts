@@ -52,13 +52,31 @@ export interface AgentRunSummary {
 const SYSTEM_PROMPT = "You are a careful coding agent. Use the tools to inspect and change the " +
   "workspace. Never run destructive commands and never read secrets.";
 
-/** Blocks any tool call whose arguments mention a secrets file (a session `tool.pre` guard). */
+/**
+ * Blocks any tool call whose arguments mention a secrets file (a session `tool.pre` guard). It
+ * reads every string in the real arguments, under any key and at any depth, never the summary.
+ */
 export function secretsGuard(
-  { toolName, argsSummary }: { toolName: string; argsSummary: string },
+  { toolName, args }: { toolName: string; args: Readonly<Record<string, unknown>> },
 ): void {
-  if (/(^|[^\w.])\.env\b|id_rsa|\.netrc/.test(argsSummary)) {
-    throw new Error(`${toolName} may not touch secrets (${argsSummary})`);
+  const found = findString(args, (text) => /(^|[^\w.])\.env\b|id_rsa|\.netrc/.test(text));
+  if (found !== undefined) {
+    throw new Error(`${toolName} may not touch secrets (${JSON.stringify(found.slice(-120))})`);
   }
+}
+
+function findString(
+  value: unknown,
+  test: (text: string) => boolean,
+  depth = 0,
+): string | undefined {
+  if (typeof value === "string") return test(value) ? value : undefined;
+  if (value === null || typeof value !== "object" || depth > 64) return undefined;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    const found = findString(item, test, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 function clock(): string {

@@ -11,6 +11,7 @@ import {
   type AgentHooks,
   buildSessionBus,
   type HookBus,
+  type HookPayloads,
   type HookPoint,
   loadHooksForAgent,
 } from "../hooks/mod.ts";
@@ -207,7 +208,7 @@ export class Session extends Element {
   newBranch(options?: BranchOptions): Branch {
     const branch = new Branch(options);
     this.includeBranches(branch);
-    const payload: Record<string, unknown> = { branchId: branch.id };
+    const payload: HookPayloads["branch.create"] = { branchId: branch.id };
     const model = branch.model as unknown as { model?: unknown; endpoint?: { name?: unknown } };
     if (model !== null && typeof model === "object") {
       if (typeof model.model === "string") payload.model = model.model;

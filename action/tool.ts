@@ -6,7 +6,7 @@
  */
 
 import { z } from "zod";
-import { Element, type ElementInit, toJsonSafe } from "../core/mod.ts";
+import { Element, type ElementInit, toJsonSafe, type ToolSource } from "../core/mod.ts";
 
 /** What a tool function receives besides its arguments. */
 export interface ToolContext {
@@ -54,17 +54,6 @@ export type ToolErrorProcessor = (
  */
 export type ToolFunction<A extends Record<string, unknown> = Record<string, unknown>, R = unknown> =
   { bivariant(args: A, context: ToolContext): R | Promise<R> }["bivariant"];
-
-/**
- * Where a tool comes from: `local` (defined in this process), `mcp` (an MCP server, named by
- * `server`), `ai-sdk` (an AI SDK tool), or another kind an adapter names.
- */
-export interface ToolSource {
-  /** The kind of source. */
-  readonly kind: "local" | "mcp" | "ai-sdk" | (string & Record<never, never>);
-  /** The server or provider the tool comes from, when there is one. */
-  readonly server?: string;
-}
 
 const LOCAL_SOURCE: ToolSource = Object.freeze({ kind: "local" });
 

@@ -20,3 +20,4 @@ export * from "./event.ts";
 export * from "./json_safe.ts";
 export * from "./logger.ts";
 export * from "./signal.ts";
+export * from "./tool_source.ts";

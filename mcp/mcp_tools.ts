@@ -8,7 +8,8 @@ import { z } from "zod";
 import type { ActionManager } from "../action/manager.ts";
 import { attachToolHooks } from "../action/factory.ts";
 import type { AgentSpec } from "../action/spec.ts";
-import { Tool, type ToolContext, type ToolSource } from "../action/tool.ts";
+import type { ToolSource } from "../core/tool_source.ts";
+import { Tool, type ToolContext } from "../action/tool.ts";
 import { findSchemaProblem, jsonSchemaValidator } from "./_json_schema.ts";
 
 /** Options for {@linkcode mcpTools}. */

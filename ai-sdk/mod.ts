@@ -19,3 +19,4 @@ export type {
   StreamPart,
   StreamResult,
 } from "./_spec.ts";
+export * from "./wrap_tools.ts";

@@ -10,7 +10,7 @@ import { attachToolHooks } from "../action/factory.ts";
 import type { AgentSpec } from "../action/spec.ts";
 import type { ToolSource } from "../core/tool_source.ts";
 import { Tool, type ToolContext } from "../action/tool.ts";
-import { findSchemaProblem, jsonSchemaValidator } from "./_json_schema.ts";
+import { findSchemaProblem, jsonSchemaValidator } from "../action/_json_schema.ts";
 
 /** Options for {@linkcode mcpTools}. */
 export interface McpToolsOptions {

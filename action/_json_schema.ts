@@ -1,7 +1,7 @@
 // A RequestSchema over a JSON Schema, validated by @cfworker/json-schema (no code generation, so
 // it runs where eval is forbidden), plus a structural check that names what is malformed.
 import { Validator } from "@cfworker/json-schema";
-import type { RequestSchema } from "../action/tool.ts";
+import type { RequestSchema } from "./tool.ts";
 
 const TYPES = new Set(["array", "boolean", "integer", "null", "number", "object", "string"]);
 const SCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions"] as const;

@@ -25,10 +25,17 @@ async function inMemory(build: (server: McpServer) => void) {
   const received: { name: string; args: unknown }[] = [];
   const server = new McpServer({ name: "mem", version: "1.0.0" });
   build(server);
-  server.registerTool("add", { inputSchema: { a: z.number(), b: z.number() } }, ({ a, b }: { a: number; b: number }) => {
-    received.push({ name: "add", args: { a, b } });
-    return { content: [{ type: "text", text: String(a + b) }], structuredContent: { sum: a + b } };
-  });
+  server.registerTool(
+    "add",
+    { inputSchema: { a: z.number(), b: z.number() } },
+    ({ a, b }: { a: number; b: number }) => {
+      received.push({ name: "add", args: { a, b } });
+      return {
+        content: [{ type: "text", text: String(a + b) }],
+        structuredContent: { sum: a + b },
+      };
+    },
+  );
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });

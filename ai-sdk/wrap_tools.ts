@@ -108,7 +108,7 @@ function requestOptionsOf(name: string, schema: unknown) {
  * session.hooks.on("tool.pre", ({ args }) =>
  *   String(args.path).includes(".env") ? { decision: "deny", reason: "secrets" } : undefined);
  * const tools = wrapTools({
- *   read: { description: "read a file", execute: (input: { path: string }) => `body of ${input.path}` },
+ *   read: { description: "read a file", execute: (input: { path: string }, _options: unknown) => `body of ${input.path}` },
  * }, { session });
  * const out = await tools.read.execute!({ path: ".env" }, { toolCallId: "c1", messages: [] });
  * assert.equal(out, "Tool call denied: secrets");

@@ -147,7 +147,7 @@ function toolListChanged(): z.ZodType {
  * import assert from "node:assert/strict";
  *
  * const server = new McpServer({ name: "demo", version: "1.0.0" });
- * server.registerTool("shout", { inputSchema: { text: z.string() } }, ({ text }) => ({
+ * server.registerTool("shout", { inputSchema: { text: z.string() } }, ({ text }: { text: string }) => ({
  *   content: [{ type: "text", text: text.toUpperCase() }],
  * }));
  * const [a, b] = InMemoryTransport.createLinkedPair();

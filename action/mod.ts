@@ -29,8 +29,8 @@
  * @module
  */
 
-export { Element, Event, EventStatus } from "../core/mod.ts";
-export type { ElementInit, EventRunOptions, Execution } from "../core/mod.ts";
+export { Entity, EventStatus, Operation } from "../core/mod.ts";
+export type { EntityInit, EventRunOptions, Execution } from "../core/mod.ts";
 export * from "./tool.ts";
 export * from "./function_calling.ts";
 export * from "./manager.ts";

@@ -8,7 +8,7 @@
 // Named imports, not the `z` namespace: bundlers can then leave out what is unused (zod's
 // locales alone are ~260 KB minified).
 import { toJSONSchema, ZodObject, ZodType } from "zod";
-import { Element, type ElementInit, toJsonSafe, type ToolSource } from "../core/mod.ts";
+import { Entity, type EntityInit, toJsonSafe, type ToolSource } from "../core/mod.ts";
 
 /** What a tool function receives besides its arguments. */
 export interface ToolContext {
@@ -71,7 +71,7 @@ export interface RequestSchema<A = unknown> {
 
 /** Options of {@linkcode Tool}. */
 export interface ToolInit<A extends Record<string, unknown> = Record<string, unknown>, R = unknown>
-  extends ElementInit {
+  extends EntityInit {
   /** The function to run. */
   func: ToolFunction<A, R>;
   /** The tool name; defaults to the function's name. */
@@ -131,7 +131,7 @@ const OPEN_PARAMETERS = Object.freeze({
  * ```
  */
 export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R = unknown>
-  extends Element {
+  extends Entity {
   /** The function the tool runs. */
   readonly func: ToolFunction<A, R>;
   /** The tool name (the function name in the schema). */

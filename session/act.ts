@@ -8,7 +8,7 @@
 
 import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
-import { EventStatus, isAbortError } from "../core/event.ts";
+import { EventStatus, isAbortError } from "../core/operation.ts";
 import { deepFrozenCopy, isPlainObject } from "../core/_freeze.ts";
 import { summarize } from "../core/json_safe.ts";
 import type { FunctionCalling } from "../action/function_calling.ts";

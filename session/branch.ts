@@ -5,7 +5,7 @@
  * @module
  */
 
-import { Element } from "../core/element.ts";
+import { Entity } from "../core/entity.ts";
 import { ActionManager, type AgentSpec, type Tool } from "../action/mod.ts";
 import type { EmitOptions, HookBus } from "../hooks/mod.ts";
 import { race } from "../core/_race.ts";
@@ -87,7 +87,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * assert.equal(await branch.authorize("anything"), true);
  * ```
  */
-export class Branch extends Element {
+export class Branch extends Entity {
   /** The model, or `null`. */
   readonly model: IModel | null;
   /** The name, or `null`. */

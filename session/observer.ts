@@ -4,7 +4,7 @@
  * @module
  */
 
-import { Element } from "../core/element.ts";
+import { Entity } from "../core/entity.ts";
 import { reportFailure } from "./_loud_failures.ts";
 import { Signal } from "../core/signal.ts";
 import type { SessionStore, SignalInsert } from "../store/session_store.ts";
@@ -410,7 +410,7 @@ export class SessionObserver {
 
   /** Emits an event in the ADR-0047 D3 order (see the class description). */
   emit(event: unknown): Promise<unknown[]> {
-    const envelope = event instanceof Element ? event : new Signal({ data: event });
+    const envelope = event instanceof Entity ? event : new Signal({ data: event });
     const payload = payloadOf(envelope);
     const gate = this.#gate;
     if (gate === null || isAudit(envelope)) {
@@ -429,7 +429,7 @@ export class SessionObserver {
   }
 
   async #emitAfterGate(
-    envelope: Element,
+    envelope: Entity,
     payload: unknown,
     verdict: PromiseLike<unknown>,
   ): Promise<unknown[]> {
@@ -445,7 +445,7 @@ export class SessionObserver {
   }
 
   /** Stores an event; returns its absolute position. */
-  #store(envelope: Element): number {
+  #store(envelope: Entity): number {
     const position = this.#offset + this.#events.push(envelope) - 1;
     if (this.#events.length - this.#head > this.#maxEvents) this.#evictOldest();
     return position;
@@ -469,7 +469,7 @@ export class SessionObserver {
     }
   }
 
-  #deliver(envelope: Element, payload: unknown, position: number): Promise<unknown[]> {
+  #deliver(envelope: Entity, payload: unknown, position: number): Promise<unknown[]> {
     const routes = this.#routes;
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
@@ -507,7 +507,7 @@ export class SessionObserver {
   /** Matches one subscription and calls its handler for each matched value. */
   #match(
     sub: Subscription,
-    envelope: Element,
+    envelope: Entity,
     payload: unknown,
     context: Session | SessionObserver,
     results: unknown[],
@@ -664,7 +664,7 @@ export class SessionObserver {
     const out: T[] = [];
     const events = this.#events;
     for (let i = this.#head; i < events.length; i++) {
-      const envelope = events[i] as Element;
+      const envelope = events[i] as Entity;
       const payload = payloadOf(envelope);
       try {
         if (payload instanceof type) out.push(payload as T);

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { Element } from "../core/element.ts";
+import { Entity } from "../core/entity.ts";
 import { cutText, toJsonSafe } from "../core/json_safe.ts";
 import type { Signal } from "../core/signal.ts";
 import { MessageAdded } from "./signal.ts";
@@ -86,7 +86,7 @@ function fittingPrefix(text: string, budget: number): string {
 }
 
 function renderData(data: unknown): unknown {
-  if (data instanceof Element) return data.toJSON();
+  if (data instanceof Entity) return data.toJSON();
   if (typeof data === "string") return data;
   if (data !== null && typeof data === "object") {
     return toJsonSafe(data, { maxDepth: MAX_SIGNAL_PAYLOAD_DEPTH });

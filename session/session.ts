@@ -5,7 +5,7 @@
  */
 
 import { reportFailure } from "./_loud_failures.ts";
-import { Element } from "../core/element.ts";
+import { Entity } from "../core/entity.ts";
 import { BranchOwnershipError } from "../core/errors.ts";
 import {
   type AgentHooks,
@@ -103,7 +103,7 @@ export interface SessionOptions {
  * assert.ok((await store.listSessionSignals(session.id)).length >= 3);
  * ```
  */
-export class Session extends Element {
+export class Session extends Entity {
   /** The store, or `undefined`. */
   readonly store: SessionStore | undefined;
   /** The name, or `null`. */

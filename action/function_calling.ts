@@ -1,7 +1,7 @@
 /**
  * `FunctionCalling`: one invocation of a {@linkcode Tool} as an `Operation` — validation at
- * construction, then preprocessor → re-validation (X14) → function → postprocessor, with the
- * error processor (X12) on any failure.
+ * construction, then preprocessor → re-validation → function → postprocessor, with the
+ * error processor on any failure.
  *
  * @module
  */

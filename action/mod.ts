@@ -1,5 +1,5 @@
 /**
- * The Tool scope (ADR-0047 D5): per-Tool mutable interception. A {@linkcode Tool} owns its
+ * The Tool scope: per-Tool mutable interception. A {@linkcode Tool} owns its
  * preprocessor, postprocessor and error processor; a {@linkcode FunctionCalling} runs them in
  * order; an {@linkcode ActionManager} registers tools and, when it carries an
  * {@linkcode AgentSpec}, attaches the spec's hook chains to every tool. Web-standard only.

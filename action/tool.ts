@@ -1,6 +1,6 @@
 /**
  * `Tool`: a callable with a zod request schema, an OpenAI-style function schema and per-Tool
- * pre, post and error processors (ADR-0047 D5, X12).
+ * pre, post and error processors.
  *
  * @module
  */
@@ -41,7 +41,7 @@ export type ToolPostprocessor = (
 ) => unknown;
 
 /**
- * Runs when the invocation fails (X12): a non-`undefined` return becomes the result, otherwise
+ * Runs when the invocation fails: a non-`undefined` return becomes the result, otherwise
  * the error stands. A throw replaces the error.
  */
 export type ToolErrorProcessor = (
@@ -98,7 +98,7 @@ export interface ToolInit<A extends Record<string, unknown> = Record<string, unk
   postprocessor?: ToolPostprocessor | null;
   /** Second argument of the postprocessor. */
   postprocessorOptions?: Record<string, unknown>;
-  /** Runs on any invocation failure (X12). */
+  /** Runs on any invocation failure. */
   errorProcessor?: ToolErrorProcessor | null;
 }
 

@@ -170,7 +170,7 @@ export abstract class Operation extends Entity {
 
   /**
    * Runs the event as a stream of chunks. From any state but PENDING the stream is empty.
-   * Errors reach the consumer (X11).
+   * Errors reach the consumer.
    */
   stream(options?: EventRunOptions): ReadableStream<unknown> {
     return streamEvent(this, this._stream.bind(this), options?.signal);

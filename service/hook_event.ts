@@ -63,7 +63,7 @@ export interface HookEventInit {
  * - The caller's signal aborts: CANCELLED and the reason is rethrown.
  *
  * Unlike other events it can be invoked again. Associated event info is stamped whatever the
- * outcome (X17).
+ * outcome.
  *
  * @example A pre-invocation check that times out
  * ```ts
@@ -207,7 +207,7 @@ export class HookEvent extends Operation {
         execution.error = outcome.error;
         this.#exitCause = outcome.error;
       } else if (result instanceof Error) {
-        // Returned, not thrown (§2.10): recorded as the error, the status stays COMPLETED. Only a
+        // Returned, not thrown: recorded as the error, the status stays COMPLETED. Only a
         // real Error counts; a plain object that has `name` and `message` is a response.
         execution.error = result;
         this.#exitCause = result;

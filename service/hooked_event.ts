@@ -24,7 +24,7 @@ export interface PhaseHookOptions {
 }
 
 /**
- * An event whose core work runs between a pre-invocation and a post-invocation hook (ADR D4).
+ * An event whose core work runs between a pre-invocation and a post-invocation hook.
  *
  * `invoke()`:
  * 1. The pre hook runs; if it FAILED or was CANCELLED the core never runs (even with

@@ -37,7 +37,7 @@ export type StreamHandler<C = unknown> = {
 /** One optional handler per phase. */
 export type HookDict = Partial<Record<HookEventType, PhaseHandler>>;
 
-/** The event a hook ran for (X17: always stamped, whatever the outcome). */
+/** The event a hook ran for (always stamped, whatever the outcome). */
 export interface AssociatedEventInfo {
   /** The event's class name. */
   eventClass?: string;
@@ -48,7 +48,7 @@ export interface AssociatedEventInfo {
 }
 
 /**
- * What `HookRegistry.call` reports (the ADR's registry result matrix):
+ * What `HookRegistry.call` reports:
  *
  * | path | result | shouldExit | status |
  * |---|---|---|---|

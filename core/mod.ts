@@ -13,6 +13,7 @@
  * @module
  */
 
+export * from "./approval.ts";
 export * from "./element.ts";
 export * from "./errors.ts";
 export * from "./event.ts";

@@ -16,6 +16,7 @@ import {
   toHookPoint,
 } from "./hook_point.ts";
 import { HookSignal } from "./hook_signal.ts";
+import type { HookOptions } from "./hook_options.ts";
 
 /**
  * What every Session hook handler receives besides its payload.
@@ -164,7 +165,11 @@ export class HookBus {
   }
 
   /** Appends a handler to a point and returns a disposer that removes this registration. */
-  on<P extends HookPoint>(point: P | string, handler: HookHandler<P>): () => void {
+  on<P extends HookPoint>(
+    point: P | string,
+    handler: HookHandler<P>,
+    _options?: HookOptions,
+  ): () => void {
     const p = toHookPoint(point as string, "register hook");
     if (typeof handler !== "function") {
       throw new TypeError(

@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { ApprovalHandler } from "../core/approval.ts";
 import { EventStatus, isAbortError } from "../core/event.ts";
 import { summarize } from "../core/json_safe.ts";
 import type { FunctionCalling } from "../action/function_calling.ts";
@@ -36,6 +37,18 @@ export interface ActOptions {
    * when absent. The agent loop passes the model's tool-call id here.
    */
   callId?: string;
+  /**
+   * Deadline for the whole action in milliseconds (gate, hooks, tool, messages). A missed
+   * deadline rejects with an error naming the step that was still running.
+   */
+  timeoutMs?: number;
+  /**
+   * Answers `ask` decisions inline. Without it an `ask` rejects with `ApprovalRequiredError`
+   * and records `ApprovalRequested`.
+   */
+  approve?: ApprovalHandler;
+  /** The agent-loop run this call belongs to (stored in a `PendingApproval`); default `""`. */
+  runId?: string;
 }
 
 /** Options for {@linkcode actAll}. */

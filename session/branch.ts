@@ -10,6 +10,7 @@ import { ActionManager, type AgentSpec, type Tool } from "../action/mod.ts";
 import type { HookBus } from "../hooks/mod.ts";
 import type { IModel } from "../service/mod.ts";
 import { registerAttacher } from "./_attach.ts";
+import { registerHistory } from "./_history.ts";
 import { createMessage, type Message, type MessageInit, toMessageRecord } from "./message.ts";
 import type { SessionObserver } from "./observer.ts";
 import type { Session } from "./session.ts";
@@ -142,6 +143,7 @@ export class Branch extends Element {
       await bus.emit("message.add", payload);
     };
     this.#callbacks = [scheduleEmit, this.persistViaBus];
+    registerHistory(this, (messages) => void this.#messages.push(...messages));
     registerAttacher(this, (session, observer) => {
       this.#session = session;
       this.#observer = observer;

@@ -9,7 +9,15 @@ import { logger } from "../core/logger.ts";
 import { Signal } from "../core/signal.ts";
 import type { SessionStore, SignalInsert } from "../store/session_store.ts";
 import { sanitizeSignalPayload } from "./sanitize.ts";
-import { GateDenied, HookBlocked } from "./signal.ts";
+import {
+  ApprovalAnswered,
+  ApprovalRequested,
+  GateDenied,
+  HookBlocked,
+  ToolDenied,
+  WouldAsk,
+  WouldDeny,
+} from "./signal.ts";
 import type { Session } from "./session.ts";
 
 /** A reactive subscriber: called with each matched value and the Session (or the observer). */
@@ -121,7 +129,10 @@ function ownInstances(
 }
 
 function isAudit(envelope: object): boolean {
-  return envelope instanceof GateDenied || envelope instanceof HookBlocked;
+  return envelope instanceof GateDenied || envelope instanceof HookBlocked ||
+    envelope instanceof ToolDenied || envelope instanceof ApprovalRequested ||
+    envelope instanceof ApprovalAnswered || envelope instanceof WouldDeny ||
+    envelope instanceof WouldAsk;
 }
 
 function roleOf(envelope: object): unknown {

@@ -76,6 +76,22 @@ export const MIGRATIONS: readonly Migration[] = [
       "CREATE INDEX session_signals_by_session ON session_signals (session_id, seq)",
     ],
   },
+  {
+    version: 3,
+    description: "resumable agent runs and their approvals",
+    statements: [
+      `CREATE TABLE runs (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL UNIQUE,
+        session_id TEXT,
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        record TEXT NOT NULL
+      )`,
+      "CREATE INDEX runs_by_status ON runs (status, created_at, position)",
+      "CREATE INDEX runs_by_session ON runs (session_id, position)",
+    ],
+  },
 ];
 
 /** The schema version this code writes. */

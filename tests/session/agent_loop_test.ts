@@ -1,7 +1,16 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { AgentSpec, createAgent, guardDestructive, IModel, Session, Tool } from "../../mod.ts";
+import {
+  AgentSpec,
+  createAgent,
+  guardDestructive,
+  IModel,
+  type OperateResult,
+  Session,
+  Tool,
+} from "../../mod.ts";
+import { runStoreOf } from "../../session/_run_store.ts";
 import {
   jsonReply,
   type OpenAIServer,
@@ -298,22 +307,39 @@ describe("agent loop against a real OpenAI-compatible server", () => {
     assert.equal(server.requests[0].clientClosed, true);
   });
 
-  it("aborting the signal of Branch.operateStream() errors the consumer", async () => {
+  it("aborting the signal of Branch.operateStream() ends the stream with stoppedBy aborted and an aborted run", async () => {
     const server = await serve([
       sseReply(textEvents(Array.from({ length: 50 }, (_, i) => `w${i} `)), { gapMs: 20 }),
     ]);
-    const { agent } = agentFor(server);
+    const { agent, session } = agentFor(server);
     const controller = new AbortController();
     const reader = agent.operateStream("talk", { signal: controller.signal }).getReader();
     await reader.read();
     controller.abort(new Error("stop now"));
-    await assert.rejects(async () => {
-      for (;;) {
-        const { done } = await reader.read();
-        if (done) return;
-      }
-    });
+    let result: OperateResult | undefined;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (value.type === "done") result = value.result;
+    }
+    assert.equal(result?.stoppedBy, "aborted");
     await server.requests[0].closed;
+    const run = await runStoreOf(agent).getRun(result!.runId);
+    assert.equal(run?.status, "aborted");
+    assert.equal(run?.sessionId, session.id);
+  });
+
+  it("aborting the signal of Branch.operate() resolves with stoppedBy aborted", async () => {
+    const server = await serve([{ kind: "hang" }]);
+    const { agent } = agentFor(server);
+    const controller = new AbortController();
+    const pending = agent.operate("wait", { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort(new Error("stop now"));
+    const result = await pending;
+    assert.equal(result.stoppedBy, "aborted");
+    assert.equal(result.turns, 0);
+    assert.equal(result.message.role, "user");
   });
 
   it("Branch.chat() surfaces an HTTP failure as the endpoint's typed error", async () => {

@@ -136,6 +136,26 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       $fn$`,
     ],
   },
+  {
+    version: 2,
+    description: "resumable agent runs and their approvals",
+    statements: [
+      // `record` is the whole RunRecord as JSON text; the columns beside it serve the queries.
+      // `claim_token` is chosen per claimRun call, so a claim retried after a dropped connection
+      // can tell its own committed claim from another process's.
+      `CREATE TABLE {s}.runs (
+        position bigserial PRIMARY KEY,
+        run_id text NOT NULL UNIQUE,
+        session_id text,
+        status text NOT NULL,
+        created_at double precision NOT NULL,
+        claim_token uuid,
+        record text NOT NULL
+      )`,
+      `CREATE INDEX runs_by_status ON {s}.runs (status, created_at, position)`,
+      `CREATE INDEX runs_by_session ON {s}.runs (session_id, position)`,
+    ],
+  },
 ];
 
 /** The schema version this code writes. */

@@ -9,6 +9,10 @@ import postgres from "postgres";
 import type {
   MessageRecord,
   MessageRole,
+  PendingApprovalFilter,
+  PendingApprovalRow,
+  RunAnswer,
+  RunRecord,
   SessionRow,
   SessionStore,
   SignalInsert,
@@ -27,6 +31,14 @@ import {
   presentSession,
   SESSION_FIELD_NAMES,
 } from "../_rows.ts";
+import {
+  normalizeAnswer,
+  normalizePendingFilter,
+  normalizeRun,
+  pendingRowsOf,
+  withAnswer,
+  withClaim,
+} from "../_runs.ts";
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "./_migrations.ts";
 import { WriteQueue } from "./_write_queue.ts";
 import { isTransient, messageOf, redactUrl } from "./_pg_errors.ts";
@@ -846,6 +858,142 @@ export class PostgresStore implements SessionStore {
       (sql) => sql.unsafe(text, params as never[], { prepare: true }),
     );
     return rows.map(toSignal);
+  }
+
+  /** Inserts or replaces a run (by `runId`). */
+  async saveRun(run: RunRecord): Promise<void> {
+    this.#use("save run");
+    const normalized = normalizeRun(run);
+    const runId = pgId(normalized.runId, "runId", "save run");
+    if (normalized.sessionId !== null) pgId(normalized.sessionId, "sessionId", "save run");
+    // Replacing with the same record twice is harmless: safe to retry.
+    await this.#lane(`run:${runId}`, () =>
+      this.#run("save run", true, (sql) =>
+        sql.unsafe(
+          `INSERT INTO ${this.#q}.runs (run_id, session_id, status, created_at, record) ` +
+            "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id) DO UPDATE SET " +
+            "session_id = excluded.session_id, status = excluded.status, " +
+            "created_at = excluded.created_at, record = excluded.record, claim_token = NULL",
+          [
+            runId,
+            normalized.sessionId,
+            normalized.status,
+            normalized.createdAt,
+            JSON.stringify(normalized),
+          ],
+          { prepare: true },
+        )));
+  }
+
+  /** The run, or `undefined`. */
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    this.#use("get run");
+    checkId(runId, "runId", "get run");
+    pgId(runId, "runId", "get run");
+    const [row] = await this.#run(
+      "get run",
+      true,
+      (sql) =>
+        sql.unsafe(`SELECT record FROM ${this.#q}.runs WHERE run_id = $1`, [runId], {
+          prepare: true,
+        }),
+    );
+    return row === undefined ? undefined : JSON.parse(row.record as string) as RunRecord;
+  }
+
+  /**
+   * Claims a run waiting for approval: its row is locked (`SELECT … FOR UPDATE`) while the claim
+   * is checked and written, so of any number of claimers in any number of processes exactly one
+   * gets `true`. A claim retried after a dropped connection recognizes its own committed claim.
+   */
+  async claimRun(runId: string, owner: string): Promise<boolean> {
+    this.#use("claim run");
+    checkId(runId, "runId", "claim run");
+    checkId(owner, "owner", "claim run");
+    pgId(runId, "runId", "claim run");
+    const token = crypto.randomUUID();
+    return await this.#lane(
+      `run:${runId}`,
+      () =>
+        this.#run("claim run", true, (sql, attempt) =>
+          sql.begin(async (tx) => {
+            const [row] = await tx.unsafe(
+              `SELECT record, claim_token::text AS token FROM ${this.#q}.runs WHERE run_id = $1 FOR UPDATE`,
+              [runId],
+              { prepare: true },
+            );
+            if (row === undefined) return false;
+            const stored = JSON.parse(row.record as string) as RunRecord;
+            const claimed = withClaim(stored, owner, Date.now());
+            if (claimed === undefined) return attempt > 1 && row.token === token;
+            await tx.unsafe(
+              `UPDATE ${this.#q}.runs SET status = $2, record = $3, claim_token = $4 WHERE run_id = $1`,
+              [runId, claimed.status, JSON.stringify(claimed), token],
+              { prepare: true },
+            );
+            return true;
+          })),
+    );
+  }
+
+  /** Records an answer to a pending call of a waiting run; `false` when there is no such call. */
+  async answerApproval(runId: string, callId: string, answer: RunAnswer): Promise<boolean> {
+    this.#use("answer approval");
+    checkId(runId, "runId", "answer approval");
+    checkId(callId, "callId", "answer approval");
+    pgId(runId, "runId", "answer approval");
+    const now = Date.now();
+    const normalized = normalizeAnswer(answer, "answer approval", now);
+    // The same answer written twice gives the same record: safe to retry.
+    return await this.#lane(
+      `run:${runId}`,
+      () =>
+        this.#run("answer approval", true, (sql) =>
+          sql.begin(async (tx) => {
+            const [row] = await tx.unsafe(
+              `SELECT record FROM ${this.#q}.runs WHERE run_id = $1 FOR UPDATE`,
+              [runId],
+              { prepare: true },
+            );
+            if (row === undefined) return false;
+            const stored = JSON.parse(row.record as string) as RunRecord;
+            const next = withAnswer(stored, callId, normalized, now);
+            if (next === undefined) return false;
+            await tx.unsafe(
+              `UPDATE ${this.#q}.runs SET record = $2 WHERE run_id = $1`,
+              [runId, JSON.stringify(next)],
+              { prepare: true },
+            );
+            return true;
+          })),
+    );
+  }
+
+  /** The pending calls of waiting runs, oldest run first, in call order. */
+  async listPendingApprovals(filter?: PendingApprovalFilter): Promise<PendingApprovalRow[]> {
+    this.#use("list pending approvals");
+    const query = normalizePendingFilter(filter);
+    const params: string[] = ["waiting_approval"];
+    let text = `SELECT record FROM ${this.#q}.runs WHERE status = $1`;
+    if (query.sessionId !== undefined) {
+      params.push(pgId(query.sessionId, "sessionId", "list pending approvals"));
+      text += ` AND session_id = $${params.length}`;
+    }
+    if (query.runId !== undefined) {
+      params.push(pgId(query.runId, "runId", "list pending approvals"));
+      text += ` AND run_id = $${params.length}`;
+    }
+    text += " ORDER BY created_at, position";
+    const rows = await this.#run(
+      "list pending approvals",
+      true,
+      (sql) => sql.unsafe(text, params, { prepare: true }),
+    );
+    const out: PendingApprovalRow[] = [];
+    for (const row of rows) {
+      out.push(...pendingRowsOf(JSON.parse(row.record as string) as RunRecord, query));
+    }
+    return out;
   }
 
   /**

@@ -12,6 +12,7 @@ import {
 } from "../../store/postgres/mod.ts";
 import { PG_MIGRATIONS } from "../../store/postgres/_migrations.ts";
 import { message, runStoreConformance } from "./conformance.ts";
+import { runRunConformance } from "./conformance_runs.ts";
 import {
   adminSql,
   assertPostgresAnswers,
@@ -75,6 +76,11 @@ describe("PostgresStore", () => {
   });
 
   runStoreConformance("PostgresStore", () => open());
+  runRunConformance(
+    "PostgresStore",
+    () => open(),
+    (first) => open((first as PostgresStore).info().schema, { max: 2 }),
+  );
 
   it("PostgresStore.open() rejects a malformed URL or option with a TypeError", async () => {
     await assert.rejects(PostgresStore.open("mysql://x"), TypeError);

@@ -12,7 +12,7 @@ import { AgentSpec } from "../action/mod.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
 import { IModel } from "../service/mod.ts";
 import { bridgeModelToSession, createAgent, HookBlocked, Session } from "../session/mod.ts";
-import { SqliteStore } from "../store/sqlite/mod.ts";
+import { displayDb, openWritableDb } from "./_db.ts";
 import { CliError, type CliIO } from "./_output.ts";
 
 /** What the agent run needs. */
@@ -79,15 +79,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     endText();
     io.out(`${clock()}  ${tag.padEnd(8)} ${text.replace(/\s+/g, " ")}`);
   };
-  let store: SqliteStore;
-  try {
-    store = await SqliteStore.open(config.dbPath);
-  } catch (error) {
-    throw new CliError(
-      `Cannot open database ${JSON.stringify(config.dbPath)}: ${(error as Error).message}`,
-      { cause: error },
-    );
-  }
+  const store = await openWritableDb(config.dbPath);
   const failures: string[] = [];
   const session = new Session({
     store,
@@ -135,7 +127,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   });
   bus.on(
     "message.add",
-    ({ message }) => line("persist", `message ${message.role} → ${config.dbPath}`),
+    ({ message }) => line("persist", `message ${message.role} → ${displayDb(config.dbPath)}`),
   );
   session.observer.observe({ type: HookBlocked }, (signal) => {
     blocked++;

@@ -26,6 +26,7 @@ import { POINTS_HELP, pointsCommand } from "./points.ts";
 import { RUN_HELP, runCommand } from "./run.ts";
 import { SESSIONS_HELP, sessionsCommand } from "./sessions.ts";
 import { SHOW_HELP, showCommand } from "./show.ts";
+import { TAIL_HELP, tailCommand } from "./tail.ts";
 
 export type { CliIO } from "./_output.ts";
 
@@ -35,8 +36,9 @@ Commands:
   demo                      a scripted coding-agent session, fully offline
   run --base-url URL --model NAME
                             the same agent against any OpenAI-compatible server
-  sessions DB               list the sessions persisted in a SQLite file
+  sessions DB               list the sessions persisted in a SQLite file or postgres:// URL
   show DB SESSION           print one session's timeline (messages and signals)
+  tail URL [SESSION]        follow the signals written to a postgres:// store, live
   points                    the hook point catalogue with wiring status
 
 Run 'hookscope <command> --help' for a command's options.`;
@@ -46,6 +48,7 @@ const HELPS: Record<string, string> = {
   run: RUN_HELP,
   sessions: SESSIONS_HELP,
   show: SHOW_HELP,
+  tail: TAIL_HELP,
   points: POINTS_HELP,
 };
 
@@ -79,6 +82,8 @@ export async function main(args: readonly string[], io: CliIO = processIO): Prom
         return await showCommand(rest, io);
       case "points":
         return pointsCommand(rest, io);
+      case "tail":
+        return await tailCommand(rest, io);
       default:
         io.err(`hookscope: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
         return 2;

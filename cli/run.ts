@@ -7,6 +7,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { dbTarget, displayDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { runCodingAgent } from "./agent_run.ts";
 
@@ -15,7 +16,10 @@ const FLAGS: Record<string, FlagSpec> = {
   model: { type: "string", help: "the model name (required)" },
   prompt: { type: "string", help: "what to ask (default: summarise the workspace)" },
   workspace: { type: "string", help: "the folder the tools are confined to (default .)" },
-  db: { type: "string", help: "the SQLite file to persist to (default ./hookscope-runs.db)" },
+  db: {
+    type: "string",
+    help: "the SQLite file or postgres:// URL to persist to (default ./hookscope-runs.db)",
+  },
   "max-turns": { type: "string", help: "at most this many model turns (default 8)" },
 };
 
@@ -94,7 +98,7 @@ export async function runCommand(
     throw new CliError(`Cannot use workspace ${JSON.stringify(workspace)}: no such directory`);
   }
   await checkReachable(baseURL);
-  const dbPath = resolve(typeof values.db === "string" ? values.db : "hookscope-runs.db");
+  const dbPath = dbTarget(typeof values.db === "string" ? values.db : "hookscope-runs.db");
   const apiKey = env("HOOKSCOPE_API_KEY") ?? env("OPENAI_API_KEY");
   const summary = await runCodingAgent({
     baseURL,
@@ -110,6 +114,6 @@ export async function runCommand(
     write,
   });
   io.out(`\nsession ${summary.sessionId} ${summary.status}: ${summary.turns} turns`);
-  io.out(`inspect it:  hookscope show ${dbPath} ${summary.sessionId}`);
+  io.out(`inspect it:  hookscope show ${displayDb(dbPath)} ${summary.sessionId}`);
   return 0;
 }

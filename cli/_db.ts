@@ -72,10 +72,10 @@ export async function openExistingDb(path: string): Promise<SessionStore> {
 }
 
 /**
- * Opens a session database for writing: a SQLite file (created when absent) or a PostgreSQL
- * schema (created and migrated when absent).
+ * Opens a session database for writing, creating it when absent: a SQLite file, or a PostgreSQL
+ * schema (created and migrated).
  */
-export async function openWritableDb(target: string): Promise<SessionStore> {
+export async function openOrCreateDb(target: string): Promise<SessionStore> {
   if (isDbUrl(target)) return await openPostgres(target, true);
   try {
     return await SqliteStore.open(target);
@@ -91,4 +91,35 @@ export async function openWritableDb(target: string): Promise<SessionStore> {
 export function formatTime(ms: number | null | undefined): string {
   if (typeof ms !== "number" || !Number.isFinite(ms)) return "-";
   return new Date(ms).toISOString().replace("T", " ").replace("Z", "");
+}
+
+/**
+ * Opens an existing session database for writing (answers, resumed runs), with clear errors: a
+ * SQLite file or a `postgres://` URL. The file or schema must exist: a typo must not create an
+ * empty database.
+ */
+export async function openWritableDb(path: string): Promise<SessionStore> {
+  if (isDbUrl(path)) {
+    // The schema must exist (a typo must not create one); an older one is migrated.
+    return await openPostgres(path, false).catch((error) => {
+      if (error instanceof CliError && /needs migrating/.test(error.message)) {
+        return openPostgres(path, true);
+      }
+      throw error;
+    });
+  }
+  const probe = await openExistingDb(path).catch((error) => {
+    // A file of an older schema cannot be opened read-only; writable opening migrates it.
+    if (error instanceof CliError && /needs migrating/.test(error.message)) return null;
+    throw error;
+  });
+  await probe?.close();
+  try {
+    return await SqliteStore.open(path);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new CliError(`Cannot open database ${JSON.stringify(path)} for writing: ${reason}`, {
+      cause: error,
+    });
+  }
 }

@@ -12,8 +12,10 @@ import { AgentSpec } from "../action/mod.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
 import { IModel } from "../service/mod.ts";
 import { bridgeModelToSession, createAgent, HookBlocked, Session } from "../session/mod.ts";
-import { displayDb, openWritableDb } from "./_db.ts";
+import { displayDb, openOrCreateDb } from "./_db.ts";
 import { CliError, type CliIO } from "./_output.ts";
+import type { PendingApproval } from "../core/approval.ts";
+import { askBeforeHook, saveResumeInfo } from "./_resume_info.ts";
 
 /** What the agent run needs. */
 export interface AgentRunConfig {
@@ -31,6 +33,11 @@ export interface AgentRunConfig {
   instruction: string;
   /** At most this many model turns (default 8). */
   maxTurns?: number;
+  /**
+   * Tools whose calls need a person's approval: a `tool.pre` hook asks, the run stops and is
+   * saved, and `hookscope approve`/`reject` + `hookscope resume` continue it.
+   */
+  askBefore?: readonly string[];
   /** Where output goes. */
   io: CliIO;
   /** Writes without a newline (streamed text). */
@@ -47,18 +54,40 @@ export interface AgentRunSummary {
   turns: number;
   /** Tool calls blocked by a guard. */
   blocked: number;
+  /** The agent run's id. */
+  runId?: string;
+  /** With status `waiting_approval`: the calls waiting for an answer. */
+  pending?: readonly PendingApproval[];
 }
 
 const SYSTEM_PROMPT = "You are a careful coding agent. Use the tools to inspect and change the " +
   "workspace. Never run destructive commands and never read secrets.";
 
-/** Blocks any tool call whose arguments mention a secrets file (a session `tool.pre` guard). */
+/**
+ * Blocks any tool call whose arguments mention a secrets file (a session `tool.pre` guard). It
+ * reads every string in the real arguments, under any key and at any depth, never the summary.
+ */
 export function secretsGuard(
-  { toolName, argsSummary }: { toolName: string; argsSummary: string },
+  { toolName, args }: { toolName: string; args: Readonly<Record<string, unknown>> },
 ): void {
-  if (/(^|[^\w.])\.env\b|id_rsa|\.netrc/.test(argsSummary)) {
-    throw new Error(`${toolName} may not touch secrets (${argsSummary})`);
+  const found = findString(args, (text) => /(^|[^\w.])\.env\b|id_rsa|\.netrc/.test(text));
+  if (found !== undefined) {
+    throw new Error(`${toolName} may not touch secrets (${JSON.stringify(found.slice(-120))})`);
   }
+}
+
+function findString(
+  value: unknown,
+  test: (text: string) => boolean,
+  depth = 0,
+): string | undefined {
+  if (typeof value === "string") return test(value) ? value : undefined;
+  if (value === null || typeof value !== "object" || depth > 64) return undefined;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    const found = findString(item, test, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 function clock(): string {
@@ -79,7 +108,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     endText();
     io.out(`${clock()}  ${tag.padEnd(8)} ${text.replace(/\s+/g, " ")}`);
   };
-  const store = await openWritableDb(config.dbPath);
+  const store = await openOrCreateDb(config.dbPath);
   const failures: string[] = [];
   const session = new Session({
     store,
@@ -110,6 +139,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   );
   bus.on("tool.pre", ({ toolName, argsSummary }) => line("tool.pre", `${toolName} ${argsSummary}`));
   bus.on("tool.pre", secretsGuard);
+  if (config.askBefore?.length) bus.on("tool.pre", askBeforeHook(config.askBefore));
   bus.on(
     "tool.post",
     ({ toolName, resultSummary, durationMs }) =>
@@ -145,11 +175,14 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   let status = "completed";
   let turns = 0;
   let error: unknown = null;
+  let stopped: { runId: string; stoppedBy: string; pending?: readonly PendingApproval[] } | null =
+    null;
   await session.start({
     model: config.model,
     provider: model.endpoint.name,
     agentName: spec.name ?? "coding",
   });
+  await saveResumeInfo(store, session.id, config);
   try {
     for await (
       const event of agent.operateStream(config.instruction, { maxTurns: config.maxTurns ?? 8 })
@@ -172,6 +205,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
       } else {
         endText();
         turns = event.result.turns;
+        stopped = event.result;
       }
     }
   } catch (caught) {
@@ -179,7 +213,11 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     status = "failed";
   }
   await bridge.drain();
-  await session.end({
+  const waiting = stopped?.stoppedBy === "approval";
+  if (waiting) status = "waiting_approval";
+  // A run waiting for approval leaves the session open: `hookscope resume` ends it.
+  const end: Session["end"] = waiting ? () => Promise.resolve() : (r) => session.end(r);
+  await end({
     status,
     numTurns: turns,
     ...(error ? { error: error instanceof Error ? error.message : String(error) } : {}),
@@ -193,5 +231,8 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     const reason = error instanceof Error ? error.message : renderJson(error);
     throw new CliError(`The agent run failed: ${reason}`, { cause: error });
   }
-  return { sessionId: session.id, status, turns, blocked };
+  const summary: AgentRunSummary = { sessionId: session.id, status, turns, blocked };
+  if (stopped !== null) summary.runId = stopped.runId;
+  if (waiting && stopped?.pending) summary.pending = stopped.pending;
+  return summary;
 }

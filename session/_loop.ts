@@ -249,6 +249,14 @@ function toRunApproval(approval: PendingApproval, run: RunRecord): RunApproval {
   return out;
 }
 
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
 /** Checks `maxTurns`. */
 export function checkTurns(maxTurns: unknown): number {
   const value = maxTurns ?? 8;
@@ -356,7 +364,11 @@ export async function* agentLoop(
       runId: run.runId,
       stoppedBy,
     };
-    if (pending !== undefined) result.pending = Object.freeze(pending.slice());
+    if (pending !== undefined) {
+      result.pending = Object.freeze(
+        run.pending.map((p) => Object.freeze({ ...p, args: deepFreeze(structuredClone(p.args)) })),
+      );
+    }
     return result;
   };
   try {

@@ -11,6 +11,7 @@ import {
   type AgentHooks,
   buildSessionBus,
   type HookBus,
+  type HookPayloads,
   type HookPoint,
   loadHooksForAgent,
 } from "../hooks/mod.ts";
@@ -18,6 +19,10 @@ import type { IModel } from "../service/mod.ts";
 import { StoreConflictError } from "../store/store_errors.ts";
 import type { SessionStore } from "../store/session_store.ts";
 import { attachBranch } from "./_attach.ts";
+import type { ApprovalAnswer } from "../core/approval.ts";
+import type { OperateResult } from "./agent_loop.ts";
+import { type RestoreOptions, restoreSession } from "./restore.ts";
+import { type ResumeOptions, resumeRun } from "./resume.ts";
 import { Branch, type BranchOptions } from "./branch.ts";
 import { type Gate, type ObserverHandler, type ObserveSpec, SessionObserver } from "./observer.ts";
 
@@ -187,6 +192,52 @@ export class Session extends Element {
   }
 
   /**
+   * Rebuilds a session from its store: branches and messages come back as stored, nothing is
+   * written again (see {@linkcode restoreSession}).
+   *
+   * @example
+   * ```ts
+   * import { MemoryStore } from "@hookscope/core";
+   * import { Session } from "@hookscope/core/session";
+   * import assert from "node:assert/strict";
+   *
+   * const store = new MemoryStore();
+   * const first = new Session({ store });
+   * await first.start();
+   * await first.defaultBranch!.addMessage({ role: "user", content: "hi" });
+   * const again = await Session.restore(store, first.id);
+   * assert.equal(again.branches[0].messages[0].content, "hi");
+   * ```
+   */
+  static restore(
+    store: SessionStore,
+    sessionId: string,
+    options?: RestoreOptions,
+  ): Promise<Session> {
+    return restoreSession(this, store, sessionId, options);
+  }
+
+  /**
+   * Continues a run that stopped for approval exactly where it stopped, once, even when another
+   * process resumes it at the same time (see {@linkcode resumeRun}).
+   *
+   * @example An unknown run
+   * ```ts
+   * import { RunNotResumableError, Session } from "@hookscope/core/session";
+   * import assert from "node:assert/strict";
+   *
+   * await assert.rejects(new Session().resume("nope", {}), RunNotResumableError);
+   * ```
+   */
+  resume(
+    runId: string,
+    answers: Readonly<Record<string, ApprovalAnswer>>,
+    options?: ResumeOptions,
+  ): Promise<OperateResult> {
+    return resumeRun(this, runId, answers, options);
+  }
+
+  /**
    * Makes a branch, includes it and emits `branch.create` with `{ branchId, model?, provider?,
    * agentName? }` (in the background; `drainSignals()` waits for it).
    *
@@ -207,7 +258,7 @@ export class Session extends Element {
   newBranch(options?: BranchOptions): Branch {
     const branch = new Branch(options);
     this.includeBranches(branch);
-    const payload: Record<string, unknown> = { branchId: branch.id };
+    const payload: HookPayloads["branch.create"] = { branchId: branch.id };
     const model = branch.model as unknown as { model?: unknown; endpoint?: { name?: unknown } };
     if (model !== null && typeof model === "object") {
       if (typeof model.model === "string") payload.model = model.model;

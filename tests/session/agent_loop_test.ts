@@ -124,6 +124,78 @@ describe("agent loop against a real OpenAI-compatible server", () => {
     assert.equal((call.tool_calls as { id: string }[])[0].id, "call_1");
   });
 
+  it("Branch.operate() sends a multi-tool turn in the OpenAI wire format: one assistant message with every tool call, then one tool message per call", async () => {
+    const withText = toolCallCompletion([
+      { id: "call_a", name: "bash", args: { command: "ls" } },
+      { id: "call_b", name: "bash", args: { command: "pwd" } },
+    ]);
+    (withText.choices as { message: { content: string | null } }[])[0].message.content =
+      "Looking around.";
+    const server = await serve([
+      jsonReply(withText),
+      jsonReply(toolCallCompletion([
+        { id: "call_c", name: "bash", args: { command: "whoami" } },
+        { id: "call_d", name: "bash", args: { command: "date" } },
+      ])),
+      jsonReply(answer("All done.")),
+    ]);
+    const { agent } = agentFor(server);
+    const result = await agent.operate("inspect", { request: { temperature: 0 } });
+    assert.equal(result.stoppedBy, "answer");
+    assert.equal(result.turns, 3);
+    const tools = (server.requests[0].body as { tools: unknown }).tools;
+    const system = { role: "system", content: "You are a test agent." };
+    const user = { role: "user", content: "inspect" };
+    const call = (id: string, command: string) => ({
+      id,
+      type: "function",
+      function: { name: "bash", arguments: JSON.stringify({ command }) },
+    });
+    const toolMessage = (id: string, command: string) => ({
+      role: "tool",
+      tool_call_id: id,
+      content: JSON.stringify({ stdout: `ran ${command}`, returnCode: 0 }),
+    });
+    const turnOne = [
+      {
+        role: "assistant",
+        content: "Looking around.",
+        tool_calls: [call("call_a", "ls"), call("call_b", "pwd")],
+      },
+      toolMessage("call_a", "ls"),
+      toolMessage("call_b", "pwd"),
+    ];
+    assert.deepEqual(server.requests[0].body, {
+      temperature: 0,
+      messages: [system, user],
+      tools,
+      model: "test-model",
+    });
+    assert.deepEqual(server.requests[1].body, {
+      temperature: 0,
+      messages: [system, user, ...turnOne],
+      tools,
+      model: "test-model",
+    });
+    assert.deepEqual(server.requests[2].body, {
+      temperature: 0,
+      messages: [
+        system,
+        user,
+        ...turnOne,
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [call("call_c", "whoami"), call("call_d", "date")],
+        },
+        toolMessage("call_c", "whoami"),
+        toolMessage("call_d", "date"),
+      ],
+      tools,
+      model: "test-model",
+    });
+  });
+
   it("Branch.operate() feeds a guard denial back to the model instead of running the tool", async () => {
     const server = await serve([
       jsonReply(

@@ -207,6 +207,20 @@ function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Error
   });
 }
 
+// How long one attempt of a retry-safe call may go unanswered before its pool is replaced.
+const ATTEMPT_MS = 10_000;
+
+class StuckAttempt extends Error {}
+
+/**
+ * Ends a pool, waiting at most `seconds` for running queries and never longer than that plus a
+ * second: the client's `end()` can hang after a connection was lost.
+ */
+async function endPool(sql: Sql, seconds: number): Promise<void> {
+  await withDeadline(sql.end({ timeout: seconds }), seconds * 1000 + 1000, () => new Error())
+    .catch(() => {});
+}
+
 function parseOptions(url: unknown, options: unknown): {
   url: string;
   schema: string;
@@ -309,6 +323,8 @@ function parseOptions(url: unknown, options: unknown): {
  */
 export class PostgresStore implements SessionStore {
   #sql: Sql;
+  #connect: () => Sql;
+  #retired: Sql[] = [];
   #url: string;
   #schema: string;
   #q: string;
@@ -324,10 +340,11 @@ export class PostgresStore implements SessionStore {
   #appendSql: string;
 
   private constructor(
-    sql: Sql,
+    connect: () => Sql,
     config: { url: string; schema: string; timeoutMs: number; onError: (error: Error) => void },
   ) {
-    this.#sql = sql;
+    this.#connect = connect;
+    this.#sql = connect();
     this.#url = redactUrl(config.url);
     this.#schema = config.schema;
     this.#q = `"${config.schema}"`;
@@ -361,13 +378,14 @@ export class PostgresStore implements SessionStore {
    */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
     const config = parseOptions(url, options);
-    const sql = postgres(config.url, {
-      max: config.max,
-      onnotice: () => {},
-      connect_timeout: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
-      idle_timeout: 60,
-    }) as unknown as Sql;
-    const store = new PostgresStore(sql, config);
+    const connect = () =>
+      postgres(config.url, {
+        max: config.max,
+        onnotice: () => {},
+        connect_timeout: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
+        idle_timeout: 60,
+      }) as unknown as Sql;
+    const store = new PostgresStore(connect, config);
     try {
       await withDeadline(
         store.#migrate(config.migrate),
@@ -377,7 +395,7 @@ export class PostgresStore implements SessionStore {
     } catch (error) {
       store.#closed = true;
       store.#ended = true;
-      await sql.end({ timeout: 0 }).catch(() => {});
+      await endPool(store.#sql, 0);
       if (error instanceof StoreUnavailableError) throw error;
       throw new StoreUnavailableError(
         `Cannot open PostgreSQL store ${JSON.stringify(store.#url)}: ${messageOf(error)}`,
@@ -484,7 +502,10 @@ export class PostgresStore implements SessionStore {
 
   /**
    * Runs `body` with the store's deadline. A lost connection is reported and, when `retry` says
-   * the operation is safe to repeat, retried with a growing pause until the deadline.
+   * the operation is safe to repeat, retried with a growing pause until the deadline. An attempt
+   * that neither succeeds nor fails within {@linkcode ATTEMPT_MS} (the client can strand a query
+   * whose connection the server closed) is abandoned with its whole pool: later attempts and
+   * calls use a fresh pool, and the old one is ended at close.
    */
   async #run<T>(
     operation: string,
@@ -492,24 +513,40 @@ export class PostgresStore implements SessionStore {
     body: (sql: Sql, attempt: number) => Promise<T>,
   ): Promise<T> {
     if (this.#ended) throw new StoreClosedError(operation, "PostgreSQL store");
-    const sql = this.#sql;
     const deadline = Date.now() + this.#timeoutMs;
+    const timedOut = () =>
+      new StoreUnavailableError(
+        `Cannot ${operation}: PostgreSQL store ${
+          JSON.stringify(this.#url)
+        } did not answer within ${this.#timeoutMs} ms`,
+      );
     let pause = 25;
     for (let attempt = 1;; attempt++) {
+      const sql = this.#sql;
+      const remaining = deadline - Date.now();
+      const stuck = retry && remaining > ATTEMPT_MS;
       try {
         return await withDeadline(
           body(sql, attempt),
-          deadline - Date.now(),
-          () =>
-            new StoreUnavailableError(
-              `Cannot ${operation}: PostgreSQL store ${
-                JSON.stringify(this.#url)
-              } did not answer within ${this.#timeoutMs} ms`,
-            ),
+          stuck ? ATTEMPT_MS : remaining,
+          () => stuck ? new StuckAttempt() : timedOut(),
         );
       } catch (error) {
         if (isHookscopeError(error)) throw error;
         if (this.#ended) throw new StoreClosedError(operation, "PostgreSQL store");
+        if (error instanceof StuckAttempt) {
+          this.#retire(sql);
+          this.#onError(
+            new StoreUnavailableError(
+              `Cannot ${operation}: PostgreSQL store ${
+                JSON.stringify(this.#url)
+              } gave no answer within ${ATTEMPT_MS} ms; retrying on new connections (attempt ${
+                attempt + 1
+              })`,
+            ),
+          );
+          continue;
+        }
         const failure = new StoreUnavailableError(
           `Cannot ${operation}: PostgreSQL store ${JSON.stringify(this.#url)} failed: ${
             messageOf(error)
@@ -526,6 +563,13 @@ export class PostgresStore implements SessionStore {
         pause = Math.min(pause * 2, 1000);
       }
     }
+  }
+
+  /** Stops using `sql` for new calls (once); it is ended at close. */
+  #retire(sql: Sql): void {
+    if (this.#sql !== sql || this.#ended) return;
+    this.#retired.push(sql);
+    this.#sql = this.#connect();
   }
 
   async #flush(batch: readonly Change[]): Promise<void> {
@@ -1083,7 +1127,7 @@ export class PostgresStore implements SessionStore {
       await this.#queue.drain();
       while (this.#lanes.size > 0) await Promise.all(this.#lanes.values());
       this.#ended = true;
-      await this.#sql.end({ timeout: 5 }).catch(() => {});
+      await Promise.all([this.#sql, ...this.#retired].map((sql) => endPool(sql, 5)));
     })();
     return this.#closing;
   }

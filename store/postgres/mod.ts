@@ -5,12 +5,16 @@
  * {@linkcode PostgresStore.open} runs.
  *
  * @example Open a store in its own schema
- * ```ts ignore
+ * ```ts
  * import { PostgresStore } from "@hookscope/core/store/postgres";
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
  *
- * const store = await PostgresStore.open("postgres://root@127.0.0.1:5432/test", { schema: "agents" });
- * await store.createSession({ id: "s1", status: "created" });
- * console.log(await store.listSessions());
+ * const url = process.env.HOOKSCOPE_PG_URL || "postgres://root@127.0.0.1:5432/test";
+ * const store = await PostgresStore.open(url, { schema: "hookscope_docs" });
+ * const id = crypto.randomUUID();
+ * await store.createSession({ id, status: "created" });
+ * assert.equal((await store.getSession(id))?.status, "created");
  * await store.close();
  * ```
  *

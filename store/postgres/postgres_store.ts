@@ -306,17 +306,20 @@ function parseOptions(url: unknown, options: unknown): {
  *   (NUL, lone surrogates); ids are stored as given and must not contain NUL or lone surrogates.
  *
  * @example Sessions, signals and a live subscription
- * ```ts ignore
+ * ```ts
  * import { PostgresStore } from "@hookscope/core/store/postgres";
+ * import assert from "node:assert/strict";
+ * import process from "node:process";
  *
- * const store = await PostgresStore.open("postgres://root@127.0.0.1:5432/test", { schema: "demo" });
- * await store.createSession({ id: "s1", status: "running" });
- * const controller = new AbortController();
- * const changes = store.subscribe({ sessionId: "s1", afterSeq: 0, signal: controller.signal });
- * await store.insertSessionSignal({ sessionId: "s1", kind: "ToolDenied", opId: "", ts: Date.now(), payload: {} });
+ * const url = process.env.HOOKSCOPE_PG_URL || "postgres://root@127.0.0.1:5432/test";
+ * const store = await PostgresStore.open(url, { schema: "hookscope_docs" });
+ * const sessionId = crypto.randomUUID();
+ * await store.createSession({ id: sessionId, status: "running" });
+ * const changes = store.subscribe({ sessionId, afterSeq: 0 });
+ * await store.insertSessionSignal({ sessionId, kind: "ToolDenied", opId: "", ts: Date.now(), payload: {} });
  * for await (const change of changes) {
- *   console.log(change.type, change.changeSeq);
- *   controller.abort();
+ *   assert.equal(change.type === "signal" && change.seq, 1);
+ *   break; // ends the subscription
  * }
  * await store.close();
  * ```
@@ -368,11 +371,14 @@ export class PostgresStore implements SessionStore {
    * connection, or holds a schema written by a newer hookscope.
    *
    * @example Open, use, close
-   * ```ts ignore
+   * ```ts
    * import { PostgresStore } from "@hookscope/core/store/postgres";
+   * import assert from "node:assert/strict";
+   * import process from "node:process";
    *
-   * const store = await PostgresStore.open("postgres://root@127.0.0.1:5432/test?schema=agents");
-   * console.log(store.info().schemaVersion);
+   * const url = process.env.HOOKSCOPE_PG_URL || "postgres://root@127.0.0.1:5432/test";
+   * const store = await PostgresStore.open(`${url}?schema=hookscope_docs`);
+   * assert.equal(store.info().schema, "hookscope_docs");
    * await store.close();
    * ```
    */
@@ -1050,13 +1056,29 @@ export class PostgresStore implements SessionStore {
    * loses nothing, and a subscriber that falls behind reads pages of 500.
    *
    * @example Follow one session from its start
-   * ```ts ignore
+   * ```ts
    * import { PostgresStore } from "@hookscope/core/store/postgres";
+   * import assert from "node:assert/strict";
+   * import process from "node:process";
    *
-   * const store = await PostgresStore.open("postgres://root@127.0.0.1:5432/test");
-   * for await (const change of store.subscribe({ sessionId: "s1", afterSeq: 0 })) {
-   *   if (change.type === "signal") console.log(change.seq, change.kind);
-   * }
+   * const url = process.env.HOOKSCOPE_PG_URL || "postgres://root@127.0.0.1:5432/test";
+   * const store = await PostgresStore.open(url, { schema: "hookscope_docs" });
+   * const sessionId = crypto.randomUUID();
+   * const writer = await PostgresStore.open(url, { schema: "hookscope_docs" }); // another process, say
+   * await writer.insertSessionSignal({ sessionId, kind: "Started", opId: "", ts: 1, payload: {} });
+   * const controller = new AbortController();
+   * const kinds: string[] = [];
+   * const following = (async () => {
+   *   for await (const change of store.subscribe({ sessionId, afterSeq: 0, signal: controller.signal })) {
+   *     if (change.type === "signal") kinds.push(change.kind);
+   *     if (kinds.length === 2) controller.abort();
+   *   }
+   * })();
+   * await writer.insertSessionSignal({ sessionId, kind: "Finished", opId: "", ts: 2, payload: {} });
+   * await following;
+   * assert.deepEqual(kinds, ["Started", "Finished"]);
+   * await writer.close();
+   * await store.close();
    * ```
    */
   subscribe(options: SubscribeOptions = {}): StoreSubscription {

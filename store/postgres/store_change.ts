@@ -17,10 +17,13 @@ import type { MessageRecord, SignalRow } from "../session_store.ts";
  * import type { StoreChange } from "@hookscope/core/store/postgres";
  * import assert from "node:assert/strict";
  *
- * const change: StoreChange = {
- *   type: "signal", changeSeq: 7, seq: 1, sessionId: "s1", kind: "ToolDenied", opId: "", ts: 1, payload: {},
- * };
- * assert.equal(change.type === "signal" ? change.kind : change.role, "ToolDenied");
+ * function describe(change: StoreChange): string {
+ *   return change.type === "signal" ? `signal ${change.kind}` : `message ${change.role}`;
+ * }
+ * assert.equal(
+ *   describe({ type: "signal", changeSeq: 7, seq: 1, sessionId: "s1", kind: "ToolDenied", opId: "", ts: 1, payload: {} }),
+ *   "signal ToolDenied",
+ * );
  * ```
  */
 export type StoreChange =

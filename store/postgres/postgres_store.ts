@@ -898,8 +898,9 @@ export class PostgresStore implements SessionStore {
     pgId(sessionId, "sessionId", "list session signals");
     const { afterSeq, limit } = normalizeSignalQuery(options);
     if (limit === 0) return [];
-    const after = afterSeq === -Infinity ? -1 : afterSeq;
-    const text = `SELECT * FROM ${this.#q}.signals WHERE session_id = $1 AND seq > $2 ` +
+    const after = afterSeq;
+    // float8 so that any number compares as in the other stores (fractions, ±Infinity).
+    const text = `SELECT * FROM ${this.#q}.signals WHERE session_id = $1 AND seq > $2::float8 ` +
       `ORDER BY seq${Number.isFinite(limit) ? " LIMIT $3" : ""}`;
     const params = Number.isFinite(limit) ? [sessionId, after, limit] : [sessionId, after];
     const rows = await this.#run(

@@ -172,6 +172,16 @@ describe("PostgresStore", () => {
     }
   });
 
+  it("PostgresStore.listSessionSignals() takes any afterSeq number, as the other stores do", async () => {
+    const store = await open();
+    for (let i = 0; i < 3; i++) await store.insertSessionSignal(signal("s1", i));
+    const seqs = async (afterSeq: number) =>
+      (await store.listSessionSignals("s1", { afterSeq })).map((r) => r.seq);
+    assert.deepEqual(await seqs(1.5), [2, 3]);
+    assert.deepEqual(await seqs(-Infinity), [1, 2, 3]);
+    assert.deepEqual(await seqs(Infinity), []);
+  });
+
   it("PostgresStore sends signals that arrive during a write in one batch", async () => {
     const store = await open();
     const before = store.info();

@@ -29,15 +29,15 @@ export interface AgentRunConfig {
   dbPath: string;
   /** The folder the coding tools are confined to. */
   workspace: string;
-  /** What the agent is asked to do. */
-  instruction: string;
-  /** At most this many model turns (default 8). */
-  maxTurns?: number;
   /**
    * Tools whose calls need a person's approval: a `tool.pre` hook asks, the run stops and is
    * saved, and `hookscope approve`/`reject` + `hookscope resume` continue it.
    */
   askBefore?: readonly string[];
+  /** What the agent is asked to do. */
+  instruction: string;
+  /** At most this many model turns (default 8). */
+  maxTurns?: number;
   /** Where output goes. */
   io: CliIO;
   /** Writes without a newline (streamed text). */

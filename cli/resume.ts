@@ -9,12 +9,7 @@ import { CodingToolkit, nodeFileSystem } from "../action/coding/mod.ts";
 import { AgentSpec } from "../action/mod.ts";
 import { summarize } from "../core/json_safe.ts";
 import { IModel } from "../service/mod.ts";
-import {
-  bridgeModelToSession,
-  HookBlocked,
-  RunNotResumableError,
-  Session,
-} from "../session/mod.ts";
+import { HookBlocked, RunNotResumableError, Session } from "../session/mod.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { optionalString } from "./_approvals.ts";
 import { openWritableDb } from "./_db.ts";
@@ -124,7 +119,10 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
       "tool.pre",
       ({ toolName, argsSummary }) => line("tool.pre", `${toolName} ${argsSummary}`),
     );
-    bus.on("tool.pre", secretsGuard);
+    // The same secrets guard as `hookscope run`, given the workspace it protects.
+    const guard: (payload: Parameters<typeof secretsGuard>[0], root: string) => unknown =
+      secretsGuard;
+    bus.on("tool.pre", (payload) => guard(payload, workspace));
     if (info?.askBefore.length) bus.on("tool.pre", askBeforeHook(info.askBefore));
     bus.on(
       "tool.post",
@@ -142,7 +140,6 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
     session.observer.observe({ type: HookBlocked }, (signal) => {
       line("BLOCKED", `${signal.toolName} by ${signal.point}: ${signal.error.message}`);
     });
-    const bridge = bridgeModelToSession(model, session, { chunks: false });
     line("resume", `run ${runId} of session ${run.sessionId}`);
     for (const pending of run.pending) {
       const answer = run.answers[pending.callId];
@@ -161,8 +158,7 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
         owner: `hookscope resume (pid ${globalThis.process?.pid ?? "?"})`,
       });
     } catch (error) {
-      await bridge.drain();
-      bridge();
+      await session.drainSignals();
       if (error instanceof RunNotResumableError) {
         throw new CliError(error.message, { cause: error });
       }
@@ -171,7 +167,6 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
         { cause: error },
       );
     }
-    await bridge.drain();
     if (result.stoppedBy !== "approval") {
       await session.end({
         status: result.stoppedBy === "aborted" ? "aborted" : "completed",
@@ -179,7 +174,6 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
       });
     }
     await session.drainSignals();
-    bridge();
     const answerText = typeof result.message?.content === "string" ? result.message.content : "";
     if (json) {
       io.out(JSON.stringify(

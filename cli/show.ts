@@ -35,17 +35,17 @@ export interface TimelineEntry {
 
 function signalDetail(row: SignalRow): string {
   const p = row.payload as Record<string, unknown>;
+  const decided = decisionDetail(row.kind, p.data);
+  if (decided !== null) return decided;
+  if (row.kind === "HookBlocked") {
+    const e = p.error as { message?: string } | undefined;
+    return `BLOCKED ${String(p.toolName)}: ${e?.message ?? ""}`;
+  }
   if (typeof p.point === "string") {
     const payload = (p.payload ?? {}) as Record<string, unknown>;
     const tool = typeof payload.toolName === "string" ? ` ${payload.toolName}` : "";
     return `${p.point}${tool}`;
   }
-  if (row.kind === "HookBlocked") {
-    const e = p.error as { message?: string } | undefined;
-    return `BLOCKED ${String(p.toolName)}: ${e?.message ?? ""}`;
-  }
-  const decided = decisionDetail(row.kind, p.data);
-  if (decided !== null) return decided;
   if (row.kind === "MessageAdded") {
     const ref = p.messageRef as { role?: string; id?: string } | undefined;
     return `message ${ref?.role ?? ""} ${ref?.id ?? ""}`.trim();

@@ -5,6 +5,7 @@ import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/a
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
 import { EventStatus } from "../core/event.ts";
 import { toJsonSafe } from "../core/json_safe.ts";
+import type { StreamChunk } from "../service/endpoint.ts";
 import type { IModel } from "../service/imodel.ts";
 import type {
   RunAnswer,
@@ -23,6 +24,8 @@ import type {
   StoppedBy,
 } from "./agent_loop.ts";
 import { isBlocked } from "./_blocked.ts";
+import { bounded } from "./_bounded.ts";
+import { ApprovalAnswered, ToolDenied } from "./signal.ts";
 import { runStoreOf } from "./_run_store.ts";
 import type { Message } from "./message.ts";
 import { toChatMessages } from "./agent_loop.ts";
@@ -194,6 +197,66 @@ async function runToolCall(
   }
 }
 
+/**
+ * Runs a call a person answered while the run waited. A rejection is applied as given (the tool
+ * does not run, even if the hooks would no longer ask): `ApprovalAnswered` and `ToolDenied` are
+ * recorded and the model gets the reason. An approval runs the call through the act path with
+ * the approver's arguments (so guards judge what will run); if a hook asks again, the stored
+ * answer is given.
+ */
+async function runAnswered(
+  host: AgentHost,
+  call: ModelToolCall,
+  answer: ApprovalAnswer,
+  signal: AbortSignal,
+  runId: string,
+): Promise<CallOutcome> {
+  if (answer.approve) {
+    const edited = answer.updatedArgs === undefined
+      ? call
+      : { ...call, arguments: JSON.stringify(answer.updatedArgs) };
+    return await runToolCall(host, edited, signal, () => answer, runId);
+  }
+  let args: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(call.arguments || "{}");
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) args = parsed;
+  } catch { /* the request message shows {} */ }
+  const reason = answer.reason ?? "rejected by the approver";
+  const data: Record<string, unknown> = {
+    runId,
+    callId: call.id,
+    toolName: call.name,
+    approve: false,
+    reason,
+  };
+  if (answer.by !== undefined) data.by = answer.by;
+  const hook = answer.by === undefined ? "approval" : `approval by ${answer.by}`;
+  await emitQuietly(host, new ApprovalAnswered({ data: Object.freeze(data) }));
+  await emitQuietly(
+    host,
+    new ToolDenied({
+      data: Object.freeze({ callId: call.id, toolName: call.name, reason, hook, shadow: false }),
+    }),
+  );
+  const output = { error: `Denied: ${reason}`, reason };
+  await addToolExchange(host, call, args, output);
+  return {
+    kind: "done",
+    result: { function: call.name, arguments: args, output },
+    blocked: true,
+    interrupt: answer.interrupt === true,
+  };
+}
+
+async function emitQuietly(host: AgentHost, signal: unknown): Promise<void> {
+  try {
+    await host.emit?.(signal);
+  } catch {
+    // Observation is best effort: it never changes the outcome.
+  }
+}
+
 async function addToolExchange(
   host: AgentHost,
   call: ModelToolCall,
@@ -277,8 +340,62 @@ export function checkApprove(approve: unknown): ApprovalHandler | undefined {
   return approve as ApprovalHandler;
 }
 
+/**
+ * A streaming model turn: yields text and tool calls as they arrive. `onReader` gets the model
+ * stream's reader while it is read (`null` after), so a cancel can cancel it.
+ */
+export function streamTurn(
+  host: AgentHost,
+  run: RunRecord,
+  onReader: (reader: ReadableStreamDefaultReader<StreamChunk> | null) => void = () => {},
+): ModelTurn {
+  const model = requireModel(host);
+  return async function* (turn, turnSignal) {
+    const stream = model.stream(buildRequest(host, run.state.request, true), {
+      signal: turnSignal,
+    });
+    const reader = (stream as ReadableStream<StreamChunk>).getReader();
+    onReader(reader);
+    let text = "";
+    const toolCalls: ModelToolCall[] = [];
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (value.type === "text") {
+          text += value.text;
+          yield { type: "text", text: value.text, turn };
+        } else if (value.type === "tool_call") {
+          const call = {
+            id: value.id || crypto.randomUUID(),
+            name: checkToolName(value.name, value.id),
+            arguments: value.arguments,
+          };
+          toolCalls.push(call);
+          yield { type: "tool_call", call, turn };
+        }
+      }
+    } finally {
+      onReader(null);
+    }
+    return { text, toolCalls };
+  };
+}
+
+/** A non-streaming model turn (one `invoke`). */
+export function invokeTurn(host: AgentHost, run: RunRecord): ModelTurn {
+  // deno-lint-ignore require-yield
+  return async function* (_turn, turnSignal) {
+    return await invokeModel(host, run.state.request, true, turnSignal);
+  };
+}
+
 /** A fresh run record for a host. */
-export function newRun(host: AgentHost, options: AgentRunOptions | undefined): RunRecord {
+export function newRun(
+  host: AgentHost,
+  options: AgentRunOptions | undefined,
+  stream = false,
+): RunRecord {
   const now = Date.now();
   const sessionId = host.session?.id ?? null;
   const state: RunRecord["state"] = {
@@ -286,6 +403,7 @@ export function newRun(host: AgentHost, options: AgentRunOptions | undefined): R
     maxTurns: checkTurns(options?.maxTurns),
     toolCalls: [],
     done: [],
+    stream,
   };
   if (options?.request !== undefined) {
     state.request = toJsonSafe(options.request) as Record<string, unknown>;
@@ -343,9 +461,16 @@ export async function* agentLoop(
   const actions: ActionResult[] = [];
   let lastMessage: Message | undefined;
   let finished = false;
+  // Saving honours the caller's signal while the run goes on. After an abort the run is saved
+  // as aborted on a best-effort basis: a store that does not answer within a second cannot
+  // delay the aborted caller.
   const save = async (): Promise<void> => {
     run.updatedAt = Date.now();
-    await store.saveRun(run);
+    if (signal.aborted) {
+      await bounded(store.saveRun(run), "save run", undefined, 1000).catch(() => {});
+      return;
+    }
+    await bounded(store.saveRun(run), "save run", signal);
   };
   const finish = async (
     stoppedBy: StoppedBy,
@@ -405,10 +530,9 @@ export async function* agentLoop(
       for (const call of calls) {
         if (run.state.done.includes(call.id)) continue;
         const given = start.answers?.[call.id];
-        const approve: ApprovalHandler | undefined = given !== undefined
-          ? () => given
-          : start.approve;
-        const outcome = await runToolCall(host, call, signal, approve, run.runId);
+        const outcome = given === undefined
+          ? await runToolCall(host, call, signal, start.approve, run.runId)
+          : await runAnswered(host, call, given, signal, run.runId);
         if (outcome.kind === "pending") {
           pending.push(outcome.approval);
           continue;

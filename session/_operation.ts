@@ -2,6 +2,9 @@
 // internal signal that every awaited step of the act path honours, and a rejection that names
 // the step that was still running. Nothing is created when neither is given.
 
+import { HookTimeoutError } from "../core/errors.ts";
+import { isHookPoint } from "../hooks/hook_point.ts";
+
 /** The deadline error of an operation; hooks turn it into a HookTimeoutError. */
 export interface DeadlineReason extends Error {
   /** The operation's deadline. */
@@ -91,6 +94,9 @@ export class Operation {
   /** The error naming the step the operation stopped in. */
   #error(step: string): Error {
     const reason = this.#controller?.signal.reason;
+    if (isDeadline(reason) && isHookPoint(step)) {
+      return new HookTimeoutError(step, reason.timeoutMs, undefined, { cause: reason });
+    }
     if (isDeadline(reason)) {
       const error = new DOMException(
         `Cannot finish act: the ${reason.timeoutMs} ms deadline passed during ${step}`,

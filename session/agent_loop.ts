@@ -17,16 +17,15 @@ import type { ActionResult, ActOptions } from "./act.ts";
 import type { Message, MessageInit } from "./message.ts";
 import {
   agentLoop,
-  buildRequest,
   checkApprove,
-  checkToolName,
   invokeModel,
+  invokeTurn,
   type LoopStart,
-  type ModelTurn,
   newRun,
   requireModel,
   runToEnd,
   storeOf,
+  streamTurn,
 } from "./_loop.ts";
 
 /** The part of a branch the agent loop uses. */
@@ -43,6 +42,8 @@ export interface AgentHost {
   addMessage(message: MessageInit): Promise<Message>;
   /** Runs one tool action through the gate, the hooks and the tool. */
   act(request: ActionRequestInit, options?: ActOptions): Promise<ActionResult>;
+  /** Emits a signal to the session's observer (audit signals of answered approvals). */
+  emit?(event: unknown): Promise<unknown[]>;
   /** The owning session (its id and store name where runs are saved), or `null`. */
   readonly session?: { readonly id: string; readonly store?: SessionStore | undefined } | null;
 }
@@ -176,15 +177,26 @@ function checkInstruction(instruction: unknown): void {
 
 /**
  * The tool-calling loop: ask the model (one `invoke` per turn) with the branch's tool schemas;
- * run each tool call it makes through `act` (gate, `tool.pre`, tool hooks, `tool.post` or
- * `tool.error`); send the results back; stop when it answers without tool calls or after
- * `maxTurns` turns. A tool call with malformed JSON arguments (or arguments that are not a JSON
- * object, whether sent as text or as a bare value), and one a `tool.pre` guard blocks, is
- * answered with an error the model can read; the loop goes on. Arguments a server sends as an
- * object instead of JSON text are used as sent. Any other rejection of `act` (an abort, a
- * failing message callback) rejects `operate` with that error, and so does a tool call without
- * a function name (a `TypeError`; it used to be dropped silently, which could end the loop as if
- * the model had answered).
+ * run each tool call it makes through `act` (gate, `tool.pre` decisions, tool hooks, `tool.post`
+ * or `tool.error`); send the results back (one assistant message carrying every tool call of the
+ * turn, then one `tool` message per call); stop when it answers without tool calls or after
+ * `maxTurns` turns.
+ *
+ * - Every call is a run with a `runId`, saved in the session's store (`SessionStore.getRun`;
+ *   a private in-memory store without one) as it starts and when it stops.
+ * - A `tool.pre` **deny** (or a rejected approval) is answered to the model as a tool message
+ *   with the reason and the loop goes on; a deny with `interrupt: true` ends the run with
+ *   `stoppedBy: "denied"`. `context` strings of an allow are appended to the tool message.
+ * - An **ask** calls `options.approve` inline. Without it, the other calls of the turn still run,
+ *   the run is saved with status `waiting_approval`, and `operate` resolves with
+ *   `stoppedBy: "approval"`, `runId` and `pending`; `Session.resume(runId, answers)` continues it,
+ *   in this process or any other sharing the store.
+ * - Aborting `options.signal` resolves with `stoppedBy: "aborted"` (the run is saved as aborted).
+ * - A tool call with malformed JSON arguments (or arguments that are not a JSON object), and one
+ *   a throwing `tool.pre` guard blocks, is answered with an error the model can read; the loop
+ *   goes on. Arguments a server sends as an object instead of JSON text are used as sent. Any
+ *   other rejection of `act` (a failing message callback) rejects `operate` with that error, and
+ *   so does a tool call without a function name (a `TypeError`).
  *
  * @example
  * ```ts
@@ -219,19 +231,17 @@ export async function operate(
   const approve = checkApprove(options?.approve);
   const run = newRun(host, options);
   const signal = options?.signal ?? new AbortController().signal;
-  // deno-lint-ignore require-yield
-  const invokeTurn: ModelTurn = async function* (_turn, turnSignal) {
-    return await invokeModel(host, run.state.request, true, turnSignal);
-  };
   const start: LoopStart = { run, store: storeOf(host), instruction };
   if (approve !== undefined) start.approve = approve;
-  return await runToEnd(agentLoop(host, start, signal, invokeTurn));
+  return await runToEnd(agentLoop(host, start, signal, invokeTurn(host, run)));
 }
 
 /**
  * {@linkcode operate} over a streaming model: yields text chunks as the model streams them, each
- * tool call and its result, then `done` with the result. Cancelling the stream (or aborting the
- * signal) cancels the model call in flight. A streamed tool call without a function name errors
+ * tool call and its result, then `done` with the result (with `stoppedBy: "approval"` and
+ * `pending` when a call waits for approval; a resumed run streams too). Cancelling the stream
+ * cancels the model call in flight and saves the run as aborted; aborting the signal ends the
+ * stream with a `done` event whose `stoppedBy` is `"aborted"`. A streamed tool call without a function name errors
  * the stream with a `TypeError`, as in `operate`.
  *
  * @example
@@ -266,49 +276,19 @@ export function operateStream(
   options?: AgentRunOptions,
 ): ReadableStream<AgentStreamEvent> {
   checkInstruction(instruction);
-  const model = requireModel(host);
+  requireModel(host);
   const approve = checkApprove(options?.approve);
-  const run = newRun(host, options);
+  const run = newRun(host, options, true);
   const internal = new AbortController();
   const signal = options?.signal
     ? AbortSignal.any([options.signal, internal.signal])
     : internal.signal;
   let modelReader: ReadableStreamDefaultReader<StreamChunk> | null = null;
-
-  const streamTurn: ModelTurn = async function* (turn, turnSignal) {
-    const stream = model.stream(buildRequest(host, run.state.request, true), {
-      signal: turnSignal,
-    });
-    const reader = (stream as ReadableStream<StreamChunk>).getReader();
-    modelReader = reader;
-    let text = "";
-    const toolCalls: ModelToolCall[] = [];
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        if (value.type === "text") {
-          text += value.text;
-          yield { type: "text", text: value.text, turn };
-        } else if (value.type === "tool_call") {
-          const call = {
-            id: value.id || crypto.randomUUID(),
-            name: checkToolName(value.name, value.id),
-            arguments: value.arguments,
-          };
-          toolCalls.push(call);
-          yield { type: "tool_call", call, turn };
-        }
-      }
-    } finally {
-      modelReader = null;
-    }
-    return { text, toolCalls };
-  };
+  const turnOf = streamTurn(host, run, (reader) => (modelReader = reader));
 
   const start: LoopStart = { run, store: storeOf(host), instruction };
   if (approve !== undefined) start.approve = approve;
-  const iterator = agentLoop(host, start, signal, streamTurn);
+  const iterator = agentLoop(host, start, signal, turnOf);
   return new ReadableStream<AgentStreamEvent>({
     async pull(controller) {
       try {

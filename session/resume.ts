@@ -11,13 +11,14 @@ import type { AgentStreamEvent, OperateResult } from "./agent_loop.ts";
 import {
   agentLoop,
   checkApprove,
-  invokeModel,
+  invokeTurn,
   type LoopStart,
-  type ModelTurn,
   requireModel,
   runToEnd,
+  streamTurn,
   toApprovalAnswer,
 } from "./_loop.ts";
+import { bounded } from "./_bounded.ts";
 import { runStoreOf } from "./_run_store.ts";
 import type { Session } from "./session.ts";
 
@@ -202,7 +203,8 @@ export async function resumeRun(
     throw new TypeError("Cannot resume run: owner must be a non-empty string");
   }
   const store = runStoreOfSession(session);
-  const run = await store.getRun(runId);
+  const signal = options?.signal ?? new AbortController().signal;
+  const run = await bounded(store.getRun(runId), "get run", signal);
   if (run === undefined) {
     throw new RunNotResumableError(runId, "not_found", "no such run in the store");
   }
@@ -253,23 +255,22 @@ export async function resumeRun(
       run.status,
     );
   }
-  if (!(await store.claimRun(runId, owner))) {
-    const now = await store.getRun(runId);
+  if (!(await bounded(store.claimRun(runId, owner), "claim run", signal))) {
+    const now = await bounded(store.getRun(runId), "get run", signal);
     throw notWaiting(now ?? run);
   }
-  const claimed = (await store.getRun(runId)) ?? run;
+  const claimed = (await bounded(store.getRun(runId), "get run", signal)) ?? run;
   const now = Date.now();
   for (const [callId, answer] of Object.entries(answers)) {
     claimed.answers[callId] = { ...toRunAnswer(merged[callId] ?? answer), answeredAt: now };
   }
-  const signal = options?.signal ?? new AbortController().signal;
-  // deno-lint-ignore require-yield
-  const invokeTurn: ModelTurn = async function* (_turn, turnSignal) {
-    return await invokeModel(branch, claimed.state.request, true, turnSignal);
-  };
   const start: LoopStart = { run: claimed, store, answers: merged };
   if (approve !== undefined) start.approve = approve;
-  const loop: AsyncGenerator<AgentStreamEvent> = agentLoop(branch, start, signal, invokeTurn);
+  // The model is called the way the run called it (streaming for operateStream).
+  const turn = claimed.state.stream === true
+    ? streamTurn(branch, claimed)
+    : invokeTurn(branch, claimed);
+  const loop: AsyncGenerator<AgentStreamEvent> = agentLoop(branch, start, signal, turn);
   return await runToEnd(loop);
 }
 

@@ -19,12 +19,12 @@ import type { IModel } from "../service/mod.ts";
 import { StoreConflictError } from "../store/store_errors.ts";
 import type { SessionStore } from "../store/session_store.ts";
 import { attachBranch } from "./_attach.ts";
+import { Branch, type BranchOptions } from "./branch.ts";
+import { type Gate, type ObserverHandler, type ObserveSpec, SessionObserver } from "./observer.ts";
 import type { ApprovalAnswer } from "../core/approval.ts";
 import type { OperateResult } from "./agent_loop.ts";
 import { type RestoreOptions, restoreSession } from "./restore.ts";
 import { type ResumeOptions, resumeRun } from "./resume.ts";
-import { Branch, type BranchOptions } from "./branch.ts";
-import { type Gate, type ObserverHandler, type ObserveSpec, SessionObserver } from "./observer.ts";
 
 /** What a {@linkcode Session} is made from. */
 export interface SessionOptions {

@@ -157,6 +157,12 @@ export function normalizeRun(run: unknown): RunRecord {
   if (state.request !== undefined) {
     normalizedState.request = object(state.request, "state.request", action);
   }
+  if (state.stream !== undefined) {
+    if (typeof state.stream !== "boolean") {
+      fail(action, "state.stream must be a boolean", state.stream);
+    }
+    normalizedState.stream = state.stream;
+  }
   if (state.messageId !== undefined) {
     normalizedState.messageId = checkId(state.messageId, "state.messageId", action);
   }

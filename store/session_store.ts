@@ -277,6 +277,8 @@ export interface RunState {
   done: string[];
   /** The id of the last assistant message. */
   messageId?: string;
+  /** Whether the model is called streaming (`operateStream`); a resumed run does the same. */
+  stream?: boolean;
 }
 
 /**

@@ -1098,7 +1098,12 @@ export class PostgresStore implements SessionStore {
         `Cannot ${action}: afterSeq must be a non-negative integer; got ${String(afterSeq)}`,
       );
     }
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    // Duck-typed: `instanceof AbortSignal` is false for a signal of another realm.
+    if (
+      signal !== undefined &&
+      (typeof signal !== "object" || signal === null || typeof signal.aborted !== "boolean" ||
+        typeof signal.addEventListener !== "function")
+    ) {
       throw new TypeError(`Cannot ${action}: signal must be an AbortSignal`);
     }
     const readBoth = (session: boolean) => {

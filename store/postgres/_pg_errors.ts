@@ -17,7 +17,8 @@ const TRANSIENT_CLIENT_CODES = new Set([
 // SQLSTATE codes: connection exceptions (08…), operator intervention (57P01 admin shutdown, as
 // sent by pg_terminate_backend; 57P02 crash shutdown; 57P03 cannot connect now), serialization
 // failure and deadlock (the transaction was rolled back whole).
-const TRANSIENT_SQLSTATES = new Set(["57P01", "57P02", "57P03", "40001", "40P01"]);
+// 53300: too many connections (a slot frees up when another client disconnects).
+const TRANSIENT_SQLSTATES = new Set(["57P01", "57P02", "57P03", "40001", "40P01", "53300"]);
 
 /** The error's `code` property when it is a string. */
 export function errorCode(error: unknown): string | undefined {

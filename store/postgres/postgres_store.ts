@@ -571,11 +571,20 @@ export class PostgresStore implements SessionStore {
     }
   }
 
-  /** Stops using `sql` for new calls (once); it is ended at close. */
+  /**
+   * Stops using `sql` for new calls (once): subscriptions listen again on the new pool, then the
+   * old pool is ended in the background (what it still runs gets 5 s).
+   */
   #retire(sql: Sql): void {
     if (this.#sql !== sql || this.#ended) return;
-    this.#retired.push(sql);
     this.#sql = this.#connect();
+    this.#retired.push(sql);
+    const subscriptions = [...this.#subscriptions];
+    void Promise.all(subscriptions.map((subscription) => subscription.relisten())).then(() =>
+      endPool(sql, 5)
+    ).then(() => {
+      this.#retired = this.#retired.filter((retired) => retired !== sql);
+    });
   }
 
   async #flush(batch: readonly Change[]): Promise<void> {

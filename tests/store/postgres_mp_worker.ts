@@ -16,6 +16,15 @@ const schema = env.SCHEMA as string;
 const role = env.ROLE as string;
 const worker = Number(env.WORKER ?? 0);
 
+// Never outlive the test: exit when the parent goes away (stdin closes) or after a deadline.
+process.stdin.on("end", () => process.exit(3));
+process.stdin.on("close", () => process.exit(3));
+process.stdin.resume();
+setTimeout(() => {
+  process.stderr.write(`worker ${role} ${worker} gave up after its deadline\n`);
+  process.exit(4);
+}, Number(env.WORKER_DEADLINE_MS || 300_000)).unref?.();
+
 let reported = 0;
 const store = await PostgresStore.open(url, {
   schema,

@@ -1,7 +1,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { AgentSpec, createAgent, guardDestructive, IModel, Session, Tool } from "../../mod.ts";
+import { AgentSpec, createAgent, IModel, Session, Tool } from "../../mod.ts";
+import { guardDestructive } from "../../action/coding/mod.ts";
 import {
   jsonReply,
   type OpenAIServer,

@@ -1,10 +1,9 @@
 /**
- * `AgentSpec`: declarative per-tool hook lists and the `coding` preset.
+ * `AgentSpec`: declarative per-tool hook lists; the coding preset is `codingSpec()` in
+ * `@hookscope/core/coding`.
  *
  * @module
  */
-
-import { guardDestructive, guardPaths, type PathFileSystem } from "./guards.ts";
 
 /**
  * A pre hook: gets the canonical tool name, the `action` argument (or `""`) and a copy of the
@@ -57,23 +56,6 @@ export interface AgentSpecInit {
   tools?: readonly string[];
   /** The workspace directory (the coding preset's `cwd`). */
   cwd?: string;
-}
-
-/** Options of {@linkcode AgentSpec.coding}. */
-export interface CodingSpecOptions {
-  /** The workspace root the path guard allows; default `"."` (resolved through `fs`). */
-  cwd?: string;
-  /** Install `guardDestructive` on bash and `guardPaths` on reader and editor (default true). */
-  secure?: boolean;
-  /**
-   * File-system access for `guardPaths` (realpath, symlinks, hard links, cwd); the host's file
-   * system is used by default wherever one exists (pass `nodeFileSystem` from
-   * `@hookscope/core/coding`, or your own, to be explicit). Where no file system can be loaded
-   * the guard is lexical and a relative `cwd` cannot be resolved, so every path is denied.
-   */
-  fs?: PathFileSystem;
-  /** `true` asks for a lexical-only path guard (insecure: symlinks and hard links pass). */
-  lexicalPaths?: boolean;
 }
 
 /**
@@ -143,41 +125,6 @@ export class AgentSpec {
       if (list) out.push(...list);
     }
     return out;
-  }
-
-  /**
-   * The coding preset: role `"implementer"`, tools `["coding"]`; when `secure` (default), the
-   * `guardDestructive` security hook on `bash` (a parsed judgement of the command) and one
-   * shared `guardPaths({ allowedPaths: [cwd] })` on `reader` and `editor`, which resolves
-   * symlinks and refuses hard links on the host's file system without any option.
-   *
-   * @example The coding preset
-   * ```ts
-   * import { AgentSpec } from "@hookscope/core/action";
-   * import assert from "node:assert/strict";
-   *
-   * const spec = AgentSpec.coding({ cwd: "/ws" });
-   * assert.deepEqual(Object.keys(spec.hookHandlers).sort(), [
-   *   "security_pre:bash",
-   *   "security_pre:editor",
-   *   "security_pre:reader",
-   * ]);
-   * ```
-   */
-  static coding(options?: CodingSpecOptions): AgentSpec {
-    const spec = new AgentSpec({ name: "coding", role: "implementer", tools: ["coding"] });
-    if (options?.cwd !== undefined) spec.cwd = options.cwd;
-    if (options?.secure ?? true) {
-      spec.securityPre("bash", guardDestructive);
-      const guard = guardPaths({
-        allowedPaths: [options?.cwd ?? "."],
-        ...(options?.fs ? { fs: options.fs } : {}),
-        ...(options?.lexicalPaths === true ? { lexicalOnly: true } : {}),
-      });
-      spec.securityPre("reader", guard);
-      spec.securityPre("editor", guard);
-    }
-    return spec;
   }
 
   #add(phase: ToolHookPhase, toolName: string, handler: ToolHook): this {

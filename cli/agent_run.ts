@@ -6,12 +6,12 @@
  * @module
  */
 
-import { nodeFileSystem } from "../action/coding/mod.ts";
+import { codingSpec, nodeFileSystem } from "../action/coding/mod.ts";
 import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
 import { realpath } from "node:fs/promises";
-import { AgentSpec, isProtectedBasename } from "../action/mod.ts";
+import { isProtectedBasename } from "../action/mod.ts";
 import { baseName, globMatcher, hasGlobChars, resolvePath } from "../action/_path.ts";
-import { loadShellParser } from "../action/_shell_parse.ts";
+import { loadShellParser } from "../action/coding/_shell_parse.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
 import { redactSecrets } from "../core/redact.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
@@ -274,7 +274,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
 
   const bridge = bridgeModelToSession(model, session, { chunks: false });
 
-  const spec = AgentSpec.coding({ cwd: config.workspace, secure: true, fs: nodeFileSystem });
+  const spec = codingSpec({ cwd: config.workspace, secure: true, fs: nodeFileSystem });
   const agent = createAgent(spec, { session, model, system: SYSTEM_PROMPT });
   const toolkit = new CodingToolkit({
     workspaceRoot: config.workspace,

@@ -11,6 +11,7 @@ import {
   type PreToolHook,
   Tool,
 } from "../../action/mod.ts";
+import { codingSpec } from "../../action/coding/mod.ts";
 import { GateDeniedError, PermissionDeniedError, ToolArgumentsError } from "../../core/mod.ts";
 
 describe("chainPreHooks", () => {
@@ -279,8 +280,8 @@ describe("attachToolHooks", () => {
     assert.deepEqual(spec.hookHandlers, {});
   });
 
-  it("AgentSpec.coding() installs guards only in security_pre buckets, or none when not secure", () => {
-    const spec = AgentSpec.coding({ cwd: "/ws" });
+  it("codingSpec() installs guards only in security_pre buckets, or none when not secure", () => {
+    const spec = codingSpec({ cwd: "/ws" });
     assert.equal(spec.role, "implementer");
     assert.deepEqual(spec.tools, ["coding"]);
     assert.equal(
@@ -289,6 +290,6 @@ describe("attachToolHooks", () => {
     );
     assert.equal(spec.hookHandlers["security_pre:bash"][0].name, "guardDestructive");
     assert.equal(spec.hookHandlers["security_pre:reader"][0].name, "guardPaths");
-    assert.deepEqual(AgentSpec.coding({ secure: false }).hookHandlers, {});
+    assert.deepEqual(codingSpec({ secure: false }).hookHandlers, {});
   });
 });

@@ -35,9 +35,9 @@ export type ErrorToolHook = (
 /** Any tool hook. */
 export type ToolHook = PreToolHook | PostToolHook | ErrorToolHook;
 
-/** The hook phases and their `hookHandlers` key prefixes. */
-export const TOOL_HOOK_PHASES: readonly ["security_pre", "pre", "post", "error"] = [
-  "security_pre",
+/** The hook phases, in the order a call meets them. */
+export const TOOL_HOOK_PHASES: readonly ["securityPre", "pre", "post", "error"] = [
+  "securityPre",
   "pre",
   "post",
   "error",
@@ -58,11 +58,20 @@ export interface AgentSpecInit {
   cwd?: string;
 }
 
+/** One registered hook, as {@linkcode AgentSpec.registered} lists it. */
+export interface RegisteredToolHook {
+  /** The phase. */
+  readonly phase: ToolHookPhase;
+  /** The tool name it was registered for (`"*"` for every tool). */
+  readonly toolName: string;
+  /** The hook. */
+  readonly handler: ToolHook;
+}
+
 /**
- * Declarative tool hooks. `pre`, `securityPre`, `post` and `onError` append under
- * `"pre:<tool>"`, `"security_pre:<tool>"`, `"post:<tool>"` and `"error:<tool>"` and return the
- * same spec; `"*"` as the tool name applies to every tool. Lookup order everywhere:
- * `"*"`, the exact name, then `"<name>_tool"`.
+ * Declarative tool hooks. `pre`, `securityPre`, `post` and `onError` append a hook for a tool
+ * (`"*"` for every tool) and return the same spec. Lookup order everywhere: `"*"`, the exact
+ * name, then `"<name>_tool"`.
  *
  * @example Declare hooks
  * ```ts
@@ -72,12 +81,11 @@ export interface AgentSpecInit {
  * const spec = new AgentSpec({ name: "demo" })
  *   .pre("search", (_tool, _action, args) => ({ ...args, maxResults: 5 }))
  *   .post("*", (_tool, _action, _args, result) => result);
- * assert.deepEqual(Object.keys(spec.hookHandlers), ["pre:search", "post:*"]);
+ * assert.deepEqual(spec.registered().map((h) => `${h.phase} ${h.toolName}`), ["pre search", "post *"]);
  * ```
  */
 export class AgentSpec {
-  /** The hook lists by `"<phase>:<tool>"` key. */
-  readonly hookHandlers: Record<string, ToolHook[]> = {};
+  #hooks = new Map<string, ToolHook[]>();
   /** The agent's name. */
   name: string | undefined;
   /** A role label. */
@@ -102,7 +110,7 @@ export class AgentSpec {
 
   /** Appends a security pre hook; security hooks run before and after the user pre hooks. */
   securityPre(toolName: string, handler: PreToolHook): this {
-    return this.#add("security_pre", toolName, handler);
+    return this.#add("securityPre", toolName, handler);
   }
 
   /** Appends a post hook. */
@@ -121,7 +129,7 @@ export class AgentSpec {
     const keys = ["*", canonical, `${canonical}_tool`];
     const out: ToolHook[] = [];
     for (const key of keys) {
-      const list = this.hookHandlers[`${phase}:${key}`];
+      const list = this.#hooks.get(`${phase}\u0000${key}`);
       if (list) out.push(...list);
     }
     return out;
@@ -136,8 +144,32 @@ export class AgentSpec {
         `Cannot add ${phase} hook for ${JSON.stringify(toolName)}: handler must be a function`,
       );
     }
-    (this.hookHandlers[`${phase}:${toolName}`] ??= []).push(handler);
+    const key = `${phase}\u0000${toolName}`;
+    const list = this.#hooks.get(key);
+    if (list) list.push(handler);
+    else this.#hooks.set(key, [handler]);
     return this;
+  }
+
+  /**
+   * Every hook registered on this spec, in registration order per phase and tool (a copy).
+   *
+   * @param phase Only this phase.
+   * @param toolName Only hooks registered under exactly this name (no lookup order).
+   * @returns The hooks with their phase and tool name.
+   */
+  registered(phase?: ToolHookPhase, toolName?: string): RegisteredToolHook[] {
+    const out: RegisteredToolHook[] = [];
+    for (const [key, list] of this.#hooks) {
+      const at = key.indexOf("\u0000");
+      const p = key.slice(0, at) as ToolHookPhase;
+      const t = key.slice(at + 1);
+      if ((phase !== undefined && p !== phase) || (toolName !== undefined && t !== toolName)) {
+        continue;
+      }
+      for (const handler of list) out.push({ phase: p, toolName: t, handler });
+    }
+    return out;
   }
 }
 

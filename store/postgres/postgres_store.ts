@@ -43,7 +43,10 @@ import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "./_migrations.ts";
 import { WriteQueue } from "./_write_queue.ts";
 import { isTransient, messageOf, redactUrl } from "./_pg_errors.ts";
 import { PgSubscription } from "./_subscription.ts";
+import { PgListener } from "./_listener.ts";
+import { guardClientDefect } from "./_client_guard.ts";
 import type { StoreChange, StoreSubscription, SubscribeOptions } from "./store_change.ts";
+import type { ListenHooks } from "./_listener.ts";
 
 type Sql = postgres.Sql<Record<string, never>>;
 type Row = Record<string, unknown>;
@@ -341,11 +344,15 @@ export class PostgresStore implements SessionStore {
   #subscriptions = new Set<PgSubscription>();
   #lanes = new Map<string, Promise<void>>();
   #appendSql: string;
+  #listener: PgListener;
+  #unguard: () => void;
 
   private constructor(
     connect: () => Sql,
+    connectListener: (hooks: ListenHooks) => Sql,
     config: { url: string; schema: string; timeoutMs: number; onError: (error: Error) => void },
   ) {
+    this.#unguard = guardClientDefect();
     this.#connect = connect;
     this.#sql = connect();
     this.#url = redactUrl(config.url);
@@ -354,6 +361,17 @@ export class PostgresStore implements SessionStore {
     this.#channel = channelFor(config.schema);
     this.#timeoutMs = config.timeoutMs;
     this.#onError = config.onError;
+    this.#listener = new PgListener(connectListener, {
+      channel: this.#channel,
+      attemptMs: ATTEMPT_MS,
+      report: (message, cause) =>
+        this.#onError(
+          new StoreUnavailableError(
+            `Cannot subscribe: PostgreSQL store ${JSON.stringify(this.#url)}: ${message}`,
+            { cause },
+          ),
+        ),
+    });
     this.#queue = new WriteQueue<Change>((batch) => this.#flush(batch), {
       maxBatch: MAX_BATCH,
       inFlight: 1,
@@ -391,7 +409,19 @@ export class PostgresStore implements SessionStore {
         connect_timeout: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
         idle_timeout: 60,
       }) as unknown as Sql;
-    const store = new PostgresStore(connect, config);
+    // Subscriptions listen on a connection of their own (see _listener.ts).
+    // `onnotify` and `onclose` are options of the client that its types do not list.
+    const connectListener = (hooks: ListenHooks) =>
+      postgres(config.url, {
+        max: 1,
+        onnotice: () => {},
+        connect_timeout: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
+        idle_timeout: null as unknown as number,
+        max_lifetime: null as unknown as number,
+        fetch_types: false,
+        ...{ onnotify: hooks.onnotify, onclose: hooks.onclose },
+      } as postgres.Options<Record<string, never>>) as unknown as Sql;
+    const store = new PostgresStore(connect, connectListener, config);
     try {
       await withDeadline(
         store.#migrate(config.migrate),
@@ -401,7 +431,8 @@ export class PostgresStore implements SessionStore {
     } catch (error) {
       store.#closed = true;
       store.#ended = true;
-      await endPool(store.#sql, 0);
+      store.#unguard();
+      await Promise.all([endPool(store.#sql, 0), store.#listener.end()]);
       if (error instanceof StoreUnavailableError) throw error;
       throw new StoreUnavailableError(
         `Cannot open PostgreSQL store ${JSON.stringify(store.#url)}: ${messageOf(error)}`,
@@ -572,17 +603,14 @@ export class PostgresStore implements SessionStore {
   }
 
   /**
-   * Stops using `sql` for new calls (once): subscriptions listen again on the new pool, then the
-   * old pool is ended in the background (what it still runs gets 5 s).
+   * Stops using `sql` for new calls (once); the old pool is ended in the background (what it still
+   * runs gets 5 s). Subscriptions listen on a connection of their own (see _listener.ts).
    */
   #retire(sql: Sql): void {
     if (this.#sql !== sql || this.#ended) return;
     this.#sql = this.#connect();
     this.#retired.push(sql);
-    const subscriptions = [...this.#subscriptions];
-    void Promise.all(subscriptions.map((subscription) => subscription.relisten())).then(() =>
-      endPool(sql, 5)
-    ).then(() => {
+    void endPool(sql, 5).then(() => {
       this.#retired = this.#retired.filter((retired) => retired !== sql);
     });
   }
@@ -1129,8 +1157,20 @@ export class PostgresStore implements SessionStore {
     const allText = readBoth(false);
     const sessionText = readBoth(true);
     const subscription: PgSubscription = new PgSubscription({
-      listen: (onNotify, onListen) =>
-        this.#run("subscribe", true, (sql) => sql.listen(this.#channel, onNotify, onListen)),
+      listen: async (onNotify, onListen) => {
+        this.#use("subscribe");
+        try {
+          return await this.#listener.listen(onNotify, onListen, this.#timeoutMs);
+        } catch (error) {
+          if (this.#ended) throw new StoreClosedError("subscribe", "PostgreSQL store");
+          throw new StoreUnavailableError(
+            `Cannot subscribe: PostgreSQL store ${JSON.stringify(this.#url)} failed: ${
+              messageOf(error)
+            }`,
+            { cause: error },
+          );
+        }
+      },
       head: () =>
         this.#run("subscribe", true, async (sql) => {
           const [row] = await sql.unsafe(
@@ -1164,7 +1204,11 @@ export class PostgresStore implements SessionStore {
       await this.#queue.drain();
       while (this.#lanes.size > 0) await Promise.all(this.#lanes.values());
       this.#ended = true;
-      await Promise.all([this.#sql, ...this.#retired].map((sql) => endPool(sql, 5)));
+      await Promise.all([
+        ...[this.#sql, ...this.#retired].map((sql) => endPool(sql, 5)),
+        this.#listener.end(),
+      ]);
+      this.#unguard();
     })();
     return this.#closing;
   }

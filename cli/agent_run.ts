@@ -7,7 +7,7 @@
  */
 
 import { nodeFileSystem } from "../action/coding/mod.ts";
-import { CodingToolkit } from "../action/coding/mod.ts";
+import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
 import { AgentSpec } from "../action/mod.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
 import { IModel } from "../service/mod.ts";
@@ -35,6 +35,8 @@ export interface AgentRunConfig {
   io: CliIO;
   /** Writes without a newline (streamed text). */
   write: (text: string) => void;
+  /** Where the bash tool runs (default: bubblewrap, refusing without it). */
+  sandbox?: SandboxOptions;
 }
 
 /** What the run produced. */
@@ -146,9 +148,20 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
 
   const spec = AgentSpec.coding({ cwd: config.workspace, secure: true, fs: nodeFileSystem });
   const agent = createAgent(spec, { session, model, system: SYSTEM_PROMPT });
-  for (const tool of new CodingToolkit({ workspaceRoot: config.workspace }).bind()) {
-    agent.actions.register(tool);
-  }
+  const toolkit = new CodingToolkit({
+    workspaceRoot: config.workspace,
+    ...(config.sandbox ? { sandbox: config.sandbox } : {}),
+  });
+  toolkit.bind(agent.actions);
+  const sandbox = await toolkit.sandboxStatus();
+  line(
+    "sandbox",
+    sandbox.kind === "bubblewrap"
+      ? `bubblewrap ${sandbox.version ?? ""} (process cap: ${sandbox.processLimit})`
+      : sandbox.kind === "none"
+      ? `NONE: bash runs on the host without a sandbox (sandbox kind "none")`
+      : `unavailable, bash will refuse: ${sandbox.reason}`,
+  );
 
   let status = "completed";
   let turns = 0;

@@ -6,6 +6,7 @@
 
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { timeoutSignal } from "../core/_abort.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { runCodingAgent } from "./agent_run.ts";
@@ -17,6 +18,10 @@ const FLAGS: Record<string, FlagSpec> = {
   workspace: { type: "string", help: "the folder the tools are confined to (default .)" },
   db: { type: "string", help: "the SQLite file to persist to (default ./hookscope-runs.db)" },
   "max-turns": { type: "string", help: "at most this many model turns (default 8)" },
+  sandbox: {
+    type: "string",
+    help: "auto (default: bash runs in bubblewrap, refused without it) or none (bash on the host)",
+  },
 };
 
 /** Help text for `hookscope run`. */
@@ -54,7 +59,7 @@ export function checkBaseURL(value: unknown): string {
 
 async function checkReachable(baseURL: string): Promise<void> {
   try {
-    const response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(5000) });
+    const response = await fetch(`${baseURL}/models`, { signal: timeoutSignal(5000) });
     await response.body?.cancel();
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
@@ -93,6 +98,10 @@ export async function runCommand(
   } catch {
     throw new CliError(`Cannot use workspace ${JSON.stringify(workspace)}: no such directory`);
   }
+  const sandbox = values.sandbox === undefined ? "auto" : values.sandbox;
+  if (sandbox !== "auto" && sandbox !== "none") {
+    throw new UsageError(`hookscope run: --sandbox must be "auto" or "none"`);
+  }
   await checkReachable(baseURL);
   const dbPath = resolve(typeof values.db === "string" ? values.db : "hookscope-runs.db");
   const apiKey = env("HOOKSCOPE_API_KEY") ?? env("OPENAI_API_KEY");
@@ -108,6 +117,7 @@ export async function runCommand(
     maxTurns,
     io,
     write,
+    sandbox: { kind: sandbox },
   });
   io.out(`\nsession ${summary.sessionId} ${summary.status}: ${summary.turns} turns`);
   io.out(`inspect it:  hookscope show ${dbPath} ${summary.sessionId}`);

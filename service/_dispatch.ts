@@ -16,7 +16,7 @@ import {
   describe,
   isCancellation,
   isThenable,
-  NEVER_ABORTED,
+  neverAborted,
   raceAbort,
 } from "./_util.ts";
 
@@ -51,7 +51,7 @@ export function dispatchHook(
     throw new TypeError(`Cannot call hook: params must be an object; got ${describe(extra)}`);
   }
   const exit = options.shouldExit === true || extra?.exit === true;
-  const signal = options.signal ?? NEVER_ABORTED;
+  const signal = options.signal ?? neverAborted();
 
   let phase: PhaseHandler | undefined;
   let chunkHandler: StreamHandler | undefined;

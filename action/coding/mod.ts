@@ -25,3 +25,4 @@
 export * from "./toolkit.ts";
 export * from "./auto_format.ts";
 export * from "./file_system.ts";
+export * from "./sandbox.ts";

@@ -9,11 +9,13 @@ import process from "node:process";
 import { attachToolHooks } from "../factory.ts";
 import { AgentSpec, type ErrorToolHook, type PostToolHook, type PreToolHook } from "../spec.ts";
 import type { Tool } from "../tool.ts";
-import { bashTool } from "./_bash.ts";
+import { type BashSandbox, bashTool } from "./_bash.ts";
+import { type ResolvedSandbox, resolveSandbox, validateSandboxOptions } from "./_bwrap.ts";
 import { editorTool } from "./_editor.ts";
 import { readerTool } from "./_reader.ts";
 import { searchTool } from "./_search.ts";
 import { Workspace } from "./_workspace.ts";
+import type { SandboxOptions } from "./sandbox.ts";
 
 /** The coding tools a toolkit can build. */
 export const CODING_TOOLS: readonly ["reader", "editor", "bash", "search"] = [
@@ -39,7 +41,25 @@ export interface CodingToolkitOptions {
    * object is used exactly as given.
    */
   env?: "inherit" | Readonly<Record<string, string>>;
+  /**
+   * Where `bash` commands run. Default `{ kind: "auto" }`: inside bubblewrap where it is
+   * installed; where it is not, `bash` throws {@linkcode SandboxUnavailableError}. Only
+   * `{ kind: "none" }` runs commands on the host, and says so in the tool's description and in
+   * every result (`sandbox: "none"`).
+   */
+  sandbox?: SandboxOptions;
+  /**
+   * The spec whose hooks the tools run (shared with an agent, for example `AgentSpec.coding()`);
+   * default: a new empty spec, available as {@linkcode CodingToolkit.spec}.
+   */
+  spec?: AgentSpec;
 }
+
+/** What the toolkit's `bash` tool runs under, from {@linkcode CodingToolkit.sandboxStatus}. */
+export type CodingSandboxStatus =
+  | { kind: "bubblewrap"; version?: string; processLimit: "cgroup" | "rlimit" | "none" }
+  | { kind: "none" }
+  | { kind: "unavailable"; reason: string };
 
 /** The host variables `bash` commands get by default. */
 export const SAFE_ENV_KEYS: readonly string[] = Object.freeze([
@@ -78,12 +98,16 @@ function bashEnvironment(
   return Object.freeze(env);
 }
 
-const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
+const BUILDERS: Record<Exclude<CodingToolName, "bash">, (workspace: Workspace) => Tool> = {
   reader: readerTool,
   editor: editorTool,
-  bash: bashTool,
   search: searchTool,
 };
+
+/** Something tools can be registered on: an `ActionManager`, or a `Branch` (its `actions`). */
+export type ToolTarget =
+  | { register(tool: Tool): unknown }
+  | { actions: { register(tool: Tool): unknown } };
 
 /**
  * The coding tools, all confined to one workspace root (realpath-checked; symlinks pointing out,
@@ -101,10 +125,13 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
  *   with more than one hard link (it may be linked from outside the workspace), is refused;
  *   a new file is created exclusively, so of concurrent writes creating one file only the first
  *   succeeds (`File appeared since it was checked: …`).
- * - `bash { command, timeoutMs?, cwd? }` → `stdout`, `stderr`, `returnCode`, `timedOut`; argv
- *   without a shell; `;`, `&&`, `||`, `|`, backticks, `$(`, `<`, `>` and newlines are refused
- *   with `returnCode: -1`; deadline default 30 000 ms clamped to 1..300 000, the process group
- *   is killed at it; each stream is capped at 100 000 bytes with a marker.
+ * - `bash { command, timeoutMs?, cwd? }` → `stdout`, `stderr`, `returnCode`, `timedOut`,
+ *   `sandbox` (`"bubblewrap"` or `"none"`); argv without a shell; `;`, `&&`, `||`, `|`,
+ *   backticks, `$(`, `<`, `>` and newlines are refused with `returnCode: -1`; deadline default
+ *   30 000 ms clamped to 1..300 000, the sandbox (or, with `kind: "none"`, the process group) is
+ *   killed at it; each stream is capped at 100 000 bytes with a marker. Commands run inside
+ *   bubblewrap (see {@linkcode SandboxOptions}); without one the call throws
+ *   {@linkcode SandboxUnavailableError} unless `sandbox: { kind: "none" }` was given.
  * - `search { action: "grep" | "find", pattern, path?, include?, maxResults? }` → grep:
  *   `content` lines `path:line:text`, `totalMatches`, `shown` (default 50); find: `content`,
  *   `totalFound`, `shown` (default 100). Implemented in TypeScript; `.git` and `node_modules`
@@ -119,17 +146,24 @@ const BUILDERS: Record<CodingToolName, (workspace: Workspace) => Tool> = {
  *   and a final newline does not count as an empty last line. A search stops after 20 000 ms
  *   and returns what it found with `timedOut: true`.
  *
- * Hooks added with `securityPre`/`pre`/`post`/`onError` attach to the bound tools with the one
- * lookup order (`"*"`, name, `"<name>_tool"`), also when added after `bind()`.
+ * The tools run the hooks of the toolkit's {@linkcode AgentSpec} (`options.spec`, or its own
+ * empty one at {@linkcode CodingToolkit.spec}) with the one lookup order (`"*"`, name,
+ * `"<name>_tool"`), also hooks added after the tools were built. `securityPre`/`pre`/`post`/
+ * `onError` on the toolkit are kept as thin delegates to that spec.
  *
- * @example Build the tools and add hooks
+ * @example Build the tools with a spec's hooks
  * ```ts
  * import { CodingToolkit } from "@hookscope/core/coding";
+ * import { ActionManager, AgentSpec } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
- * const toolkit = new CodingToolkit({ workspaceRoot: "/srv/project", tools: ["reader", "bash"] })
- *   .post("*", (_tool, _action, _args, result) => result);
- * assert.deepEqual(toolkit.bind().map((tool) => tool.name), ["reader", "bash"]);
+ * const spec = new AgentSpec().post("*", (_tool, _action, _args, result) => result);
+ * const toolkit = new CodingToolkit({ workspaceRoot: "/srv/project", tools: ["reader", "bash"], spec });
+ * assert.equal(toolkit.spec, spec);
+ * assert.deepEqual(toolkit.tools().map((tool) => tool.name), ["reader", "bash"]);
+ * const manager = new ActionManager();
+ * toolkit.bind(manager);
+ * assert.deepEqual(manager.tools.map((tool) => tool.name), ["reader", "bash"]);
  * assert.throws(() => new CodingToolkit({ tools: ["shell" as "bash"] }), TypeError);
  * ```
  *
@@ -163,11 +197,16 @@ export class CodingToolkit {
   #workspace: Workspace;
   #tools: CodingToolName[];
   #env: Readonly<Record<string, string>> | undefined;
-  #spec = new AgentSpec({ name: "coding-toolkit" });
+  #spec: AgentSpec;
+  #sandbox: SandboxOptions;
+  #resolved: Promise<ResolvedSandbox> | undefined;
 
   /**
    * Records the workspace root (resolved on first tool use, so construction needs no file
-   * access); unknown tool names throw `TypeError`.
+   * access) and the sandbox choice (detected on the first `bash` call).
+   *
+   * @throws {TypeError} for unknown tool names, a bad `env`, bad `sandbox` options or a `spec`
+   * that is not an `AgentSpec`.
    */
   constructor(options?: CodingToolkitOptions) {
     const tools = [...(options?.tools ?? CODING_TOOLS)];
@@ -179,8 +218,15 @@ export class CodingToolkit {
         }; valid: ${CODING_TOOLS.map((n) => `"${n}"`).join(", ")}`,
       );
     }
+    if (options?.spec !== undefined && !(options.spec instanceof AgentSpec)) {
+      throw new TypeError("Cannot create coding toolkit: spec must be an AgentSpec");
+    }
     this.#tools = tools;
     this.#env = bashEnvironment(options?.env);
+    this.#sandbox = Object.freeze({
+      ...validateSandboxOptions(options?.sandbox, "Cannot create coding toolkit"),
+    });
+    this.#spec = options?.spec ?? new AgentSpec({ name: "coding-toolkit" });
     this.#workspace = new Workspace(options?.workspaceRoot ?? process.cwd(), process.cwd());
   }
 
@@ -194,46 +240,107 @@ export class CodingToolkit {
     return this.#workspace.realRoot();
   }
 
-  /** The spec holding this toolkit's hooks. */
+  /** The spec whose hooks the tools run (`options.spec` or the toolkit's own). */
   get spec(): AgentSpec {
     return this.#spec;
   }
 
-  /** Adds a security pre hook for a tool (or `"*"`). */
+  /** The sandbox kind the caller asked for (`"auto"` unless given). */
+  get sandboxKind(): "auto" | "bubblewrap" | "none" {
+    return this.#sandbox.kind ?? "auto";
+  }
+
+  /**
+   * What `bash` runs under here: bubblewrap (with its version and process cap), the explicit
+   * `none`, or `unavailable` with the reason (then `bash` throws `SandboxUnavailableError`).
+   * Detection runs once; an unavailable result is checked again on the next call.
+   */
+  async sandboxStatus(): Promise<CodingSandboxStatus> {
+    const resolved = await this.#resolveSandbox();
+    if (resolved.kind === "bubblewrap") {
+      return {
+        kind: "bubblewrap",
+        ...(resolved.version ? { version: resolved.version } : {}),
+        processLimit: resolved.processLimit,
+      };
+    }
+    return resolved;
+  }
+
+  #resolveSandbox(): Promise<ResolvedSandbox> {
+    const pending = this.#resolved ?? resolveSandbox(this.#sandbox);
+    this.#resolved = pending.then((resolved) => {
+      if (resolved.kind === "unavailable") this.#resolved = undefined;
+      return resolved;
+    });
+    return this.#resolved;
+  }
+
+  /** Adds a security pre hook to {@linkcode CodingToolkit.spec} (a thin delegate). */
   securityPre(tool: string, hook: PreToolHook): this {
     this.#spec.securityPre(tool, hook);
     return this;
   }
 
-  /** Adds a user pre hook. */
+  /** Adds a user pre hook to {@linkcode CodingToolkit.spec} (a thin delegate). */
   pre(tool: string, hook: PreToolHook): this {
     this.#spec.pre(tool, hook);
     return this;
   }
 
-  /** Adds a post hook. */
+  /** Adds a post hook to {@linkcode CodingToolkit.spec} (a thin delegate). */
   post(tool: string, hook: PostToolHook): this {
     this.#spec.post(tool, hook);
     return this;
   }
 
-  /** Adds an error hook. */
+  /** Adds an error hook to {@linkcode CodingToolkit.spec} (a thin delegate). */
   onError(tool: string, hook: ErrorToolHook): this {
     this.#spec.onError(tool, hook);
     return this;
   }
 
-  /**
-   * Builds the tools with this toolkit's hooks attached. `branch` is accepted for API
-   * compatibility and not used: register the tools on `branch.actions` yourself (or let
-   * `createAgent` do it).
-   */
-  bind(_branch?: unknown): Tool[] {
+  /** Builds the tools, each running this toolkit's spec hooks. */
+  tools(): Tool[] {
+    const bash: BashSandbox = {
+      declared: this.sandboxKind,
+      network: this.#sandbox.network === true,
+      resolve: () => this.#resolveSandbox(),
+    };
     return this.#tools.map((name) =>
       attachToolHooks(
-        name === "bash" ? bashTool(this.#workspace, this.#env) : BUILDERS[name](this.#workspace),
+        name === "bash"
+          ? bashTool(this.#workspace, this.#env, bash)
+          : BUILDERS[name](this.#workspace),
         this.#spec,
       )
     );
+  }
+
+  /**
+   * Builds the tools ({@linkcode CodingToolkit.tools}) and, when a target is given, registers
+   * each on it: an `ActionManager` (`register`) or a `Branch` (`actions.register`).
+   *
+   * @throws {TypeError} when `target` has neither `register` nor `actions.register`.
+   */
+  bind(target?: ToolTarget): Tool[] {
+    let register: ((tool: Tool) => unknown) | undefined;
+    if (target !== undefined) {
+      const direct = (target as { register?: unknown }).register;
+      const actions = (target as { actions?: { register?: unknown } }).actions;
+      if (typeof direct === "function") {
+        register = (tool) => direct.call(target, tool);
+      } else if (actions && typeof actions.register === "function") {
+        const on = actions.register;
+        register = (tool) => on.call(actions, tool);
+      } else {
+        throw new TypeError(
+          "Cannot bind coding tools: target must be an ActionManager or a Branch",
+        );
+      }
+    }
+    const tools = this.tools();
+    if (register) { for (const tool of tools) register(tool); }
+    return tools;
   }
 }

@@ -6,6 +6,7 @@
  */
 
 import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { anySignal } from "../../core/_abort.ts";
 import type { Endpoint, EndpointCallOptions, StreamChunk, ToolCallChunk } from "../endpoint.ts";
 import { iterableToStream } from "../endpoint.ts";
 import { EndpointError, EndpointParseError } from "../endpoint_error.ts";
@@ -190,7 +191,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     };
     // Our own controller, so that a consumer's cancel also aborts a fetch still connecting.
     const local = new AbortController();
-    const signal = AbortSignal.any([options.signal, local.signal]);
+    const signal = anySignal([options.signal, local.signal]);
     return iterableToStream(this.#events(body, signal), (reason) => {
       local.abort(reason ?? new DOMException("Stream cancelled", "AbortError"));
     });

@@ -1,19 +1,30 @@
-// autoFormat runs a real formatter subprocess (tests/fixtures/formatter.mjs under node).
-// The lead's suite runs this file under Deno with narrowed permissions:
-//   deno test --allow-read --allow-write --allow-env --allow-run=node
-// so "node" may run and every other program (python3 here) is not permitted.
+// autoFormat runs a real formatter subprocess (tests/fixtures/formatter.mjs under node) inside
+// bubblewrap. The lead's suite runs this file under Deno with narrowed permissions:
+//   deno test --allow-read --allow-write --allow-env --allow-run=node,bwrap
+// so "node" and the sandbox may run and every other program (python3 here) is not permitted.
+// Where bwrap may not run (an older `--allow-run=node`), the formatting tests run the formatter
+// with an explicit sandbox: { kind: "none" } and the sandbox test checks the refusal instead.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { relative } from "node:path";
-import { autoFormat, CodingToolkit, runPermission } from "../../../action/coding/mod.ts";
+import {
+  autoFormat,
+  CodingToolkit,
+  runPermission,
+  type SandboxOptions,
+} from "../../../action/coding/mod.ts";
 import { makeSandbox, managerFor, run, type Sandbox } from "./_helpers.ts";
 
 const formatter = fileURLToPath(new URL("../../fixtures/formatter.mjs", import.meta.url));
 const MESSY = "a = 1   \nb = 2\t\n\n\n";
+// The formatter script lives in the repository, outside the workspace: the sandbox must be told.
+const bwrapMayRun = runPermission("bwrap").granted;
+const SANDBOX: SandboxOptions = bwrapMayRun ? { readable: [dirname(formatter)] } : { kind: "none" };
+const RAN_IN = bwrapMayRun ? "bubblewrap" : "none";
 const CLEAN = "a = 1\nb = 2\n";
 
 type Formatted = {
@@ -35,7 +46,11 @@ describe("autoFormat", () => {
   const read = (name: string) => readFileSync(join(box.ws, name), "utf8");
 
   it("autoFormat() pipes the file through the formatter and writes stdout back", async () => {
-    const hook = autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter] } });
+    const hook = autoFormat({
+      cwd: box.ws,
+      sandbox: SANDBOX,
+      formatters: { ".py": ["node", formatter] },
+    });
     const file = write("fmt.py", MESSY);
     const result = await hook("editor", "write", { action: "write", filePath: file }, {
       success: true,
@@ -45,12 +60,21 @@ describe("autoFormat", () => {
     assert.deepEqual(result, {
       success: true,
       path: file,
-      autoFormat: { status: "formatted", command: ["node", formatter], file: join(box.ws, file) },
+      autoFormat: {
+        status: "formatted",
+        command: ["node", formatter],
+        file: join(box.ws, file),
+        sandbox: RAN_IN,
+      },
     });
   });
 
   it("autoFormat() records unchanged when the formatter's output equals the file", async () => {
-    const hook = autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter] } });
+    const hook = autoFormat({
+      cwd: box.ws,
+      sandbox: SANDBOX,
+      formatters: { ".py": ["node", formatter] },
+    });
     const file = write("clean.py", CLEAN);
     const result = await hook("editor", "write", { filePath: file }, {
       success: true,
@@ -60,7 +84,11 @@ describe("autoFormat", () => {
   });
 
   it("autoFormat() records a failing formatter and leaves the file as it was", async () => {
-    const hook = autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter, "--fail"] } });
+    const hook = autoFormat({
+      cwd: box.ws,
+      sandbox: SANDBOX,
+      formatters: { ".py": ["node", formatter, "--fail"] },
+    });
     const file = write("fail.py", MESSY);
     const result = await hook("editor", "write", { filePath: file }, {
       success: true,
@@ -76,6 +104,7 @@ describe("autoFormat", () => {
   it("autoFormat() stops a hanging formatter at its deadline", async () => {
     const hook = autoFormat({
       cwd: box.ws,
+      sandbox: SANDBOX,
       timeoutMs: 300,
       formatters: { ".py": ["node", formatter, "--hang"] },
     });
@@ -143,7 +172,11 @@ describe("autoFormat", () => {
   });
 
   it("autoFormat() does nothing for failed results, other extensions or missing paths", async () => {
-    const hook = autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter] } });
+    const hook = autoFormat({
+      cwd: box.ws,
+      sandbox: SANDBOX,
+      formatters: { ".py": ["node", formatter] },
+    });
     const file = write("untouched.py", MESSY);
     assert.equal(await hook("editor", "write", { filePath: file }, { success: false }), undefined);
     assert.equal(await hook("editor", "write", { filePath: file }, "text"), undefined);
@@ -164,12 +197,15 @@ describe("autoFormat", () => {
       `File is outside ${box.ws}: ../outside/o.py`,
     );
     assert.equal(readFileSync(outside, "utf8"), MESSY);
-    assert.throws(() => autoFormat({ formatters: { ".py": [] } }), TypeError);
+    assert.throws(() => autoFormat({ cwd: box.ws, formatters: { ".py": [] } }), TypeError);
   });
 
   it("autoFormat() as an editor post hook formats what the editor wrote", async () => {
     const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["reader", "editor"] })
-      .post("editor", autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter] } }));
+      .post(
+        "editor",
+        autoFormat({ cwd: box.ws, sandbox: SANDBOX, formatters: { ".py": ["node", formatter] } }),
+      );
     const manager = managerFor(box.ws, toolkit);
     const result = await run(manager, "editor", {
       action: "write",
@@ -184,6 +220,7 @@ describe("autoFormat", () => {
   it("autoFormat() never writes formatter output that went over its cap", async () => {
     const hook = autoFormat({
       cwd: box.ws,
+      sandbox: SANDBOX,
       formatters: { ".py": ["node", formatter, "--flood"] },
     });
     const file = write("flood.py", MESSY);
@@ -197,7 +234,11 @@ describe("autoFormat", () => {
   });
 
   it("autoFormat() refuses a symlink and a file whose real path leaves cwd", async () => {
-    const hook = autoFormat({ cwd: box.ws, formatters: { ".py": ["node", formatter] } });
+    const hook = autoFormat({
+      cwd: box.ws,
+      sandbox: SANDBOX,
+      formatters: { ".py": ["node", formatter] },
+    });
     const victim = join(box.outside, "victim.py");
     writeFileSync(victim, MESSY);
     symlinkSync(victim, join(box.ws, "link.py"));
@@ -224,8 +265,11 @@ describe("autoFormat", () => {
 
   it("autoFormat() does not overwrite a change made while the formatter ran", async () => {
     const file = write("raced.py", MESSY);
+    // The formatter itself changes the file, so it must run on the host (in the sandbox the
+    // workspace is read-only for formatters: see the sandbox test below).
     const hook = autoFormat({
       cwd: box.ws,
+      sandbox: { kind: "none" },
       formatters: { ".py": ["node", formatter, "--append", join(box.ws, file)] },
     });
     const result = await hook("editor", "write", { filePath: file }, { success: true });
@@ -239,7 +283,7 @@ describe("autoFormat", () => {
 
   it("autoFormat() resolves a relative cwd against the process's directory", async () => {
     const cwd = relative(process.cwd(), box.ws);
-    const hook = autoFormat({ cwd, formatters: { ".py": ["node", formatter] } });
+    const hook = autoFormat({ cwd, sandbox: SANDBOX, formatters: { ".py": ["node", formatter] } });
     const file = write("relative.py", MESSY);
     const result = await hook("editor", "write", { filePath: file }, { success: true });
     assert.equal((result as Formatted).autoFormat?.status, "formatted");
@@ -248,15 +292,80 @@ describe("autoFormat", () => {
 
   it("autoFormat() rejects a bad timeoutMs or cwd with a TypeError", () => {
     for (const timeoutMs of [0, -1, Number.NaN, Infinity, "5" as unknown as number]) {
-      assert.throws(() => autoFormat({ timeoutMs }), {
+      assert.throws(() => autoFormat({ cwd: box.ws, timeoutMs }), {
         name: "TypeError",
         message: `Cannot create autoFormat hook: timeoutMs must be a positive number, got ${
           String(timeoutMs)
         }`,
       });
     }
-    for (const cwd of ["", "a\0b", 7 as unknown as string]) {
-      assert.throws(() => autoFormat({ cwd }), { name: "TypeError", message: /invalid cwd/ });
+    for (const cwd of ["", "a\0b", 7 as unknown as string, undefined as unknown as string]) {
+      assert.throws(() => autoFormat({ cwd }), {
+        name: "TypeError",
+        message: /^Cannot create autoFormat hook: cwd \(the workspace root\) is required, got /,
+      });
     }
+    assert.throws(() => autoFormat(undefined as never), TypeError);
+    assert.throws(() => autoFormat({} as never), TypeError);
+    assert.throws(
+      () => autoFormat({ cwd: box.ws, sandbox: { kind: "docker" as "none" } }),
+      { name: "TypeError", message: /sandbox\.kind must be/ },
+    );
+  });
+
+  it("autoFormat() refuses a hard link whose other name is outside the workspace", async () => {
+    const hook = autoFormat({
+      cwd: box.ws,
+      sandbox: SANDBOX,
+      formatters: { ".py": ["node", formatter] },
+    });
+    const victim = join(box.outside, "hard-victim.py");
+    writeFileSync(victim, MESSY);
+    linkSync(victim, join(box.ws, "hard.py"));
+    const result = await hook("editor", "write", { filePath: "hard.py" }, { success: true });
+    assert.equal((result as Formatted).autoFormat?.status, "failed");
+    assert.equal(
+      (result as Formatted).autoFormat?.reason,
+      "Refusing to format a file with more than one link: hard.py",
+    );
+    assert.equal(readFileSync(victim, "utf8"), MESSY);
+  });
+
+  it("autoFormat() runs the formatter in the sandbox: the workspace is read-only to it", async () => {
+    const file = write("sandboxed.py", MESSY);
+    const hook = autoFormat({
+      cwd: box.ws,
+      sandbox: { readable: [dirname(formatter)] },
+      formatters: { ".py": ["node", formatter, "--append", join(box.ws, file)] },
+    });
+    const result = await hook("editor", "write", { filePath: file }, { success: true });
+    const record = (result as Formatted).autoFormat;
+    if (!bwrapMayRun) {
+      // Deno without run permission for bwrap: the default (sandboxed) hook does not run at all.
+      assert.equal(record?.status, "skipped");
+      assert.match(String(record?.reason), /^Deno run permission for "bwrap" is not granted/);
+    } else {
+      assert.equal(record?.status, "failed");
+      assert.match(String(record?.reason), /^Formatter exited with code 1: [\s\S]*EROFS/);
+      assert.equal((record as { sandbox?: string }).sandbox, "bubblewrap");
+    }
+    assert.equal(read(file), MESSY);
+  });
+
+  it("autoFormat() skips with SandboxUnavailableError's message when bubblewrap is missing", async () => {
+    const file = write("nosandbox.py", MESSY);
+    const hook = autoFormat({
+      cwd: box.ws,
+      sandbox: { bwrapPath: "/nonexistent/hookscope/bwrap" },
+      formatters: { ".py": ["node", formatter] },
+      canRun: () => ({ granted: true }),
+    });
+    const result = await hook("editor", "write", { filePath: file }, { success: true });
+    const record = (result as Formatted).autoFormat;
+    assert.equal(record?.status, "skipped");
+    assert.match(String(record?.reason), /^Cannot run the formatter without a sandbox: /);
+    assert.match(String(record?.reason), /apt-get install bubblewrap/);
+    assert.match(String(record?.reason), /sandbox: \{ kind: "none" \}/);
+    assert.equal(read(file), MESSY);
   });
 });

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { mkdirSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { makeSandbox, managerFor, run, type Sandbox } from "./_helpers.ts";
-import type { ActionManager } from "../../../action/mod.ts";
+import { ActionManager, AgentSpec } from "../../../action/mod.ts";
+import { CodingToolkit } from "../../../action/coding/mod.ts";
+import { Branch } from "../../../session/mod.ts";
 
 describe("CodingToolkit bash", () => {
   let box: Sandbox;
@@ -146,5 +148,66 @@ describe("CodingToolkit bash", () => {
     );
     setTimeout(() => controller.abort(new DOMException("stop", "AbortError")), 200);
     await assert.rejects(pending, { name: "AbortError" });
+  });
+});
+
+describe("CodingToolkit spec and bind", () => {
+  let box: Sandbox;
+  before(() => {
+    box = makeSandbox();
+  });
+  after(() => box.cleanup());
+
+  it("new CodingToolkit({ spec }) runs that spec's hooks, also ones added later", async () => {
+    const seen: string[] = [];
+    const spec = new AgentSpec().pre("bash", (tool, _action, args) => {
+      seen.push(`pre ${tool} ${String(args.command)}`);
+      return args;
+    });
+    const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["bash"], spec });
+    assert.equal(toolkit.spec, spec);
+    const manager = new ActionManager();
+    const tools = toolkit.bind(manager);
+    assert.deepEqual(tools.map((tool) => tool.name), ["bash"]);
+    assert.equal(manager.get("bash"), tools[0]);
+    spec.post("*", (_tool, _action, _args, result) => ({ ...(result as object), tagged: true }));
+    const result = await run(manager, "bash", { command: "echo hi" });
+    assert.equal(result.stdout, "hi\n");
+    assert.equal(result.tagged, true);
+    assert.deepEqual(seen, ["pre bash echo hi"]);
+  });
+
+  it("the toolkit's pre/post/securityPre/onError delegate to its spec", () => {
+    const toolkit = new CodingToolkit({ workspaceRoot: box.ws });
+    const hook = (_tool: string, _action: string, args: Record<string, unknown>) => args;
+    assert.equal(toolkit.pre("reader", hook), toolkit);
+    assert.equal(toolkit.securityPre("reader", hook), toolkit);
+    assert.equal(toolkit.post("reader", (_t, _a, _args, result) => result), toolkit);
+    assert.equal(toolkit.onError("reader", () => undefined), toolkit);
+    const shared = new AgentSpec();
+    const other = new CodingToolkit({ workspaceRoot: box.ws, spec: shared });
+    other.post("editor", (_t, _a, _args, result) => result);
+    assert.equal(other.spec, shared);
+    assert.notEqual(toolkit.spec, shared);
+  });
+
+  it("bind() registers on an ActionManager or a Branch's actions; anything else is a TypeError", () => {
+    const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["reader", "search"] });
+    const branch = new Branch();
+    const tools = toolkit.bind(branch);
+    assert.deepEqual(branch.actions.tools.map((tool) => tool.name), ["reader", "search"]);
+    assert.equal(branch.actions.get("reader"), tools[0]);
+    assert.deepEqual(toolkit.bind().map((tool) => tool.name), ["reader", "search"]);
+    assert.deepEqual(toolkit.tools().map((tool) => tool.name), ["reader", "search"]);
+    for (const bad of [{}, { actions: {} }, { register: 1 }]) {
+      assert.throws(() => toolkit.bind(bad as never), {
+        name: "TypeError",
+        message: "Cannot bind coding tools: target must be an ActionManager or a Branch",
+      });
+    }
+    assert.throws(() => new CodingToolkit({ spec: {} as never }), {
+      name: "TypeError",
+      message: "Cannot create coding toolkit: spec must be an AgentSpec",
+    });
   });
 });

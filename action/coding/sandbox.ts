@@ -1,0 +1,172 @@
+/**
+ * The OS sandbox the coding toolkit runs programs in: {@linkcode detectSandbox},
+ * {@linkcode SandboxOptions} and {@linkcode SandboxUnavailableError}. On Linux the sandbox is
+ * bubblewrap (`bwrap`); elsewhere there is none and programs run only when the caller opts out
+ * with `sandbox: { kind: "none" }`.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import { findProgram, processLimitMode } from "./_bwrap.ts";
+import { runProcess } from "./_process.ts";
+
+/** The sandbox kinds a program can run under. */
+export type SandboxKind = "bubblewrap" | "none";
+
+/**
+ * What caps the number of processes in a sandboxed run: a pids `"cgroup"`, `RLIMIT_NPROC`
+ * (`"rlimit"`) or nothing (`"none"`).
+ */
+export type ProcessLimitMode = "cgroup" | "rlimit" | "none";
+
+/** How the coding tools sandbox the programs they run (bash, formatters). */
+export interface SandboxOptions {
+  /**
+   * `"auto"` (default): bubblewrap where it is installed and works; where it is not, programs are
+   * refused with {@linkcode SandboxUnavailableError}. `"bubblewrap"`: the same, named. `"none"`:
+   * no sandbox, programs run on the host with the caller's rights (visible in the bash tool's
+   * description and in every result as `sandbox: "none"`).
+   */
+  kind?: "auto" | "bubblewrap" | "none";
+  /** Give programs the host's network (default `false`: a new, empty network namespace). */
+  network?: boolean;
+  /** More host paths bound read-write at the same place (default none). Absolute paths. */
+  writable?: readonly string[];
+  /** More host paths bound read-only at the same place (default none). Absolute paths. */
+  readable?: readonly string[];
+  /** The bubblewrap program: a name looked up on `PATH` or a path (default `"bwrap"`). */
+  bwrapPath?: string;
+  /**
+   * The cap on processes and threads inside one sandboxed run (default 512); a fork bomb stops
+   * there. Enforced by a pids cgroup where one can be created, else by `RLIMIT_NPROC` for a
+   * non-root user (see `processLimit` in {@linkcode SandboxInfo}).
+   */
+  maxProcesses?: number;
+}
+
+/** What {@linkcode detectSandbox} found. */
+export interface SandboxInfo {
+  /** `"bubblewrap"` when it is installed and can create its namespaces, else `"none"`. */
+  kind: SandboxKind;
+  /** The bubblewrap version (`"0.8.0"`). */
+  version?: string;
+  /** Why there is no sandbox. */
+  reason?: string;
+  /** The absolute path of the `bwrap` program that was found. */
+  path?: string;
+  /**
+   * What caps the number of processes: a pids `"cgroup"` (root with a writable pids
+   * controller), `"rlimit"` (`RLIMIT_NPROC`, non-root users) or `"none"` (root without a
+   * writable pids cgroup: only the deadline ends a fork bomb).
+   */
+  processLimit?: ProcessLimitMode;
+}
+
+/** Options of {@linkcode detectSandbox}. */
+export interface DetectSandboxOptions {
+  /** The bubblewrap program to look for (default `"bwrap"` on `PATH`). */
+  bwrapPath?: string;
+  /** The deadline of each probe run in milliseconds (default 10 000). */
+  timeoutMs?: number;
+}
+
+/** The default cap on processes inside one sandboxed run. */
+export const DEFAULT_MAX_PROCESSES = 512;
+
+/** How to get a sandbox, appended to every {@linkcode SandboxUnavailableError} message. */
+export const SANDBOX_HINT =
+  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap) or opt out explicitly with sandbox: { kind: "none" }';
+
+/**
+ * Thrown when a program must run in a sandbox and none is available. The message names the
+ * reason, how to install bubblewrap and how to opt out with `sandbox: { kind: "none" }`.
+ *
+ * @example
+ * ```ts
+ * import { SandboxUnavailableError } from "@hookscope/core/coding";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new SandboxUnavailableError("bash", "bwrap not found");
+ * assert.match(error.message, /apt-get install bubblewrap/);
+ * assert.match(error.message, /kind: "none"/);
+ * ```
+ */
+export class SandboxUnavailableError extends Error {
+  /** Why no sandbox is available. */
+  readonly reason: string;
+  /** Builds the message from what was to run and why no sandbox is available. */
+  constructor(what: string, reason: string) {
+    super(`Cannot run ${what} without a sandbox: ${reason}; ${SANDBOX_HINT}`);
+    this.name = "SandboxUnavailableError";
+    this.reason = reason;
+  }
+}
+
+/**
+ * Finds out whether programs can run in a bubblewrap sandbox here: Linux, a `bwrap` program
+ * (on `PATH` or at `bwrapPath`) whose `--version` answers, and a probe run that creates the PID
+ * namespace and `/proc` the sandbox uses. Never rejects: everything that is missing is reported
+ * as `{ kind: "none", reason }`. Under Deno it needs `run` permission for `bwrap`.
+ *
+ * @example Point detection at a program that does not exist
+ * ```ts
+ * import { detectSandbox } from "@hookscope/core/coding";
+ * import assert from "node:assert/strict";
+ *
+ * const info = await detectSandbox({ bwrapPath: "/nonexistent/bwrap" });
+ * assert.equal(info.kind, "none");
+ * assert.equal(typeof info.reason, "string");
+ * ```
+ */
+export async function detectSandbox(options?: DetectSandboxOptions): Promise<SandboxInfo> {
+  const requested = options?.bwrapPath ?? "bwrap";
+  if (typeof requested !== "string" || requested === "" || requested.includes("\0")) {
+    throw new TypeError("Cannot detect sandbox: bwrapPath must be a non-empty string");
+  }
+  const timeoutMs = options?.timeoutMs ?? 10_000;
+  if (process.platform !== "linux") {
+    return {
+      kind: "none",
+      reason: `bubblewrap runs only on Linux (this is ${process.platform})`,
+    };
+  }
+  const path = await findProgram(requested);
+  if (path === undefined) return { kind: "none", reason: `bwrap not found: ${requested}` };
+  const env = { PATH: "/usr/local/bin:/usr/bin:/bin" };
+  const version = await runProcess({ argv: [path, "--version"], timeoutMs, maxBytes: 4096, env });
+  if (version.spawnError || version.code !== 0) {
+    const why = version.spawnError?.message ?? (version.stderr.trim() ||
+      `exit code ${version.code}`);
+    return { kind: "none", reason: `${path} --version failed: ${why}`, path };
+  }
+  const probe = await runProcess({
+    argv: [
+      path,
+      "--die-with-parent",
+      "--unshare-pid",
+      "--ro-bind",
+      "/",
+      "/",
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+      "true",
+    ],
+    timeoutMs,
+    maxBytes: 4096,
+    env,
+  });
+  if (probe.spawnError || probe.code !== 0) {
+    const why = probe.spawnError?.message ?? (probe.stderr.trim() || `exit code ${probe.code}`);
+    return { kind: "none", reason: `${path} cannot create its namespaces: ${why}`, path };
+  }
+  const match = /([0-9]+(?:\.[0-9]+)+)/.exec(version.stdout);
+  return {
+    kind: "bubblewrap",
+    ...(match ? { version: match[1] } : {}),
+    path,
+    processLimit: await processLimitMode(),
+  };
+}

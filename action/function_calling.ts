@@ -6,6 +6,7 @@
  * @module
  */
 
+import { race } from "../core/_race.ts";
 import {
   type ArgumentIssue,
   Event,
@@ -109,10 +110,13 @@ export class FunctionCalling extends Event {
     });
     try {
       if (tool.preprocessor) {
-        const replaced = await tool.preprocessor(
-          { ...this.arguments },
-          tool.preprocessorOptions,
-          context(this.arguments),
+        const replaced = await abortable(
+          tool.preprocessor(
+            { ...this.arguments },
+            tool.preprocessorOptions,
+            context(this.arguments),
+          ),
+          signal,
         );
         if (replaced !== undefined) {
           this.arguments = validateArguments(tool, replaced, "after preprocessing");
@@ -121,15 +125,17 @@ export class FunctionCalling extends Event {
         }
       }
       signal.throwIfAborted();
-      let result: unknown = await tool.func(
-        this.arguments,
-        this.callId === undefined ? { signal } : { signal, callId: this.callId },
+      let result: unknown = await abortable(
+        tool.func(
+          this.arguments,
+          this.callId === undefined ? { signal } : { signal, callId: this.callId },
+        ),
+        signal,
       );
       if (tool.postprocessor) {
-        result = await tool.postprocessor(
-          result,
-          tool.postprocessorOptions,
-          context(this.arguments),
+        result = await abortable(
+          tool.postprocessor(result, tool.postprocessorOptions, context(this.arguments)),
+          signal,
         );
       }
       return result;
@@ -140,6 +146,17 @@ export class FunctionCalling extends Event {
       return recovered;
     }
   }
+}
+
+/**
+ * Waits for a tool step, unless the call's signal aborts first (then rejects with its reason):
+ * a tool, processor or Tool-scope hook that ignores the signal cannot keep the call running.
+ */
+function abortable<T>(value: T | PromiseLike<T>, signal: AbortSignal): T | Promise<T> {
+  if (value === null || typeof (value as { then?: unknown })?.then !== "function") {
+    return value as T;
+  }
+  return race(value as PromiseLike<T>, Infinity, signal);
 }
 
 function isToolLike(value: unknown): value is Tool {

@@ -286,6 +286,8 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
     name,
     description: base.description,
     ...(base.requestOptions ? { requestOptions: base.requestOptions } : {}),
+    ...(base.parameters ? { parameters: base.parameters } : {}),
+    source: base.source,
     strictFuncCall: base.strictFuncCall,
     preprocessor,
     preprocessorOptions: base.preprocessorOptions,

@@ -1,12 +1,14 @@
 /**
- * Security pre hooks: `guardDestructive` (refuses destructive shell commands) and `guardPaths`
+ * Security pre hooks: `guardDestructive` / `judgeCommand` / `destructiveCommandGuard` (judge a
+ * shell command from its parse tree) and `guardPaths`
  * (confines `path` / `filePath` arguments), with the reference messages.
  *
  * @module
  */
 
 import { PermissionDeniedError } from "../core/mod.ts";
-import { parseArgv } from "./_argv.ts";
+import { loadShellParser, type ShellParser } from "./_shell_parse.ts";
+import { judgeShell } from "./_shell_judge.ts";
 import { realpathLoose } from "./_realpath.ts";
 import {
   baseName,
@@ -18,119 +20,190 @@ import {
   resolvePath,
 } from "./_path.ts";
 
-const DESTRUCTIVE: readonly RegExp[] = [
-  /\brm\s+-(?:[a-z]*r[a-z]*f|[a-z]*f[a-z]*r)[a-z]*\b/i,
-  /\bgit\s+push\s+(?:.*\s)?(?:--force\b|-f\b)/i,
-  /\bgit\s+reset\s+(?:.*\s)?--hard\b/i,
-  /\bgit\s+clean\s+-[a-z]*f[a-z]*d|\bgit\s+clean\s+-[a-z]*d[a-z]*f/i,
-  /\bdrop\s+table\b/i,
-  /\bdrop\s+database\b/i,
-  /\btruncate\s+table\b/i,
-  /\bmkfs\b/i,
-  /\bdd\s+if=/i,
-  />\s*\/dev\/sd[a-z]\b/i,
-];
-
-/** Words that end a command inside a command line (for the split-flag check). */
-const COMMAND_BREAKS = new Set([";", "&&", "||", "|", "&"]);
-
-/** Whether the words starting at `start` carry all of `needed` (short letters or long names). */
-function hasFlags(
-  words: readonly string[],
-  start: number,
-  needed: readonly (readonly [short: string, long: string])[],
-): boolean {
-  const seen = new Set<string>();
-  for (let i = start; i < words.length && !COMMAND_BREAKS.has(words[i]); i++) {
-    const word = words[i];
-    if (word === "--") break;
-    if (word.startsWith("--")) {
-      for (const [short, long] of needed) if (word === long) seen.add(short);
-    } else if (word.startsWith("-")) {
-      for (const [short] of needed) if (word.toLowerCase().includes(short)) seen.add(short);
-    }
-  }
-  return needed.every(([short]) => seen.has(short));
-}
-
-/** `rm` with recursive and force flags, or `git clean` with force and directory flags. */
-function hasDestructiveFlags(line: string): boolean {
-  const words = line.split(/\s+/).filter((word) => word !== "");
-  for (let i = 0; i < words.length; i++) {
-    const name = words[i].slice(words[i].lastIndexOf("/") + 1).toLowerCase();
-    if (name === "rm" && hasFlags(words, i + 1, [["r", "--recursive"], ["f", "--force"]])) {
-      return true;
-    }
-    if (
-      name === "git" && words[i + 1]?.toLowerCase() === "clean" &&
-      hasFlags(words, i + 2, [["f", "--force"], ["d", "-d"]])
-    ) return true;
-  }
-  return false;
+/** What {@linkcode judgeCommand} does with a destructive command. */
+export interface JudgeCommandOptions {
+  /**
+   * `"deny"` (default) refuses destructive commands and commands the guard cannot see into
+   * (inline interpreter code, computed program names); `"ask"` hands them to a person
+   * instead. A command that cannot be parsed is always denied.
+   */
+  onDestructive?: "deny" | "ask";
 }
 
 /**
- * The command as written plus up to three levels of it with quoting and escapes undone
- * (`"rm" -rf`, `r\m -rf`, `sh -c 'rm -rf /'`), so quoting cannot hide a pattern.
+ * A verdict of the command guard, structurally a `ToolPreDecision` (`undefined`: no opinion).
  */
-function commandForms(command: string): string[] {
-  const forms = [command];
-  let current = command;
-  for (let depth = 0; depth < 3; depth++) {
-    let argv: string[];
-    try {
-      argv = parseArgv(current);
-    } catch {
-      break;
-    }
-    const next = argv.join(" ");
-    if (next === current) break;
-    forms.push(next);
-    current = next;
+export type CommandDecision =
+  | undefined
+  | { decision: "deny"; reason: string }
+  | { decision: "ask"; reason: string };
+
+/**
+ * Judges a shell command line from its parse tree (the `tree-sitter-bash` grammar): every
+ * simple command at any depth — lists, pipelines, subshells, command and process
+ * substitutions, function bodies, `sh -c` / `bash -c` / `eval` / `su -c` / `ssh` strings
+ * parsed again, and the programs run by `sudo`, `env`, `xargs`, `find -exec`, `nohup`,
+ * `timeout`, `nice`, `command`, `exec`, `watch`, `npx`, … — is judged on its program and
+ * flags: recursive deletes in any spelling, `find -delete`, destructive git subcommands and
+ * force pushes, `dd of=`, `mkfs*`, `wipefs`, `shred`, `truncate`, truncating or device
+ * redirections, `chmod -R` / `chown -R`, `kill -9 -1`, `shutdown` / `reboot`, `crontab -r`,
+ * `rsync --delete`, dropping SQL, fork bombs. Commands it cannot see into (inline
+ * interpreter code such as `python -c` or `node -e`, a shell reading its input, a program name
+ * computed at run time) count as destructive. A command that cannot be parsed is denied.
+ *
+ * Resolves to `undefined` for a command with nothing to object to, otherwise to
+ * `{ decision: "deny" | "ask", reason }`. Loads the parser (WebAssembly) on first use; when it
+ * cannot load, every command is denied.
+ *
+ * @example Judge commands
+ * ```ts
+ * import { judgeCommand } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(await judgeCommand("git status && ls -la"), undefined);
+ * const verdict = await judgeCommand("timeout 5 nohup sh -c 'find . -delete'");
+ * assert.equal(verdict?.decision, "deny");
+ * assert.match(verdict?.reason ?? "", /find -delete/);
+ * assert.equal((await judgeCommand("rm -r build", { onDestructive: "ask" }))?.decision, "ask");
+ * assert.equal((await judgeCommand("echo 'unclosed"))?.decision, "deny");
+ * ```
+ */
+export async function judgeCommand(
+  command: string,
+  options?: JudgeCommandOptions,
+): Promise<CommandDecision> {
+  const onDestructive = options?.onDestructive ?? "deny";
+  if (onDestructive !== "deny" && onDestructive !== "ask") {
+    throw new TypeError(
+      `Cannot judge command: onDestructive must be "deny" or "ask", got ${
+        JSON.stringify(String(onDestructive))
+      }`,
+    );
   }
-  return forms;
+  if (typeof command !== "string") {
+    return { decision: "deny", reason: `Command is not a string (${typeof command})` };
+  }
+  let parse: ShellParser;
+  try {
+    parse = await loadShellParser();
+  } catch (error) {
+    return {
+      decision: "deny",
+      reason: `The shell parser could not be loaded, so no command can be judged: ${
+        (error as Error)?.message ?? String(error)
+      }`,
+    };
+  }
+  const finding = judgeShell(parse, command);
+  if (!finding) return undefined;
+  if (finding.kind === "unparseable") return { decision: "deny", reason: finding.reason };
+  const label = finding.kind === "opaque" ? "Cannot judge command" : "Destructive command";
+  return { decision: onDestructive, reason: `${label} (${finding.reason})` };
 }
 
 /**
- * A security pre hook for shell tools: throws `PermissionDeniedError` when `args.command`
- * contains `rm -rf`, `git push --force`, `git reset --hard`, `git clean -fd`, `drop table`,
- * `drop database`, `truncate table`, `mkfs`, `dd if=` or `> /dev/sd<letter>`
- * (case-insensitive). Other commands pass.
- *
- * Beyond the reference, quoting cannot hide a pattern: the command is also checked with its
- * quotes and backslash escapes undone (`"rm" -rf /`, `r\m -rf /`, `sh -c "rm -rf /"`), and
- * split or long flags count (`rm -r -f`, `rm --recursive --force`, `/bin/rm -R -f`,
- * `git clean -f -d`).
+ * A security pre hook for shell tools (Tool scope): rejects with `PermissionDeniedError` when
+ * {@linkcode judgeCommand} does not pass `args.command` (a non-string command is refused).
+ * Arguments without a `command` key pass.
  *
  * @example Refuse a destructive command
  * ```ts
  * import { guardDestructive } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
- * assert.throws(() => guardDestructive("bash", "", { command: "rm -rf /" }), {
+ * await assert.rejects(guardDestructive("bash", "", { command: "rm -r /" }), {
  *   name: "PermissionDeniedError",
- *   message: /^Blocked destructive command: rm -rf \//,
+ *   message: /^Blocked destructive command: rm -r \//,
  * });
- * assert.equal(guardDestructive("bash", "", { command: "ls -la" }), undefined);
+ * assert.equal(await guardDestructive("bash", "", { command: "ls -la" }), undefined);
  * ```
  */
-export function guardDestructive(
+export async function guardDestructive(
   _toolName: string,
   _action: string,
   args: Record<string, unknown>,
-): void {
-  const command = args?.command;
-  if (typeof command !== "string") return;
-  const forms = commandForms(command);
-  if (
-    forms.some((form) =>
-      DESTRUCTIVE.some((pattern) => pattern.test(form)) || hasDestructiveFlags(form)
-    )
-  ) {
+): Promise<void> {
+  if (args === null || typeof args !== "object" || !("command" in args)) return;
+  const command = args.command;
+  const verdict = await judgeCommand(command as string);
+  if (verdict) {
     throw new PermissionDeniedError(
-      `Blocked destructive command: ${command}\nIf you need this, explain why and ask the user to run it manually.`,
+      `Blocked destructive command: ${
+        String(command)
+      }\n${verdict.reason}\nIf you need this, explain why and ask the user to run it manually.`,
     );
   }
+}
+
+/** Options of {@linkcode destructiveCommandGuard}. */
+export interface DestructiveCommandGuardOptions extends JudgeCommandOptions {
+  /** Tool names whose `command` argument is judged (default `["bash"]`; `"*"` for all). */
+  tools?: readonly string[];
+  /** The argument holding the command line (default `"command"`). */
+  argument?: string;
+}
+
+/** A `tool.pre` payload as the guard reads it (`args` are the call's real arguments). */
+export interface CommandGuardPayload {
+  /** The called tool. */
+  readonly toolName: string;
+  /** The real arguments of the call. */
+  readonly args?: Readonly<Record<string, unknown>>;
+  /** Other payload fields (`callId`, `argsSummary`, …), not read by the guard. */
+  readonly [key: string]: unknown;
+}
+
+/**
+ * Makes a session `tool.pre` handler that judges the real `args.command` of every call to a
+ * shell tool with {@linkcode judgeCommand} and returns its decision (deny or ask), or
+ * `undefined` to let the call go on. A call to a guarded tool whose payload carries no
+ * arguments, or whose command is not a string, is denied: the guard decides on real values.
+ *
+ * @example A session tool.pre guard
+ * ```ts
+ * import { destructiveCommandGuard } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const guard = destructiveCommandGuard({ onDestructive: "ask" });
+ * const payload = { toolName: "bash", callId: "c1", args: { command: "git push -f origin" } };
+ * assert.equal((await guard(payload))?.decision, "ask");
+ * assert.equal(await guard({ toolName: "reader", callId: "c2", args: { path: "x" } }), undefined);
+ * ```
+ */
+export function destructiveCommandGuard(
+  options?: DestructiveCommandGuardOptions,
+): (payload: CommandGuardPayload) => Promise<CommandDecision> {
+  const tools = [...(options?.tools ?? ["bash"])];
+  const key = options?.argument ?? "command";
+  const judgeOptions: JudgeCommandOptions = { onDestructive: options?.onDestructive ?? "deny" };
+  // Validate the option now rather than on the first call.
+  if (judgeOptions.onDestructive !== "deny" && judgeOptions.onDestructive !== "ask") {
+    throw new TypeError(
+      `Cannot create command guard: onDestructive must be "deny" or "ask", got ${
+        JSON.stringify(String(judgeOptions.onDestructive))
+      }`,
+    );
+  }
+  const named = {
+    async destructiveCommandGuard(payload: CommandGuardPayload): Promise<CommandDecision> {
+      const name = typeof payload?.toolName === "string" ? payload.toolName : "";
+      const canonical = name.length > 5 && name.endsWith("_tool") ? name.slice(0, -5) : name;
+      if (!tools.includes("*") && !tools.includes(canonical)) return undefined;
+      const args = payload?.args;
+      if (args === null || typeof args !== "object") {
+        return {
+          decision: "deny",
+          reason: `The ${name} call carries no arguments to judge (tool.pre payload without args)`,
+        };
+      }
+      const command = (args as Record<string, unknown>)[key];
+      if (typeof command !== "string") {
+        return { decision: "deny", reason: `The ${name} call has no string '${key}' argument` };
+      }
+      return await judgeCommand(command, judgeOptions);
+    },
+  };
+  return named.destructiveCommandGuard;
 }
 
 /**
@@ -144,6 +217,11 @@ export interface PathFileSystem {
   realpath(path: string): Promise<string>;
   /** Whether the path itself is a symbolic link (`false` when missing). */
   isSymlink(path: string): Promise<boolean>;
+  /**
+   * How many hard links a regular file has (`0` when missing or not a regular file). Optional:
+   * without it the guard cannot see hard links.
+   */
+  linkCount?(path: string): Promise<number>;
 }
 
 /** The hook {@linkcode guardPaths} makes: a security pre hook that resolves or rejects. */
@@ -163,8 +241,17 @@ export interface GuardPathsOptions {
    * paths containing it (raw) or whose basename contains it.
    */
   deniedPaths?: readonly string[];
-  /** Realpath and symlink checks; without it the guard is lexical only. */
+  /**
+   * The file system for the realpath, symlink and hard-link checks. Default: the host's
+   * (`node:fs`, loaded on first use) wherever one exists; where none can be loaded (an edge
+   * runtime) the guard is lexical.
+   */
   fs?: PathFileSystem;
+  /**
+   * `true` asks for a lexical-only guard (path arithmetic, no file-system access): symlinks and
+   * hard links inside the roots that point elsewhere then pass. Insecure, so explicit.
+   */
+  lexicalOnly?: boolean;
 }
 
 /** The argument keys `guardPaths` checks, every one that is present. */
@@ -173,15 +260,39 @@ const PATH_KEYS: readonly string[] = ["path", "filePath", "file_path"];
 /** File names never handed to a tool, compared case-insensitively. */
 export const PROTECTED_BASENAMES: readonly string[] = [
   ".env",
+  ".envrc",
   ".netrc",
+  "_netrc",
   "id_rsa",
+  "id_dsa",
   "id_ed25519",
   "id_ecdsa",
   ".htpasswd",
+  ".pgpass",
+  ".npmrc",
+  ".pypirc",
+  ".git-credentials",
+  ".my.cnf",
 ];
 
 /**
- * Whether a file name is protected (see {@linkcode PROTECTED_BASENAMES}).
+ * Name patterns of protected files, matched against the whole lower-case file name:
+ * every `.env` variant (`.env.local`, `.env.production`, `prod.env`), private keys and
+ * certificates (`*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`), and SSH keys
+ * under any suffix (`id_rsa.bak`, `id_ed25519-old`).
+ */
+export const PROTECTED_PATTERNS: readonly RegExp[] = [
+  /^\.env(\..*|-.*|_.*)?$/,
+  /\.env$/,
+  /\.(pem|key|p12|pfx|jks|keystore|ppk|asc|gpg|kdbx)$/,
+  /^id_(rsa|dsa|ecdsa|ed25519)([._-].*)?$/,
+  /^\.?(netrc|pgpass|git-credentials|htpasswd)([._-].*)?$/,
+];
+
+/**
+ * Whether a file name is protected (see {@linkcode PROTECTED_BASENAMES} and
+ * {@linkcode PROTECTED_PATTERNS}). The reader, the editor, `search` and `guardPaths` all use
+ * this one list, on the name given and on the name the path resolves to.
  *
  * @example
  * ```ts
@@ -189,11 +300,15 @@ export const PROTECTED_BASENAMES: readonly string[] = [
  * import assert from "node:assert/strict";
  *
  * assert.equal(isProtectedBasename(".ENV"), true);
+ * assert.equal(isProtectedBasename(".env.production"), true);
+ * assert.equal(isProtectedBasename("server.pem"), true);
  * assert.equal(isProtectedBasename("env.ts"), false);
  * ```
  */
 export function isProtectedBasename(name: string): boolean {
-  return PROTECTED_BASENAMES.includes(name.toLowerCase());
+  const lower = String(name).toLowerCase();
+  return PROTECTED_BASENAMES.includes(lower) ||
+    PROTECTED_PATTERNS.some((pattern) => pattern.test(lower));
 }
 
 /**
@@ -227,7 +342,17 @@ export function isProtectedBasename(name: string): boolean {
 export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
   const allowed = [...(options?.allowedPaths ?? [])];
   const denied = [...(options?.deniedPaths ?? [])];
-  const fs = options?.fs;
+  if (options?.lexicalOnly === true && options.fs) {
+    throw new TypeError("Cannot create path guard: lexicalOnly and fs exclude each other");
+  }
+  const lexicalOnly = options?.lexicalOnly === true;
+  let hostFs: Promise<PathFileSystem | undefined> | null = null;
+  const fileSystem = (): Promise<PathFileSystem | undefined> => {
+    if (lexicalOnly) return Promise.resolve(undefined);
+    if (options?.fs) return Promise.resolve(options.fs);
+    hostFs ??= loadHostFileSystem();
+    return hostFs;
+  };
   for (const list of [allowed, denied]) {
     for (const entry of list) {
       if (typeof entry !== "string" || entry === "" || entry.includes("\0")) {
@@ -253,6 +378,7 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     },
   };
   const check = async (raw: unknown): Promise<void> => {
+    const fs = await fileSystem();
     if (typeof raw !== "string") {
       throw new PermissionDeniedError(`Refusing to access non-string path: (${typeof raw})`);
     }
@@ -271,6 +397,14 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     if (isProtectedBasename(name)) {
       throw new PermissionDeniedError(`Refusing to access protected path: '${name}'`);
     }
+    if (fs?.linkCount) {
+      const links = await fs.linkCount(candidate);
+      if (links > 1) {
+        throw new PermissionDeniedError(
+          `Refusing to access a hard-linked file: '${raw}' (${links} links)`,
+        );
+      }
+    }
     for (const rule of denyRules) {
       if (rule(raw, candidate)) {
         throw new PermissionDeniedError(`Path matches deny rule: ${raw}`);
@@ -279,6 +413,9 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     if (roots.length === 0) return;
     const refuse = () => new PermissionDeniedError(`Refusing to access symlink: '${raw}'`);
     const real = fs ? await realpathLoose(fs, candidate, refuse) : candidate;
+    if (fs && isProtectedBasename(baseName(real))) {
+      throw new PermissionDeniedError(`Refusing to access protected path: '${baseName(real)}'`);
+    }
     for (const root of roots) {
       if (!isInside(root, candidate)) continue;
       const realRoot = fs ? await realpathLoose(fs, root, refuse) : root;
@@ -287,6 +424,26 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     throw new PermissionDeniedError(`Path not in allowed list: ${raw}`);
   };
   return named.guardPaths;
+}
+
+/** The host's file system through `node:fs`, or `undefined` where it cannot be loaded. */
+async function loadHostFileSystem(): Promise<PathFileSystem | undefined> {
+  try {
+    const [{ lstat, realpath }, processModule] = await Promise.all([
+      import("node:fs/promises"),
+      import("node:process"),
+    ]);
+    const process = processModule.default;
+    if (typeof realpath !== "function" || typeof process?.cwd !== "function") return undefined;
+    return {
+      cwd: () => process.cwd(),
+      realpath: (path) => realpath(path),
+      isSymlink: (path) => lstat(path).then((info) => info.isSymbolicLink(), () => false),
+      linkCount: (path) => lstat(path).then((info) => (info.isFile() ? info.nlink : 0), () => 0),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 function absolute(path: string, fs: PathFileSystem | undefined, raw: string): string {

@@ -66,11 +66,14 @@ export interface CodingSpecOptions {
   /** Install `guardDestructive` on bash and `guardPaths` on reader and editor (default true). */
   secure?: boolean;
   /**
-   * File-system access for `guardPaths` (realpath, symlinks, cwd); pass `nodeFileSystem` from
-   * `@hookscope/core/coding`. Without it the path guard is lexical only and a relative `cwd`
-   * cannot be resolved, so every path is denied (fail closed).
+   * File-system access for `guardPaths` (realpath, symlinks, hard links, cwd); the host's file
+   * system is used by default wherever one exists (pass `nodeFileSystem` from
+   * `@hookscope/core/coding`, or your own, to be explicit). Where no file system can be loaded
+   * the guard is lexical and a relative `cwd` cannot be resolved, so every path is denied.
    */
   fs?: PathFileSystem;
+  /** `true` asks for a lexical-only path guard (insecure: symlinks and hard links pass). */
+  lexicalPaths?: boolean;
 }
 
 /**
@@ -144,8 +147,9 @@ export class AgentSpec {
 
   /**
    * The coding preset: role `"implementer"`, tools `["coding"]`; when `secure` (default), the
-   * `guardDestructive` security hook on `bash` and one shared `guardPaths({ allowedPaths: [cwd] })`
-   * on `reader` and `editor`.
+   * `guardDestructive` security hook on `bash` (a parsed judgement of the command) and one
+   * shared `guardPaths({ allowedPaths: [cwd] })` on `reader` and `editor`, which resolves
+   * symlinks and refuses hard links on the host's file system without any option.
    *
    * @example The coding preset
    * ```ts
@@ -168,6 +172,7 @@ export class AgentSpec {
       const guard = guardPaths({
         allowedPaths: [options?.cwd ?? "."],
         ...(options?.fs ? { fs: options.fs } : {}),
+        ...(options?.lexicalPaths === true ? { lexicalOnly: true } : {}),
       });
       spec.securityPre("reader", guard);
       spec.securityPre("editor", guard);

@@ -67,3 +67,24 @@ export function formatTime(ms: number | null | undefined): string {
   if (typeof ms !== "number" || !Number.isFinite(ms)) return "-";
   return new Date(ms).toISOString().replace("T", " ").replace("Z", "");
 }
+
+/**
+ * Opens an existing SQLite session database for writing (answers, resumed runs), with clear
+ * errors. The file must exist: a typo must not create an empty database.
+ */
+export async function openWritableDb(path: string): Promise<SqliteStore> {
+  const probe = await openExistingDb(path).catch((error) => {
+    // A file of an older schema cannot be opened read-only; writable opening migrates it.
+    if (error instanceof CliError && /needs migrating/.test(error.message)) return null;
+    throw error;
+  });
+  await probe?.close();
+  try {
+    return await SqliteStore.open(path);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new CliError(`Cannot open database ${JSON.stringify(path)} for writing: ${reason}`, {
+      cause: error,
+    });
+  }
+}

@@ -21,7 +21,11 @@
  */
 
 import { CliError, type CliIO, processIO, UsageError } from "./_output.ts";
+import { APPROVE_HELP, approveCommand } from "./approve.ts";
 import { DEMO_HELP, demoCommand } from "./demo.ts";
+import { PENDING_HELP, pendingCommand } from "./pending.ts";
+import { REJECT_HELP, rejectCommand } from "./reject.ts";
+import { RESUME_HELP, resumeCommand } from "./resume.ts";
 import { POINTS_HELP, pointsCommand } from "./points.ts";
 import { RUN_HELP, runCommand } from "./run.ts";
 import { SESSIONS_HELP, sessionsCommand } from "./sessions.ts";
@@ -37,6 +41,12 @@ Commands:
                             the same agent against any OpenAI-compatible server
   sessions DB               list the sessions persisted in a SQLite file
   show DB SESSION           print one session's timeline (messages and signals)
+  pending DB                list the tool calls waiting for approval
+  approve DB CALL_ID [--args JSON] [--by NAME]
+                            approve a pending call (optionally with edited arguments)
+  reject DB CALL_ID [--reason TEXT]
+                            reject a pending call; the reason reaches the model
+  resume DB RUN_ID          continue a run once its pending calls are answered
   points                    the hook point catalogue with wiring status
 
 Run 'hookscope <command> --help' for a command's options.`;
@@ -46,6 +56,10 @@ const HELPS: Record<string, string> = {
   run: RUN_HELP,
   sessions: SESSIONS_HELP,
   show: SHOW_HELP,
+  pending: PENDING_HELP,
+  approve: APPROVE_HELP,
+  reject: REJECT_HELP,
+  resume: RESUME_HELP,
   points: POINTS_HELP,
 };
 
@@ -77,6 +91,14 @@ export async function main(args: readonly string[], io: CliIO = processIO): Prom
         return await sessionsCommand(rest, io);
       case "show":
         return await showCommand(rest, io);
+      case "pending":
+        return await pendingCommand(rest, io);
+      case "approve":
+        return await approveCommand(rest, io);
+      case "reject":
+        return await rejectCommand(rest, io);
+      case "resume":
+        return await resumeCommand(rest, io);
       case "points":
         return pointsCommand(rest, io);
       default:

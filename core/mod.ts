@@ -21,3 +21,4 @@ export * from "./json_safe.ts";
 export * from "./logger.ts";
 export * from "./redact.ts";
 export * from "./signal.ts";
+export * from "./tool_source.ts";

@@ -375,7 +375,7 @@ async function runAction(
         args: frozenArgs,
         argsSummary: summarize(args),
         branchId: host.id,
-        source: LOCAL_SOURCE,
+        source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
       }, emitOptions),
       true,
     ).catch((error) => {
@@ -495,7 +495,7 @@ async function runAction(
         resultSummary: summarize(output),
         durationMs,
         branchId: host.id,
-        source: LOCAL_SOURCE,
+        source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
       }, emitOptions),
       true,
     );

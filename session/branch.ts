@@ -11,6 +11,7 @@ import type { EmitOptions, HookBus } from "../hooks/mod.ts";
 import { race } from "../core/_race.ts";
 import type { IModel } from "../service/mod.ts";
 import { registerAttacher } from "./_attach.ts";
+import { registerHistory } from "./_history.ts";
 import { createMessage, type Message, type MessageInit, toMessageRecord } from "./message.ts";
 import type { SessionObserver } from "./observer.ts";
 import type { Session } from "./session.ts";
@@ -159,6 +160,7 @@ export class Branch extends Element {
       );
     };
     this.#callbacks = [scheduleEmit, this.persistViaBus];
+    registerHistory(this, (messages) => void this.#messages.push(...messages));
     registerAttacher(this, (session, observer) => {
       this.#session = session;
       this.#observer = observer;

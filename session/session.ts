@@ -23,6 +23,10 @@ import { DEFAULT_HOOKS } from "./persist_handlers.ts";
 import { Branch, type BranchOptions } from "./branch.ts";
 import { bridgeModelToSession, type BridgeOptions, type ModelBridge } from "./bridge.ts";
 import { type Gate, type ObserverHandler, type ObserveSpec, SessionObserver } from "./observer.ts";
+import type { ApprovalAnswer } from "../core/approval.ts";
+import type { OperateResult } from "./agent_loop.ts";
+import { type RestoreOptions, restoreSession } from "./restore.ts";
+import { type ResumeOptions, resumeRun } from "./resume.ts";
 
 /** What a {@linkcode Session} is made from. */
 export interface SessionOptions {
@@ -246,6 +250,52 @@ export class Session extends Element {
     const branch = new Branch(init);
     this.includeBranches(branch);
     return branch;
+  }
+
+  /**
+   * Rebuilds a session from its store: branches and messages come back as stored, nothing is
+   * written again (see {@linkcode restoreSession}).
+   *
+   * @example
+   * ```ts
+   * import { MemoryStore } from "@hookscope/core";
+   * import { Session } from "@hookscope/core/session";
+   * import assert from "node:assert/strict";
+   *
+   * const store = new MemoryStore();
+   * const first = new Session({ store });
+   * await first.start();
+   * await first.defaultBranch!.addMessage({ role: "user", content: "hi" });
+   * const again = await Session.restore(store, first.id);
+   * assert.equal(again.branches[0].messages[0].content, "hi");
+   * ```
+   */
+  static restore(
+    store: SessionStore,
+    sessionId: string,
+    options?: RestoreOptions,
+  ): Promise<Session> {
+    return restoreSession(this, store, sessionId, options);
+  }
+
+  /**
+   * Continues a run that stopped for approval exactly where it stopped, once, even when another
+   * process resumes it at the same time (see {@linkcode resumeRun}).
+   *
+   * @example An unknown run
+   * ```ts
+   * import { RunNotResumableError, Session } from "@hookscope/core/session";
+   * import assert from "node:assert/strict";
+   *
+   * await assert.rejects(new Session().resume("nope", {}), RunNotResumableError);
+   * ```
+   */
+  resume(
+    runId: string,
+    answers: Readonly<Record<string, ApprovalAnswer>>,
+    options?: ResumeOptions,
+  ): Promise<OperateResult> {
+    return resumeRun(this, runId, answers, options);
   }
 
   /**

@@ -10,8 +10,9 @@ import process from "node:process";
 import type { PathFileSystem } from "../guards.ts";
 
 /**
- * File-system access for `guardPaths` through `node:fs`: `cwd()`, `realpath()` and
- * `isSymlink()` (false for a missing path).
+ * File-system access for `guardPaths` through `node:fs`: `cwd()`, `realpath()`,
+ * `isSymlink()` (false for a missing path) and `linkCount()` (hard links of a regular file).
+ * `guardPaths` uses the host's file system by default; pass this (or your own) to be explicit.
  *
  * @example Give the path guard real symlink checks
  * ```ts
@@ -40,6 +41,14 @@ export const nodeFileSystem: PathFileSystem = {
       return (await lstat(path)).isSymbolicLink();
     } catch {
       return false;
+    }
+  },
+  async linkCount(path: string): Promise<number> {
+    try {
+      const info = await lstat(path);
+      return info.isFile() ? info.nlink : 0;
+    } catch {
+      return 0;
     }
   },
 };

@@ -1,7 +1,7 @@
 /**
- * `FunctionCalling`: one invocation of a {@linkcode Tool} as an `Event` — validation at
- * construction, then preprocessor → re-validation (X14) → function → postprocessor, with the
- * error processor (X12) on any failure.
+ * `FunctionCalling`: one invocation of a {@linkcode Tool} as an `Operation` — validation at
+ * construction, then preprocessor → re-validation → function → postprocessor, with the
+ * error processor on any failure.
  *
  * @module
  */
@@ -9,8 +9,8 @@
 import { race } from "../core/_race.ts";
 import {
   type ArgumentIssue,
-  Event,
   isAbortError,
+  Operation,
   toJsonSafe,
   ToolArgumentsError,
 } from "../core/mod.ts";
@@ -59,7 +59,7 @@ export interface FunctionCallingInit {
  * );
  * ```
  */
-export class FunctionCalling extends Event {
+export class FunctionCalling extends Operation {
   /** The tool being called. */
   readonly tool: Tool;
   /** The arguments: validated at construction, replaced by the final ones after preprocessing. */

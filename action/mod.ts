@@ -1,5 +1,5 @@
 /**
- * The Tool scope (ADR-0047 D5): per-Tool mutable interception. A {@linkcode Tool} owns its
+ * The Tool scope: per-Tool mutable interception. A {@linkcode Tool} owns its
  * preprocessor, postprocessor and error processor; a {@linkcode FunctionCalling} runs them in
  * order; an {@linkcode ActionManager} registers tools and, when it carries an
  * {@linkcode AgentSpec}, attaches the spec's hook chains to every tool. Web-standard only.
@@ -29,8 +29,8 @@
  * @module
  */
 
-export { Element, Event, EventStatus } from "../core/mod.ts";
-export type { ElementInit, EventRunOptions, Execution } from "../core/mod.ts";
+export { Entity, EventStatus, Operation } from "../core/mod.ts";
+export type { EntityInit, EventRunOptions, Execution } from "../core/mod.ts";
 export * from "./tool.ts";
 export * from "./function_calling.ts";
 export * from "./manager.ts";

@@ -1,5 +1,5 @@
 /**
- * `AgentSpec`: declarative per-tool hook lists (the ADR's `HooksMixin`) and the `coding` preset.
+ * `AgentSpec`: declarative per-tool hook lists and the `coding` preset.
  *
  * @module
  */
@@ -17,7 +17,7 @@ export type PreToolHook = (
   args: Record<string, unknown>,
 ) => Record<string, unknown> | void | Promise<Record<string, unknown> | void>;
 
-/** A post hook (X13): real action, final arguments and the result; non-`undefined` replaces it. */
+/** A post hook: real action, final arguments and the result; non-`undefined` replaces it. */
 export type PostToolHook = (
   toolName: string,
   action: string,
@@ -25,7 +25,7 @@ export type PostToolHook = (
   result: unknown,
 ) => unknown;
 
-/** An error hook (X12): a non-`undefined` return recovers with that result. */
+/** An error hook: a non-`undefined` return recovers with that result. */
 export type ErrorToolHook = (
   toolName: string,
   action: string,
@@ -79,7 +79,7 @@ export interface CodingSpecOptions {
 /**
  * Declarative tool hooks. `pre`, `securityPre`, `post` and `onError` append under
  * `"pre:<tool>"`, `"security_pre:<tool>"`, `"post:<tool>"` and `"error:<tool>"` and return the
- * same spec; `"*"` as the tool name applies to every tool. Lookup order everywhere (X15):
+ * same spec; `"*"` as the tool name applies to every tool. Lookup order everywhere:
  * `"*"`, the exact name, then `"<name>_tool"`.
  *
  * @example Declare hooks
@@ -128,7 +128,7 @@ export class AgentSpec {
     return this.#add("post", toolName, handler);
   }
 
-  /** Appends an error hook (they run, X12). */
+  /** Appends an error hook (they run). */
   onError(toolName: string, handler: ErrorToolHook): this {
     return this.#add("error", toolName, handler);
   }

@@ -1,6 +1,6 @@
 /**
  * `Tool`: a callable with a zod request schema, an OpenAI-style function schema and per-Tool
- * pre, post and error processors (ADR-0047 D5, X12).
+ * pre, post and error processors.
  *
  * @module
  */
@@ -8,7 +8,7 @@
 // Named imports, not the `z` namespace: bundlers can then leave out what is unused (zod's
 // locales alone are ~260 KB minified).
 import { toJSONSchema, ZodObject, ZodType } from "zod";
-import { Element, type ElementInit, toJsonSafe, type ToolSource } from "../core/mod.ts";
+import { Entity, type EntityInit, toJsonSafe, type ToolSource } from "../core/mod.ts";
 
 /** What a tool function receives besides its arguments. */
 export interface ToolContext {
@@ -41,7 +41,7 @@ export type ToolPostprocessor = (
 ) => unknown;
 
 /**
- * Runs when the invocation fails (X12): a non-`undefined` return becomes the result, otherwise
+ * Runs when the invocation fails: a non-`undefined` return becomes the result, otherwise
  * the error stands. A throw replaces the error.
  */
 export type ToolErrorProcessor = (
@@ -71,7 +71,7 @@ export interface RequestSchema<A = unknown> {
 
 /** Options of {@linkcode Tool}. */
 export interface ToolInit<A extends Record<string, unknown> = Record<string, unknown>, R = unknown>
-  extends ElementInit {
+  extends EntityInit {
   /** The function to run. */
   func: ToolFunction<A, R>;
   /** The tool name; defaults to the function's name. */
@@ -98,7 +98,7 @@ export interface ToolInit<A extends Record<string, unknown> = Record<string, unk
   postprocessor?: ToolPostprocessor | null;
   /** Second argument of the postprocessor. */
   postprocessorOptions?: Record<string, unknown>;
-  /** Runs on any invocation failure (X12). */
+  /** Runs on any invocation failure. */
   errorProcessor?: ToolErrorProcessor | null;
 }
 
@@ -131,7 +131,7 @@ const OPEN_PARAMETERS = Object.freeze({
  * ```
  */
 export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R = unknown>
-  extends Element {
+  extends Entity {
   /** The function the tool runs. */
   readonly func: ToolFunction<A, R>;
   /** The tool name (the function name in the schema). */

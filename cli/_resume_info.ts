@@ -21,7 +21,7 @@ export interface ResumeInfo {
   askBefore: string[];
 }
 
-/** Stores the setup in the session row's metadata (`nodeMetadata.hookscope`). */
+/** Stores the setup in the session row's metadata (`metadata.hookscope`). */
 export async function saveResumeInfo(
   store: SessionStore,
   sessionId: string,
@@ -35,7 +35,7 @@ export async function saveResumeInfo(
     askBefore: [...(config.askBefore ?? [])],
   };
   await store.updateSession(sessionId, {
-    nodeMetadata: { ...(row?.nodeMetadata ?? {}), hookscope: info },
+    metadata: { ...(row?.metadata ?? {}), hookscope: info },
   });
 }
 

@@ -93,7 +93,7 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
       );
     }
     const row = await store.getSession(run.sessionId);
-    const info = readResumeInfo(row?.nodeMetadata);
+    const info = readResumeInfo(row?.metadata);
     const baseURL = flagURL ?? info?.baseURL;
     const modelName = flagModel ?? info?.model;
     const workspace = flagWorkspace ?? info?.workspace;

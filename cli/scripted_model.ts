@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 
 /** One scripted model turn: text streamed in pieces, then optional tool calls. */
 export interface ScriptedTurn {
-  /** Text pieces, streamed one Server-Sent Event each. */
+  /** Text pieces, streamed one Server-Sent Operation each. */
   text?: readonly string[];
   /** Tool calls the model makes after the text. */
   toolCalls?: readonly { name: string; arguments: Record<string, unknown> }[];

@@ -3,7 +3,7 @@
 
 import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
-import { EventStatus } from "../core/event.ts";
+import { EventStatus } from "../core/operation.ts";
 import { toJsonSafe } from "../core/json_safe.ts";
 import type { StreamChunk } from "../service/endpoint.ts";
 import type { IModel } from "../service/imodel.ts";

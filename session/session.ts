@@ -1,11 +1,11 @@
 /**
- * `Session`: owns branches, one lazy `SessionObserver` and one lazy `HookBus` (ADR-0047 D3).
+ * `Session`: owns branches, one lazy `SessionObserver` and one lazy `HookBus`.
  *
  * @module
  */
 
 import { reportFailure } from "./_loud_failures.ts";
-import { Element } from "../core/element.ts";
+import { Entity } from "../core/entity.ts";
 import { BranchOwnershipError } from "../core/errors.ts";
 import {
   type AgentHooks,
@@ -30,7 +30,7 @@ import { type ResumeOptions, resumeRun } from "./resume.ts";
 
 /** What a {@linkcode Session} is made from. */
 export interface SessionOptions {
-  /** Declarative hook overrides passed to `buildSessionBus` (X2); validated at construction. */
+  /** Declarative hook overrides passed to `buildSessionBus`; validated at construction. */
   hooks?: AgentHooks;
   /**
    * Where the session persists. With a store the observer and the bus are created at once: the
@@ -72,10 +72,10 @@ export interface SessionOptions {
  * the hook bus (ordered dispatch). Both are lazy and made once; with a store they are made at
  * construction so persistence never depends on access order.
  *
- * - Creating the bus attaches it to every branch already included (X1); branches included later
+ * - Creating the bus attaches it to every branch already included; branches included later
  *   get it at inclusion. Order of access never changes delivery.
  * - The bus is `buildSessionBus(options.hooks, { observer, store, sessionId, defaults })` with
- *   the persistence handlers of `DEFAULT_HOOKS` as defaults (X2).
+ *   the persistence handlers of `DEFAULT_HOOKS` as defaults.
  * - `includeBranches` checks the whole batch first: a branch another session owns throws
  *   `BranchOwnershipError` and nothing changes.
  * - With a `model`, the model's calls are emitted on the bus as the `api.*` hook points
@@ -103,7 +103,7 @@ export interface SessionOptions {
  * assert.ok((await store.listSessionSignals(session.id)).length >= 3);
  * ```
  */
-export class Session extends Element {
+export class Session extends Entity {
   /** The store, or `undefined`. */
   readonly store: SessionStore | undefined;
   /** The name, or `null`. */
@@ -153,7 +153,7 @@ export class Session extends Element {
     if (options?.name !== undefined && typeof options.name !== "string") {
       throw new TypeError("Cannot create session: name must be a string");
     }
-    loadHooksForAgent(options?.hooks); // validates the declarative config now (X2)
+    loadHooksForAgent(options?.hooks); // validates the declarative config now
     super(options?.id === undefined ? undefined : { id: options.id });
     this.store = store;
     this.name = options?.name ?? null;
@@ -190,7 +190,7 @@ export class Session extends Element {
   /**
    * The session's bus: made on first access (or at construction with a store) with the
    * declarative overrides, the observer, the store and the session id, then attached to every
-   * included branch (X1, X2).
+   * included branch.
    */
   get hooks(): HookBus {
     let bus = this.#bus;
@@ -209,7 +209,7 @@ export class Session extends Element {
           : {}),
       });
       this.#bus = bus;
-      for (const branch of this.#branches) branch.bindHooks(bus); // X1: backfill
+      for (const branch of this.#branches) branch.bindHooks(bus); // backfill
     }
     return bus;
   }

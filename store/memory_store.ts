@@ -159,29 +159,29 @@ export class MemoryStore implements SessionStore {
     await undefined;
   }
 
-  /** Appends a message id to a progression; an id already in that progression is not repeated. */
-  async appendToProgression(progressionId: string, messageId: string): Promise<void> {
-    this.#open("append to progression");
-    checkId(progressionId, "progressionId", "append to progression");
-    checkId(messageId, "messageId", "append to progression");
-    const list = this.#progressions.get(progressionId);
-    if (list === undefined) this.#progressions.set(progressionId, [messageId]);
+  /** Appends a message id to a sequence; an id already in that sequence is not repeated. */
+  async appendToSequence(sequenceId: string, messageId: string): Promise<void> {
+    this.#open("append to sequence");
+    checkId(sequenceId, "sequenceId", "append to sequence");
+    checkId(messageId, "messageId", "append to sequence");
+    const list = this.#progressions.get(sequenceId);
+    if (list === undefined) this.#progressions.set(sequenceId, [messageId]);
     else if (!list.includes(messageId)) list.push(messageId);
     await undefined;
   }
 
   /**
-   * Messages (copies) in insertion order, or in progression order when `progressionId` is given;
+   * Messages (copies) in insertion order, or in sequence order when `sequenceId` is given;
    * every given filter must match.
    */
   async listMessages(
-    options: { sessionId?: string; branchId?: string; progressionId?: string },
+    options: { sessionId?: string; branchId?: string; sequenceId?: string },
   ): Promise<MessageRecord[]> {
     this.#open("list messages");
     const query = normalizeMessageQuery(options);
     let source: Iterable<MessageRecord>;
-    if (query.progressionId !== undefined) {
-      const ids = this.#progressions.get(query.progressionId) ?? [];
+    if (query.sequenceId !== undefined) {
+      const ids = this.#progressions.get(query.sequenceId) ?? [];
       const found: MessageRecord[] = [];
       for (const id of ids) {
         const message = this.#messages.get(id);

@@ -52,7 +52,7 @@ export interface SessionRow {
   /** The invocation id. */
   invocationId?: string | null;
   /** Free-form metadata. */
-  nodeMetadata?: Record<string, unknown> | null;
+  metadata?: Record<string, unknown> | null;
   /** Input tokens used. */
   inputTokens?: number | null;
   /** Output tokens used. */
@@ -148,11 +148,11 @@ export interface SessionStore {
   getBranch(id: string): Promise<Record<string, unknown> | undefined>;
   /** Inserts a message; the same id twice is stored once. */
   insertMessage(message: MessageRecord): Promise<void>;
-  /** Appends a message id to a progression (an ordered list of message ids). */
-  appendToProgression(progressionId: string, messageId: string): Promise<void>;
+  /** Appends a message id to a sequence (an ordered list of message ids). */
+  appendToSequence(sequenceId: string, messageId: string): Promise<void>;
   /** Messages in insertion order, filtered. */
   listMessages(
-    options: { sessionId?: string; branchId?: string; progressionId?: string },
+    options: { sessionId?: string; branchId?: string; sequenceId?: string },
   ): Promise<MessageRecord[]>;
   /** Appends a signal row; the store assigns `seq`. */
   insertSessionSignal(row: SignalInsert): Promise<void>;

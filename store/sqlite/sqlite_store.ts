@@ -74,8 +74,12 @@ export interface SqliteStoreInfo {
   readonly readOnly: boolean;
 }
 
+// The session's free-form metadata keeps the reference's column name (`node_metadata`), so
+// files written before the field was renamed stay readable.
+const RENAMED_COLUMNS: Readonly<Record<string, string>> = { metadata: "node_metadata" };
+
 function column(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return RENAMED_COLUMNS[field] ?? field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
 const SESSION_COLUMNS: readonly string[] = SESSION_FIELD_NAMES.map(column);
@@ -450,36 +454,36 @@ export class SqliteStore implements SessionStore {
     await undefined;
   }
 
-  /** Appends a message id to a progression; an id already in that progression is not repeated. */
-  async appendToProgression(progressionId: string, messageId: string): Promise<void> {
-    this.#use("append to progression");
-    checkId(progressionId, "progressionId", "append to progression");
-    checkId(messageId, "messageId", "append to progression");
-    this.#write("append to progression", (db) => {
+  /** Appends a message id to a sequence; an id already in that sequence is not repeated. */
+  async appendToSequence(sequenceId: string, messageId: string): Promise<void> {
+    this.#use("append to sequence");
+    checkId(sequenceId, "sequenceId", "append to sequence");
+    checkId(messageId, "messageId", "append to sequence");
+    this.#write("append to sequence", (db) => {
       db.run(
         "INSERT INTO progressions (progression_id, message_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-        [progressionId, messageId],
+        [sequenceId, messageId],
       );
     });
     await undefined;
   }
 
   /**
-   * Messages in insertion order, or in progression order when `progressionId` is given; every
+   * Messages in insertion order, or in sequence order when `sequenceId` is given; every
    * given filter must match.
    */
   async listMessages(
-    options: { sessionId?: string; branchId?: string; progressionId?: string },
+    options: { sessionId?: string; branchId?: string; sequenceId?: string },
   ): Promise<MessageRecord[]> {
     this.#use("list messages");
     const query = normalizeMessageQuery(options);
     const where: string[] = [];
     const params: SqlValue[] = [];
     let sql: string;
-    if (query.progressionId !== undefined) {
+    if (query.sequenceId !== undefined) {
       sql = "SELECT m.* FROM progressions p JOIN messages m ON m.id = p.message_id";
       where.push("p.progression_id = ?");
-      params.push(query.progressionId);
+      params.push(query.sequenceId);
     } else {
       sql = "SELECT m.* FROM messages m";
     }
@@ -492,7 +496,7 @@ export class SqliteStore implements SessionStore {
       params.push(query.branchId);
     }
     if (where.length > 0) sql += ` WHERE ${where.join(" AND ")}`;
-    sql += query.progressionId !== undefined ? " ORDER BY p.position" : " ORDER BY m.position";
+    sql += query.sequenceId !== undefined ? " ORDER BY p.position" : " ORDER BY m.position";
     const rows = this.#read("list messages", (db) => db.all(sql, params));
     await undefined;
     return rows.map(toMessage);

@@ -74,13 +74,13 @@ if (sqliteMissing) {
         id: "s1",
         status: "created",
         model: "m",
-        nodeMetadata: { k: "v" },
+        metadata: { k: "v" },
       });
       await first.updateSession("s1", { status: "running", startedAt: 1234, totalCostUsd: 0.25 });
       await first.updateBranch("b1", { model: "m", systemMessageId: "m0" });
       for (let i = 0; i < 20; i++) {
         await first.insertMessage(message(`m${i}`, { content: { i, text: `"quoted" \\ ${i}` } }));
-        await first.appendToProgression("b1-prog", `m${i}`);
+        await first.appendToSequence("b1-prog", `m${i}`);
         await first.insertSessionSignal({
           sessionId: "s1",
           kind: "MessageAdded",
@@ -93,7 +93,7 @@ if (sqliteMissing) {
         session: await first.getSession("s1"),
         branch: await first.getBranch("b1"),
         messages: await first.listMessages({ sessionId: "s1" }),
-        progression: await first.listMessages({ progressionId: "b1-prog" }),
+        sequence: await first.listMessages({ sequenceId: "b1-prog" }),
         signals: await first.listSessionSignals("s1"),
       };
       await first.close();
@@ -104,7 +104,7 @@ if (sqliteMissing) {
           session: await second.getSession("s1"),
           branch: await second.getBranch("b1"),
           messages: await second.listMessages({ sessionId: "s1" }),
-          progression: await second.listMessages({ progressionId: "b1-prog" }),
+          sequence: await second.listMessages({ sequenceId: "b1-prog" }),
           signals: await second.listSessionSignals("s1"),
         };
         assert.deepEqual(afterReopen, before);

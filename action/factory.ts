@@ -245,7 +245,7 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
   const preprocessor: ToolPreprocessor = async (args, options, context) => {
     const chain = chainPreHooks(
       canonical,
-      spec.hooksFor("security_pre", name) as PreToolHook[],
+      spec.hooksFor("securityPre", name) as PreToolHook[],
       spec.hooksFor("pre", name) as PreToolHook[],
     );
     let current = chain ? await chain(args) : args;

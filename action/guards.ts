@@ -1,14 +1,13 @@
 /**
- * Security pre hooks: `guardDestructive` / `judgeCommand` / `destructiveCommandGuard` (judge a
- * shell command from its parse tree) and `guardPaths`
- * (confines `path` / `filePath` arguments), with the reference messages.
+ * The path guard `guardPaths` (confines `path` / `filePath` arguments) and the protected-name
+ * list, with the reference messages. Web-standard: the file system is injected (`fs`); the
+ * shell-command guard lives in `@hookscope/core/coding` (it needs a WebAssembly parser loaded
+ * through `node:*`).
  *
  * @module
  */
 
 import { PermissionDeniedError } from "../core/mod.ts";
-import { loadShellParser, type ShellParser } from "./_shell_parse.ts";
-import { judgeShell } from "./_shell_judge.ts";
 import { realpathLoose } from "./_realpath.ts";
 import {
   baseName,
@@ -19,192 +18,6 @@ import {
   normalizePath,
   resolvePath,
 } from "./_path.ts";
-
-/** What {@linkcode judgeCommand} does with a destructive command. */
-export interface JudgeCommandOptions {
-  /**
-   * `"deny"` (default) refuses destructive commands and commands the guard cannot see into
-   * (inline interpreter code, computed program names); `"ask"` hands them to a person
-   * instead. A command that cannot be parsed is always denied.
-   */
-  onDestructive?: "deny" | "ask";
-}
-
-/**
- * A verdict of the command guard, structurally a `ToolPreDecision` (`undefined`: no opinion).
- */
-export type CommandDecision =
-  | undefined
-  | { decision: "deny"; reason: string }
-  | { decision: "ask"; reason: string };
-
-/**
- * Judges a shell command line from its parse tree (the `tree-sitter-bash` grammar): every
- * simple command at any depth — lists, pipelines, subshells, command and process
- * substitutions, function bodies, `sh -c` / `bash -c` / `eval` / `su -c` / `ssh` strings
- * parsed again, and the programs run by `sudo`, `env`, `xargs`, `find -exec`, `nohup`,
- * `timeout`, `nice`, `command`, `exec`, `watch`, `npx`, … — is judged on its program and
- * flags: recursive deletes in any spelling, `find -delete`, destructive git subcommands and
- * force pushes, `dd of=`, `mkfs*`, `wipefs`, `shred`, `truncate`, truncating or device
- * redirections, `chmod -R` / `chown -R`, `kill -9 -1`, `shutdown` / `reboot`, `crontab -r`,
- * `rsync --delete`, dropping SQL, fork bombs. Commands it cannot see into (inline
- * interpreter code such as `python -c` or `node -e`, a shell reading its input, a program name
- * computed at run time) count as destructive. A command that cannot be parsed is denied.
- *
- * Resolves to `undefined` for a command with nothing to object to, otherwise to
- * `{ decision: "deny" | "ask", reason }`. Loads the parser (WebAssembly) on first use; when it
- * cannot load, every command is denied.
- *
- * @example Judge commands
- * ```ts
- * import { judgeCommand } from "@hookscope/core/action";
- * import assert from "node:assert/strict";
- *
- * assert.equal(await judgeCommand("git status && ls -la"), undefined);
- * const verdict = await judgeCommand("timeout 5 nohup sh -c 'find . -delete'");
- * assert.equal(verdict?.decision, "deny");
- * assert.match(verdict?.reason ?? "", /find -delete/);
- * assert.equal((await judgeCommand("rm -r build", { onDestructive: "ask" }))?.decision, "ask");
- * assert.equal((await judgeCommand("echo 'unclosed"))?.decision, "deny");
- * ```
- */
-export async function judgeCommand(
-  command: string,
-  options?: JudgeCommandOptions,
-): Promise<CommandDecision> {
-  const onDestructive = options?.onDestructive ?? "deny";
-  if (onDestructive !== "deny" && onDestructive !== "ask") {
-    throw new TypeError(
-      `Cannot judge command: onDestructive must be "deny" or "ask", got ${
-        JSON.stringify(String(onDestructive))
-      }`,
-    );
-  }
-  if (typeof command !== "string") {
-    return { decision: "deny", reason: `Command is not a string (${typeof command})` };
-  }
-  let parse: ShellParser;
-  try {
-    parse = await loadShellParser();
-  } catch (error) {
-    return {
-      decision: "deny",
-      reason: `The shell parser could not be loaded, so no command can be judged: ${
-        (error as Error)?.message ?? String(error)
-      }`,
-    };
-  }
-  const finding = judgeShell(parse, command);
-  if (!finding) return undefined;
-  if (finding.kind === "unparseable") return { decision: "deny", reason: finding.reason };
-  const label = finding.kind === "opaque" ? "Cannot judge command" : "Destructive command";
-  return { decision: onDestructive, reason: `${label} (${finding.reason})` };
-}
-
-/**
- * A security pre hook for shell tools (Tool scope): rejects with `PermissionDeniedError` when
- * {@linkcode judgeCommand} does not pass `args.command` (a non-string command is refused).
- * Arguments without a `command` key pass.
- *
- * @example Refuse a destructive command
- * ```ts
- * import { guardDestructive } from "@hookscope/core/action";
- * import assert from "node:assert/strict";
- *
- * await assert.rejects(guardDestructive("bash", "", { command: "rm -r /" }), {
- *   name: "PermissionDeniedError",
- *   message: /^Blocked destructive command: rm -r \//,
- * });
- * assert.equal(await guardDestructive("bash", "", { command: "ls -la" }), undefined);
- * ```
- */
-export async function guardDestructive(
-  _toolName: string,
-  _action: string,
-  args: Record<string, unknown>,
-): Promise<void> {
-  if (args === null || typeof args !== "object" || !("command" in args)) return;
-  const command = args.command;
-  const verdict = await judgeCommand(command as string);
-  if (verdict) {
-    throw new PermissionDeniedError(
-      `Blocked destructive command: ${
-        String(command)
-      }\n${verdict.reason}\nIf you need this, explain why and ask the user to run it manually.`,
-    );
-  }
-}
-
-/** Options of {@linkcode destructiveCommandGuard}. */
-export interface DestructiveCommandGuardOptions extends JudgeCommandOptions {
-  /** Tool names whose `command` argument is judged (default `["bash"]`; `"*"` for all). */
-  tools?: readonly string[];
-  /** The argument holding the command line (default `"command"`). */
-  argument?: string;
-}
-
-/** A `tool.pre` payload as the guard reads it (`args` are the call's real arguments). */
-export interface CommandGuardPayload {
-  /** The called tool. */
-  readonly toolName: string;
-  /** The real arguments of the call. */
-  readonly args?: Readonly<Record<string, unknown>>;
-  /** Other payload fields (`callId`, `argsSummary`, …), not read by the guard. */
-  readonly [key: string]: unknown;
-}
-
-/**
- * Makes a session `tool.pre` handler that judges the real `args.command` of every call to a
- * shell tool with {@linkcode judgeCommand} and returns its decision (deny or ask), or
- * `undefined` to let the call go on. A call to a guarded tool whose payload carries no
- * arguments, or whose command is not a string, is denied: the guard decides on real values.
- *
- * @example A session tool.pre guard
- * ```ts
- * import { destructiveCommandGuard } from "@hookscope/core/action";
- * import assert from "node:assert/strict";
- *
- * const guard = destructiveCommandGuard({ onDestructive: "ask" });
- * const payload = { toolName: "bash", callId: "c1", args: { command: "git push -f origin" } };
- * assert.equal((await guard(payload))?.decision, "ask");
- * assert.equal(await guard({ toolName: "reader", callId: "c2", args: { path: "x" } }), undefined);
- * ```
- */
-export function destructiveCommandGuard(
-  options?: DestructiveCommandGuardOptions,
-): (payload: CommandGuardPayload) => Promise<CommandDecision> {
-  const tools = [...(options?.tools ?? ["bash"])];
-  const key = options?.argument ?? "command";
-  const judgeOptions: JudgeCommandOptions = { onDestructive: options?.onDestructive ?? "deny" };
-  // Validate the option now rather than on the first call.
-  if (judgeOptions.onDestructive !== "deny" && judgeOptions.onDestructive !== "ask") {
-    throw new TypeError(
-      `Cannot create command guard: onDestructive must be "deny" or "ask", got ${
-        JSON.stringify(String(judgeOptions.onDestructive))
-      }`,
-    );
-  }
-  const named = {
-    async destructiveCommandGuard(payload: CommandGuardPayload): Promise<CommandDecision> {
-      const name = typeof payload?.toolName === "string" ? payload.toolName : "";
-      const canonical = name.length > 5 && name.endsWith("_tool") ? name.slice(0, -5) : name;
-      if (!tools.includes("*") && !tools.includes(canonical)) return undefined;
-      const args = payload?.args;
-      if (args === null || typeof args !== "object") {
-        return {
-          decision: "deny",
-          reason: `The ${name} call carries no arguments to judge (tool.pre payload without args)`,
-        };
-      }
-      const command = (args as Record<string, unknown>)[key];
-      if (typeof command !== "string") {
-        return { decision: "deny", reason: `The ${name} call has no string '${key}' argument` };
-      }
-      return await judgeCommand(command, judgeOptions);
-    },
-  };
-  return named.destructiveCommandGuard;
-}
 
 /**
  * The file-system access `guardPaths` needs beyond lexical path arithmetic. `nodeFileSystem`
@@ -242,9 +55,9 @@ export interface GuardPathsOptions {
    */
   deniedPaths?: readonly string[];
   /**
-   * The file system for the realpath, symlink and hard-link checks. Default: the host's
-   * (`node:fs`, loaded on first use) wherever one exists; where none can be loaded (an edge
-   * runtime) the guard is lexical.
+   * The file system for the realpath, symlink and hard-link checks (for example
+   * `nodeFileSystem` from `@hookscope/core/coding`, whose own `guardPaths` passes it by
+   * default). Required unless `lexicalOnly` is `true`: this entry loads no host module.
    */
   fs?: PathFileSystem;
   /**
@@ -324,12 +137,16 @@ export function isProtectedBasename(name: string): boolean {
  * (`/ws` vs `/ws-evil`). Arguments without a path pass. Glob deny rules are compiled once and
  * matched without backtracking; a rule whose braces expand too far throws `TypeError` here.
  *
+ * This entry loads no host module, so the file system is a required option: without `fs` and
+ * without `lexicalOnly: true` the guard throws `TypeError` when made. `guardPaths` from
+ * `@hookscope/core/coding` passes `nodeFileSystem` by default.
+ *
  * @example Confine paths to a root (lexical, no file system)
  * ```ts
  * import { guardPaths } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
- * const guard = guardPaths({ allowedPaths: ["/ws"] });
+ * const guard = guardPaths({ allowedPaths: ["/ws"], lexicalOnly: true });
  * assert.equal(await guard("reader", "read", { path: "src/weird;name.py" }), undefined);
  * await assert.rejects(guard("reader", "read", { path: "../../etc/passwd" }), {
  *   message: "Path not in allowed list: ../../etc/passwd",
@@ -346,13 +163,14 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     throw new TypeError("Cannot create path guard: lexicalOnly and fs exclude each other");
   }
   const lexicalOnly = options?.lexicalOnly === true;
-  let hostFs: Promise<PathFileSystem | undefined> | null = null;
-  const fileSystem = (): Promise<PathFileSystem | undefined> => {
-    if (lexicalOnly) return Promise.resolve(undefined);
-    if (options?.fs) return Promise.resolve(options.fs);
-    hostFs ??= loadHostFileSystem();
-    return hostFs;
-  };
+  if (!lexicalOnly && !options?.fs) {
+    throw new TypeError(
+      "Cannot create path guard: pass fs (for example nodeFileSystem from " +
+        "@hookscope/core/coding, whose guardPaths uses it by default) for the symlink and " +
+        "hard-link checks, or lexicalOnly: true for an insecure lexical-only guard",
+    );
+  }
+  const fs: PathFileSystem | undefined = lexicalOnly ? undefined : options?.fs;
   for (const list of [allowed, denied]) {
     for (const entry of list) {
       if (typeof entry !== "string" || entry === "" || entry.includes("\0")) {
@@ -378,7 +196,6 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     },
   };
   const check = async (raw: unknown): Promise<void> => {
-    const fs = await fileSystem();
     if (typeof raw !== "string") {
       throw new PermissionDeniedError(`Refusing to access non-string path: (${typeof raw})`);
     }
@@ -424,26 +241,6 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     throw new PermissionDeniedError(`Path not in allowed list: ${raw}`);
   };
   return named.guardPaths;
-}
-
-/** The host's file system through `node:fs`, or `undefined` where it cannot be loaded. */
-async function loadHostFileSystem(): Promise<PathFileSystem | undefined> {
-  try {
-    const [{ lstat, realpath }, processModule] = await Promise.all([
-      import("node:fs/promises"),
-      import("node:process"),
-    ]);
-    const process = processModule.default;
-    if (typeof realpath !== "function" || typeof process?.cwd !== "function") return undefined;
-    return {
-      cwd: () => process.cwd(),
-      realpath: (path) => realpath(path),
-      isSymlink: (path) => lstat(path).then((info) => info.isSymbolicLink(), () => false),
-      linkCount: (path) => lstat(path).then((info) => (info.isFile() ? info.nlink : 0), () => 0),
-    };
-  } catch {
-    return undefined;
-  }
 }
 
 function absolute(path: string, fs: PathFileSystem | undefined, raw: string): string {

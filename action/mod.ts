@@ -6,12 +6,15 @@
  *
  * @example A tool with hook chains, without a Session
  * ```ts
- * import { ActionManager, AgentSpec, guardDestructive, Tool } from "@hookscope/core/action";
+ * import { ActionManager, AgentSpec, Tool } from "@hookscope/core/action";
  * import { z } from "zod";
  * import assert from "node:assert/strict";
  *
+ * const noRm = (_tool: string, _action: string, args: Record<string, unknown>): void => {
+ *   if (/\brm\b/.test(String(args.command))) throw new Error("Blocked destructive command");
+ * };
  * const spec = new AgentSpec()
- *   .securityPre("run", guardDestructive)
+ *   .securityPre("run", noRm)
  *   .pre("run", (_t, _a, args) => ({ ...args, command: String(args.command).trim() }));
  * const manager = new ActionManager({ spec });
  * manager.register(new Tool({

@@ -6,17 +6,17 @@
  * @module
  */
 
-import { nodeFileSystem } from "../action/coding/mod.ts";
+import { codingSpec, nodeFileSystem } from "../action/coding/mod.ts";
 import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
 import { realpath } from "node:fs/promises";
-import { AgentSpec, isProtectedBasename } from "../action/mod.ts";
+import { isProtectedBasename } from "../action/mod.ts";
 import { baseName, globMatcher, hasGlobChars, resolvePath } from "../action/_path.ts";
-import { loadShellParser } from "../action/_shell_parse.ts";
+import { loadShellParser } from "../action/coding/_shell_parse.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
 import { redactSecrets } from "../core/redact.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
 import { bridgeModelToSession, createAgent, HookBlocked, Session } from "../session/mod.ts";
-import { SqliteStore } from "../store/sqlite/mod.ts";
+import { displayDb, openOrCreateDb } from "./_db.ts";
 import { CliError, type CliIO } from "./_output.ts";
 import type { PendingApproval } from "../core/approval.ts";
 import { askBeforeHook, saveResumeInfo } from "./_resume_info.ts";
@@ -216,15 +216,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     endText();
     io.out(`${clock()}  ${tag.padEnd(8)} ${text.replace(/\s+/g, " ")}`);
   };
-  let store: SqliteStore;
-  try {
-    store = await SqliteStore.open(config.dbPath);
-  } catch (error) {
-    throw new CliError(
-      clean(`Cannot open database ${JSON.stringify(config.dbPath)}: ${(error as Error).message}`),
-      { cause: error },
-    );
-  }
+  const store = await openOrCreateDb(config.dbPath);
   const failures: string[] = [];
   const session = new Session({
     store,
@@ -273,7 +265,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   });
   bus.on(
     "message.add",
-    ({ message }) => line("persist", `message ${message.role} → ${config.dbPath}`),
+    ({ message }) => line("persist", `message ${message.role} → ${displayDb(config.dbPath)}`),
   );
   session.observer.observe({ type: HookBlocked }, (signal) => {
     blocked++;
@@ -282,7 +274,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
 
   const bridge = bridgeModelToSession(model, session, { chunks: false });
 
-  const spec = AgentSpec.coding({ cwd: config.workspace, secure: true, fs: nodeFileSystem });
+  const spec = codingSpec({ cwd: config.workspace, secure: true, fs: nodeFileSystem });
   const agent = createAgent(spec, { session, model, system: SYSTEM_PROMPT });
   const toolkit = new CodingToolkit({
     workspaceRoot: config.workspace,

@@ -6,16 +6,19 @@
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { dbTarget, displayDb, openExistingDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { runSelf } from "./_self.ts";
 import { type AgentRunSummary, runCodingAgent } from "./agent_run.ts";
-import { SqliteStore } from "../store/sqlite/mod.ts";
 import { type ScriptedTurn, startScriptedModel } from "./scripted_model.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
-  db: { type: "string", help: "the SQLite file to persist to (default ./hookscope-demo.db)" },
+  db: {
+    type: "string",
+    help: "the SQLite file or postgres:// URL to persist to (default ./hookscope-demo.db)",
+  },
   "keep-workspace": { type: "boolean", help: "keep the temporary workspace afterwards" },
   answer: {
     type: "string",
@@ -105,7 +108,7 @@ export async function demoCommand(
       `hookscope demo: --answer must be edit, approve or reject; got ${JSON.stringify(choice)}`,
     );
   }
-  const dbPath = resolve(typeof values.db === "string" ? values.db : "hookscope-demo.db");
+  const dbPath = dbTarget(typeof values.db === "string" ? values.db : "hookscope-demo.db");
   const workspace = mkdtempSync(join(tmpdir(), "hookscope-demo-"));
   writeFileSync(join(workspace, "notes.md"), "# Notes\n\nTODO: clean the build folder.\n");
   writeFileSync(join(workspace, ".env"), "API_KEY=do-not-read\n");
@@ -113,7 +116,7 @@ export async function demoCommand(
   const server = await startScriptedModel(DEMO_SCRIPT);
   io.out(`hookscope demo: scripted model at ${server.baseURL}`);
   io.out(`workspace ${workspace}`);
-  io.out(`database  ${dbPath}\n`);
+  io.out(`database  ${displayDb(dbPath)}\n`);
   try {
     let summary: AgentRunSummary = await runCodingAgent({
       baseURL: server.baseURL,
@@ -131,9 +134,11 @@ export async function demoCommand(
     io.out(
       `\nsession ${summary.sessionId} ${summary.status}: ${summary.turns} turns, ${summary.blocked} blocked tool calls`,
     );
-    io.out(`persisted to ${dbPath}`);
-    io.out(`inspect it:  hookscope show ${dbPath} ${summary.sessionId}`);
-    io.out(`  (in this repository: npm run hookscope -- show ${dbPath} ${summary.sessionId})`);
+    io.out(`persisted to ${displayDb(dbPath)}`);
+    io.out(`inspect it:  hookscope show ${displayDb(dbPath)} ${summary.sessionId}`);
+    io.out(
+      `  (in this repository: npm run hookscope -- show ${displayDb(dbPath)} ${summary.sessionId})`,
+    );
     return 0;
   } finally {
     await server.close();
@@ -182,7 +187,7 @@ async function approvalRound(
   }
   await child(["resume", dbPath, runId], "    │ ");
   io.out(`── approval round done ──`);
-  const store = await SqliteStore.open(dbPath, { readOnly: true });
+  const store = await openExistingDb(dbPath);
   try {
     const row = await store.getSession(summary.sessionId);
     const run = await store.getRun(runId);

@@ -30,6 +30,7 @@ import { POINTS_HELP, pointsCommand } from "./points.ts";
 import { RUN_HELP, runCommand } from "./run.ts";
 import { SESSIONS_HELP, sessionsCommand } from "./sessions.ts";
 import { SHOW_HELP, showCommand } from "./show.ts";
+import { TAIL_HELP, tailCommand } from "./tail.ts";
 
 export type { CliIO } from "./_output.ts";
 
@@ -39,7 +40,7 @@ Commands:
   demo                      a scripted coding-agent session, fully offline
   run --base-url URL --model NAME
                             the same agent against any OpenAI-compatible server
-  sessions DB               list the sessions persisted in a SQLite file
+  sessions DB               list the sessions persisted in a SQLite file or postgres:// URL
   show DB SESSION           print one session's timeline (messages and signals)
   pending DB                list the tool calls waiting for approval
   approve DB CALL_ID [--args JSON] [--by NAME]
@@ -47,6 +48,7 @@ Commands:
   reject DB CALL_ID [--reason TEXT]
                             reject a pending call; the reason reaches the model
   resume DB RUN_ID          continue a run once its pending calls are answered
+  tail URL [SESSION]        follow the signals written to a postgres:// store, live
   points                    the hook point catalogue with wiring status
 
 Run 'hookscope <command> --help' for a command's options.`;
@@ -60,6 +62,7 @@ const HELPS: Record<string, string> = {
   approve: APPROVE_HELP,
   reject: REJECT_HELP,
   resume: RESUME_HELP,
+  tail: TAIL_HELP,
   points: POINTS_HELP,
 };
 
@@ -101,6 +104,8 @@ export async function main(args: readonly string[], io: CliIO = processIO): Prom
         return await resumeCommand(rest, io);
       case "points":
         return pointsCommand(rest, io);
+      case "tail":
+        return await tailCommand(rest, io);
       default:
         io.err(`hookscope: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
         return 2;

@@ -5,8 +5,7 @@
  * @module
  */
 
-import { CodingToolkit, nodeFileSystem } from "../action/coding/mod.ts";
-import { AgentSpec } from "../action/mod.ts";
+import { codingSpec, CodingToolkit, nodeFileSystem } from "../action/coding/mod.ts";
 import { summarize } from "../core/json_safe.ts";
 import { IModel } from "../service/mod.ts";
 import { HookBlocked, RunNotResumableError, Session } from "../session/mod.ts";
@@ -107,7 +106,7 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
     const env = globalThis.process?.env ?? {};
     const apiKey = env.HOOKSCOPE_API_KEY || env.OPENAI_API_KEY || undefined;
     const model = new IModel({ model: modelName, baseURL, ...(apiKey ? { apiKey } : {}) });
-    const spec = AgentSpec.coding({ cwd: workspace, secure: true, fs: nodeFileSystem });
+    const spec = codingSpec({ cwd: workspace, secure: true, fs: nodeFileSystem });
     const tools = new CodingToolkit({ workspaceRoot: workspace }).bind();
     const session = await Session.restore(store, run.sessionId, {
       model,

@@ -16,8 +16,8 @@ const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print 
 /** Help text for `hookscope show`. */
 export const SHOW_HELP: string = `Usage: hookscope show DB SESSION [--json]
 
-Prints one session's timeline from the SQLite file DB: its messages and persisted signals,
-in order of time (signals by sequence number).
+Prints one session's timeline from DB (a SQLite file or a postgres:// URL): its messages and
+persisted signals, in order of time (signals by sequence number).
 
 ${flagHelp(FLAGS)}`;
 

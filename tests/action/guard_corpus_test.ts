@@ -1,7 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { destructiveCommandGuard, guardDestructive, judgeCommand } from "../../action/mod.ts";
+import {
+  destructiveCommandGuard,
+  guardDestructive,
+  judgeCommand,
+} from "../../action/coding/mod.ts";
 import { DESTRUCTIVE_COMMANDS, HARMLESS_COMMANDS } from "../fixtures/command_corpus.ts";
 import { z } from "zod";
 import { Session, Tool, ToolDeniedError, type ToolPreDecision } from "../../mod.ts";

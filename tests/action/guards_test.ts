@@ -1,10 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { guardDestructive, guardPaths, PROTECTED_BASENAMES } from "../../action/mod.ts";
+import { guardPaths, PROTECTED_BASENAMES } from "../../action/mod.ts";
 import { PermissionDeniedError } from "../../core/mod.ts";
-import { AgentSpec } from "../../action/mod.ts";
-import { nodeFileSystem } from "../../action/coding/mod.ts";
+import {
+  codingSpec,
+  guardDestructive,
+  guardPaths as hostGuardPaths,
+  nodeFileSystem,
+} from "../../action/coding/mod.ts";
 import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -154,7 +158,10 @@ describe("guardPaths (lexical)", () => {
     await assert.rejects(relative("reader", "read", { path: "a.txt" }), {
       message: "Cannot resolve allowed path '.' without a file system; refusing 'a.txt'",
     });
-    assert.throws(() => guardPaths({ allowedPaths: ["a\0"] }), TypeError);
+    assert.throws(() => guardPaths({ allowedPaths: ["a\0"], lexicalOnly: true }), {
+      name: "TypeError",
+      message: /invalid path rule/,
+    });
   });
 
   it("guardPaths() never allows a path that resolves outside the root (property)", async () => {
@@ -238,7 +245,7 @@ describe("guardDestructive (quoting and split flags)", () => {
 
 describe("guardPaths (every path key)", () => {
   it("guardPaths() checks path, filePath and file_path, not only the first one present", async () => {
-    const guard = guardPaths({ allowedPaths: ["/ws"] });
+    const guard = guardPaths({ allowedPaths: ["/ws"], lexicalOnly: true });
     for (
       const args of [
         { path: "ok.txt", filePath: "../../etc/passwd" },
@@ -258,20 +265,40 @@ describe("guardPaths (every path key)", () => {
   });
 
   it("guardPaths() matches a backtracking-prone glob deny rule quickly and compiles it once", async () => {
-    const guard = guardPaths({ allowedPaths: ["/ws"], deniedPaths: ["*a*a*a*a*a*a*a*a*a*b"] });
+    const guard = guardPaths({
+      allowedPaths: ["/ws"],
+      deniedPaths: ["*a*a*a*a*a*a*a*a*a*b"],
+      lexicalOnly: true,
+    });
     assert.equal(await guard("reader", "read", { path: "a".repeat(200) }), undefined);
     await assert.rejects(guard("reader", "read", { path: `${"a".repeat(20)}b` }), {
       message: `Path matches deny rule: ${"a".repeat(20)}b`,
     });
     assert.throws(
-      () => guardPaths({ deniedPaths: ["*{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"] }),
+      () =>
+        guardPaths({
+          deniedPaths: ["*{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"],
+          lexicalOnly: true,
+        }),
       { name: "TypeError", message: /brace alternatives/ },
     );
   });
 });
 
 describe("guardPaths (secure by default: the host file system)", () => {
-  it("guardPaths() without options resolves symlinks and refuses hard links and links to secrets", async () => {
+  it("guardPaths() from ./action without fs or lexicalOnly throws TypeError when made", () => {
+    for (const options of [undefined, {}, { allowedPaths: ["/ws"] }, { lexicalOnly: false }]) {
+      assert.throws(() => guardPaths(options), {
+        name: "TypeError",
+        message:
+          /^Cannot create path guard: pass fs \(for example nodeFileSystem from @hookscope\/core\/coding/,
+      }, JSON.stringify(options));
+    }
+    assert.equal(typeof guardPaths({ fs: nodeFileSystem }), "function");
+    assert.equal(typeof guardPaths({ lexicalOnly: true }), "function");
+  });
+
+  it("guardPaths() from ./coding without options resolves symlinks and refuses hard links and links to secrets", async () => {
     const box = mkdtempSync(join(tmpdir(), "hookscope-guard-"));
     try {
       const ws = join(box, "ws");
@@ -285,7 +312,7 @@ describe("guardPaths (secure by default: the host file system)", () => {
       symlinkSync(outside, join(ws, "linkdir"));
       symlinkSync(join(ws, ".env"), join(ws, "notes.txt"));
       linkSync(join(outside, "secret.txt"), join(ws, "hard.txt"));
-      const guard = guardPaths({ allowedPaths: [ws] });
+      const guard = hostGuardPaths({ allowedPaths: [ws] });
       const read = (path: string) => guard("reader", "read", { path });
       assert.equal(await read("ok.txt"), undefined);
       await assert.rejects(read("linkdir/other.txt"), {
@@ -302,21 +329,24 @@ describe("guardPaths (secure by default: the host file system)", () => {
       const lexical = guardPaths({ allowedPaths: [ws], lexicalOnly: true });
       assert.equal(await lexical("reader", "read", { path: "linkdir/other.txt" }), undefined);
       assert.equal(await lexical("reader", "read", { path: "hard.txt" }), undefined);
+      const hostLexical = hostGuardPaths({ allowedPaths: [ws], lexicalOnly: true });
+      assert.equal(await hostLexical("reader", "read", { path: "hard.txt" }), undefined);
       assert.throws(() => guardPaths({ lexicalOnly: true, fs: nodeFileSystem }), TypeError);
+      assert.throws(() => hostGuardPaths({ lexicalOnly: true, fs: nodeFileSystem }), TypeError);
     } finally {
       rmSync(box, { recursive: true, force: true });
     }
   });
 
-  it("AgentSpec.coding({ cwd }) gets the file-system guard without an fs option", async () => {
+  it("codingSpec({ cwd }) gets the file-system guard without an fs option", async () => {
     const box = mkdtempSync(join(tmpdir(), "hookscope-guard-"));
     try {
       const ws = join(box, "ws");
       mkdirSync(ws);
       mkdirSync(join(box, "outside"));
       symlinkSync(join(box, "outside"), join(ws, "escape"));
-      const spec = AgentSpec.coding({ cwd: ws });
-      const guard = spec.hookHandlers["security_pre:reader"][0] as (
+      const spec = codingSpec({ cwd: ws });
+      const guard = spec.registered("securityPre", "reader")[0].handler as (
         t: string,
         a: string,
         args: Record<string, unknown>,

@@ -1,15 +1,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import {
-  AgentSpec,
-  createAgent,
-  guardDestructive,
-  IModel,
-  type OperateResult,
-  Session,
-  Tool,
-} from "../../mod.ts";
+import { AgentSpec, createAgent, IModel, type OperateResult, Session, Tool } from "../../mod.ts";
+import { guardDestructive } from "../../action/coding/mod.ts";
 import { runStoreOf } from "../../session/_run_store.ts";
 import {
   jsonReply,

@@ -1,5 +1,5 @@
 // Every destructive corpus entry that only targets a throwaway directory goes through the real
-// pipeline: the coding preset (AgentSpec.coding: the command guard on bash), the bash tool and
+// pipeline: the coding preset (codingSpec: the command guard on bash), the bash tool and
 // its bubblewrap sandbox. Nothing inside the workspace may be destroyed and nothing outside may
 // change. A control run without the guard shows the same pipeline would destroy the directory.
 // Needs `bwrap` (Debian package bubblewrap; .ci/setup/10-bubblewrap.sh installs it).
@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { ActionManager, AgentSpec } from "../../../action/mod.ts";
-import { CodingToolkit, detectSandbox } from "../../../action/coding/mod.ts";
+import { ActionManager } from "../../../action/mod.ts";
+import { codingSpec, CodingToolkit, detectSandbox } from "../../../action/coding/mod.ts";
 import { DESTRUCTIVE_COMMANDS } from "../../fixtures/command_corpus.ts";
 import { makeSandbox, type Sandbox, snapshot } from "./_helpers.ts";
 
@@ -21,7 +21,7 @@ function fillVictim(ws: string): void {
 }
 
 function pipeline(ws: string, secure: boolean): ActionManager {
-  const spec = AgentSpec.coding({ cwd: ws, secure });
+  const spec = codingSpec({ cwd: ws, secure });
   const manager = new ActionManager();
   new CodingToolkit({
     workspaceRoot: ws,

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { SPEC_VERSION } from "./_spec_version.ts";
 import { guardDestructive, guardPaths, type PathFileSystem } from "./guards.ts";
 
 /**
@@ -101,6 +102,8 @@ export class AgentSpec {
   tools: string[];
   /** The workspace directory. */
   cwd: string | undefined;
+  /** Bumped when a hook list is created (private to the action scope). */
+  [SPEC_VERSION] = 0;
 
   /** Makes an empty spec. */
   constructor(init?: AgentSpecInit) {
@@ -184,7 +187,13 @@ export class AgentSpec {
         `Cannot add ${phase} hook for ${JSON.stringify(toolName)}: handler must be a function`,
       );
     }
-    (this.hookHandlers[`${phase}:${toolName}`] ??= []).push(handler);
+    const key = `${phase}:${toolName}`;
+    const list = this.hookHandlers[key];
+    if (list) list.push(handler);
+    else {
+      this.hookHandlers[key] = [handler];
+      this[SPEC_VERSION]++;
+    }
     return this;
   }
 }

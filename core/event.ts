@@ -5,6 +5,7 @@
  * @module
  */
 
+import { durationClock } from "./_util.ts";
 import { Element, type ElementInit } from "./element.ts";
 
 /**
@@ -149,7 +150,7 @@ export abstract class Event extends Element {
     const signal = options?.signal ?? NEVER_ABORTED;
     const execution = this.execution;
     execution.status = EventStatus.PROCESSING;
-    const started = performance.now();
+    const started = durationClock();
     try {
       signal.throwIfAborted();
       const response = await this._invoke(signal);
@@ -165,7 +166,7 @@ export abstract class Event extends Element {
       }
       execution.status = EventStatus.FAILED;
     } finally {
-      execution.durationMs = performance.now() - started;
+      execution.durationMs = durationClock() - started;
     }
   }
 
@@ -233,7 +234,7 @@ function streamEvent(
     settled = true;
     execution.status = status;
     execution.error = error;
-    execution.durationMs = performance.now() - started;
+    execution.durationMs = durationClock() - started;
     if (onCallerAbort) callerSignal?.removeEventListener("abort", onCallerAbort);
   };
 
@@ -245,7 +246,7 @@ function streamEvent(
         return;
       }
       execution.status = EventStatus.PROCESSING;
-      started = performance.now();
+      started = durationClock();
       if (callerSignal) {
         onCallerAbort = () => {
           if (settled) return;

@@ -22,7 +22,7 @@
  * bus.on("tool.pre", ({ toolName }) => { seen.push(`guard ${toolName}`); });
  * bus.on("tool.pre", () => { throw new StopHook(); });
  * bus.on("tool.pre", () => { seen.push("never"); });
- * await bus.emit("tool.pre", { toolName: "bash", callId: "c1", argsSummary: "{}" });
+ * await bus.emit("tool.pre", { toolName: "bash", callId: "c1", args: {}, argsSummary: "{}" });
  * assert.deepEqual(seen, ["guard bash"]);
  * ```
  *

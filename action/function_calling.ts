@@ -15,6 +15,8 @@ import {
   toJsonSafe,
   ToolArgumentsError,
 } from "../core/mod.ts";
+import { neverAborted } from "../core/_abort.ts";
+import { race } from "../core/_race.ts";
 import { durationClock, isThenable } from "../core/_util.ts";
 import { isPlainObject } from "./_objects.ts";
 import { RUN_CALL, START_AT } from "./_start.ts";
@@ -213,12 +215,12 @@ export class FunctionCalling extends Event {
     try {
       let result: unknown;
       if (step === PRE) {
-        this.#applyPre(await pending);
+        this.#applyPre(await abortable(pending, signal));
         signal.throwIfAborted();
         result = tool.func(this.arguments, toolContext(signal, this.callId));
-        if (isThenable(result)) result = await result;
+        if (isThenable(result)) result = await abortable(result, signal);
       } else {
-        result = await pending;
+        result = await abortable(pending, signal);
       }
       if (step !== POST && tool.postprocessor) {
         result = tool.postprocessor(
@@ -226,7 +228,7 @@ export class FunctionCalling extends Event {
           tool.postprocessorOptions,
           processorContext(signal, tool, this.arguments, this.callId),
         );
-        if (isThenable(result)) result = await result;
+        if (isThenable(result)) result = await abortable(result, signal);
       }
       return result;
     } catch (error) {
@@ -259,10 +261,13 @@ const PRE = 0;
 const FUNC = 1;
 const POST = 2;
 
-let NEVER: AbortSignal | undefined;
-
-function neverAborted(): AbortSignal {
-  return NEVER ??= new AbortController().signal;
+/**
+ * Waits for a pending tool step, unless the call's signal aborts first (then rejects with its
+ * reason): a tool, processor or Tool-scope hook that ignores the signal cannot keep the call
+ * running. A call nobody can abort waits directly.
+ */
+function abortable<T>(pending: PromiseLike<T>, signal: AbortSignal): PromiseLike<T> {
+  return signal === neverAborted() ? pending : race(pending, Infinity, signal);
 }
 
 function toolContext(signal: AbortSignal, callId: string | undefined): ToolContext {

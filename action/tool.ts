@@ -5,7 +5,9 @@
  * @module
  */
 
-import { z } from "zod";
+// Named imports, not the `z` namespace: bundlers can then leave out what is unused (zod's
+// locales alone are ~260 KB minified).
+import { toJSONSchema, ZodObject, ZodType } from "zod";
 import { Element, type ElementInit, toJsonSafe } from "../core/mod.ts";
 
 /** What a tool function receives besides its arguments. */
@@ -141,7 +143,7 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
   /** Runs on any invocation failure. */
   readonly errorProcessor: ToolErrorProcessor | null;
   #schema: Record<string, unknown> | null = null;
-  #validator: z.ZodType | null;
+  #validator: ZodType | null;
 
   /** Makes a tool; see {@linkcode ToolInit}. */
   constructor(init: ToolInit<A, R>) {
@@ -163,7 +165,7 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
         );
       }
     }
-    if (init.requestOptions != null && !(init.requestOptions instanceof z.ZodType)) {
+    if (init.requestOptions != null && !(init.requestOptions instanceof ZodType)) {
       throw new TypeError(
         `Cannot create tool ${JSON.stringify(name)}: requestOptions must be a zod schema`,
       );
@@ -180,7 +182,7 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     this.postprocessorOptions = { ...init.postprocessorOptions };
     this.errorProcessor = init.errorProcessor ?? null;
     this.#validator = buildValidator(
-      (init.requestOptions ?? null) as z.ZodType | null,
+      (init.requestOptions ?? null) as ZodType | null,
       this.strictFuncCall,
     );
   }
@@ -194,7 +196,7 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     if (this.#schema) return this.#schema;
     let parameters: Record<string, unknown> = { ...OPEN_PARAMETERS, properties: {} };
     if (this.requestOptions) {
-      const json = z.toJSONSchema(this.#validator as z.ZodType, {
+      const json = toJSONSchema(this.#validator as ZodType, {
         unrepresentable: "any",
         io: "input",
       }) as Record<string, unknown>;
@@ -234,8 +236,8 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
   }
 }
 
-function buildValidator(schema: z.ZodType | null, strict: boolean): z.ZodType | null {
+function buildValidator(schema: ZodType | null, strict: boolean): ZodType | null {
   if (!schema) return null;
-  if (schema instanceof z.ZodObject) return strict ? schema.strict() : schema.loose();
+  if (schema instanceof ZodObject) return strict ? schema.strict() : schema.loose();
   return schema;
 }

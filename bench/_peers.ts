@@ -20,21 +20,31 @@ import type { SignalSink } from "../core/mod.ts";
 export const PAYLOAD: {
   callId: string;
   toolName: string;
+  args: Readonly<Record<string, unknown>>;
+  result: unknown;
   resultSummary: string;
   durationMs: number;
   n: number;
 } = {
   callId: "c1",
   toolName: "reader",
+  args: Object.freeze({ path: "README.md" }),
+  result: "ok",
   resultSummary: "ok",
   durationMs: 1,
   n: 1,
 };
 
 /** The payload every `tool.pre` emit carries. */
-export const PRE_PAYLOAD: { toolName: string; callId: string; argsSummary: string } = {
+export const PRE_PAYLOAD: {
+  toolName: string;
+  callId: string;
+  args: Readonly<Record<string, unknown>>;
+  argsSummary: string;
+} = {
   toolName: "reader",
   callId: "c1",
+  args: Object.freeze({ path: "README.md" }),
   argsSummary: '{"path":"README.md"}',
 };
 
@@ -117,7 +127,7 @@ function build(
       for (let i = 0; i < list.length; i++) list[i](payload);
     };
   return {
-    hookscope: () => bus.emit(point, payload),
+    hookscope: () => bus.emit(point, payload as never),
     floor,
     hookable: () => hookable.callHook(point, payload),
     tapable: () => tapable.promise(payload),

@@ -58,7 +58,14 @@ function runtimeName(): string {
   return `Node ${g.process?.versions.node}`;
 }
 
-const PAYLOAD = { callId: "c1", toolName: "reader", resultSummary: "ok", durationMs: 1 };
+const PAYLOAD = {
+  callId: "c1",
+  toolName: "reader",
+  args: {},
+  result: "ok",
+  resultSummary: "ok",
+  durationMs: 1,
+};
 let handled = 0;
 
 function observedBus(maxEvents?: number): { bus: HookBus; observer: SessionObserver } {

@@ -10,7 +10,8 @@ import { nodeFileSystem } from "../action/coding/mod.ts";
 import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
 import { AgentSpec } from "../action/mod.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
-import { IModel } from "../service/mod.ts";
+import { redactSecrets } from "../core/redact.ts";
+import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
 import { bridgeModelToSession, createAgent, HookBlocked, Session } from "../session/mod.ts";
 import { SqliteStore } from "../store/sqlite/mod.ts";
 import { CliError, type CliIO } from "./_output.ts";
@@ -31,6 +32,10 @@ export interface AgentRunConfig {
   instruction: string;
   /** At most this many model turns (default 8). */
   maxTurns?: number;
+  /** The longest wait for the model server's next byte, in ms (default 60 000). */
+  idleTimeoutMs?: number;
+  /** The overall deadline of one model call, in ms (default none). */
+  timeoutMs?: number;
   /** Where output goes. */
   io: CliIO;
   /** Writes without a newline (streamed text). */
@@ -54,13 +59,31 @@ export interface AgentRunSummary {
 const SYSTEM_PROMPT = "You are a careful coding agent. Use the tools to inspect and change the " +
   "workspace. Never run destructive commands and never read secrets.";
 
-/** Blocks any tool call whose arguments mention a secrets file (a session `tool.pre` guard). */
+/**
+ * Blocks any tool call whose arguments mention a secrets file (a session `tool.pre` guard). It
+ * reads every string in the real arguments, under any key and at any depth, never the summary.
+ */
 export function secretsGuard(
-  { toolName, argsSummary }: { toolName: string; argsSummary: string },
+  { toolName, args }: { toolName: string; args: Readonly<Record<string, unknown>> },
 ): void {
-  if (/(^|[^\w.])\.env\b|id_rsa|\.netrc/.test(argsSummary)) {
-    throw new Error(`${toolName} may not touch secrets (${argsSummary})`);
+  const found = findString(args, (text) => /(^|[^\w.])\.env\b|id_rsa|\.netrc/.test(text));
+  if (found !== undefined) {
+    throw new Error(`${toolName} may not touch secrets (${JSON.stringify(found.slice(-120))})`);
   }
+}
+
+function findString(
+  value: unknown,
+  test: (text: string) => boolean,
+  depth = 0,
+): string | undefined {
+  if (typeof value === "string") return test(value) ? value : undefined;
+  if (value === null || typeof value !== "object" || depth > 64) return undefined;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    const found = findString(item, test, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 function clock(): string {
@@ -69,11 +92,33 @@ function clock(): string {
 
 /** Runs the agent once and persists everything; returns a summary. */
 export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSummary> {
-  const { io } = config;
+  // Made first: a bad key fails before anything is opened, with a message that does not quote it.
+  let endpoint: OpenAICompatibleEndpoint;
+  try {
+    endpoint = new OpenAICompatibleEndpoint({
+      baseURL: config.baseURL,
+      ...(config.apiKey ? { apiKey: config.apiKey } : {}),
+      ...(config.idleTimeoutMs !== undefined ? { idleTimeoutMs: config.idleTimeoutMs } : {}),
+      ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
+    });
+  } catch (error) {
+    throw new CliError(
+      redactSecrets(`Cannot use the model server: ${(error as Error).message}`, [
+        config.apiKey ?? "",
+      ]),
+    );
+  }
+  // Every line this command prints or stores goes through the endpoint's redaction.
+  const clean = (text: string): string => endpoint.redact(text);
+  const io: CliIO = {
+    out: (text) => config.io.out(clean(text)),
+    err: (text) => config.io.err(clean(text)),
+  };
+  const write = (text: string): void => config.write(clean(text));
   let streaming = false;
   let chunks = 0;
   const endText = () => {
-    if (streaming) config.write(`  [${chunks} text chunks]\n`);
+    if (streaming) write(`  [${chunks} text chunks]\n`);
     streaming = false;
     chunks = 0;
   };
@@ -86,7 +131,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     store = await SqliteStore.open(config.dbPath);
   } catch (error) {
     throw new CliError(
-      `Cannot open database ${JSON.stringify(config.dbPath)}: ${(error as Error).message}`,
+      clean(`Cannot open database ${JSON.stringify(config.dbPath)}: ${(error as Error).message}`),
       { cause: error },
     );
   }
@@ -94,9 +139,9 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   const session = new Session({
     store,
     name: "hookscope agent",
-    onError: (error, where) => void failures.push(`${where}: ${String(error)}`),
+    onError: (error, where) => void failures.push(clean(`${where}: ${String(error)}`)),
   });
-  const model = new IModel({ model: config.model, baseURL: config.baseURL, apiKey: config.apiKey });
+  const model = new IModel({ model: config.model, endpoint });
   const bus = session.hooks;
   let blocked = 0;
 
@@ -176,10 +221,10 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
       const event of agent.operateStream(config.instruction, { maxTurns: config.maxTurns ?? 8 })
     ) {
       if (event.type === "text") {
-        if (!streaming) config.write(`${clock()}  ${"model".padEnd(8)} ▸ `);
+        if (!streaming) write(`${clock()}  ${"model".padEnd(8)} ▸ `);
         streaming = true;
         chunks++;
-        config.write(event.text);
+        write(event.text);
       } else if (event.type === "tool_call") {
         line("call", `${event.call.name} ${event.call.arguments}`);
       } else if (event.type === "tool_result") {
@@ -203,7 +248,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   await session.end({
     status,
     numTurns: turns,
-    ...(error ? { error: error instanceof Error ? error.message : String(error) } : {}),
+    ...(error ? { error: clean(error instanceof Error ? error.message : String(error)) } : {}),
   });
   await session.drainSignals();
   for (const branch of session.branches) await branch.drainSignals();
@@ -211,8 +256,9 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   await store.close();
   for (const failure of failures) io.err(`warning: ${failure}`);
   if (error) {
-    const reason = error instanceof Error ? error.message : renderJson(error);
-    throw new CliError(`The agent run failed: ${reason}`, { cause: error });
+    const reason = clean(error instanceof Error ? error.message : renderJson(error));
+    // No cause: a runtime's error may quote a credential that the message no longer carries.
+    throw new CliError(`The agent run failed: ${reason}`);
   }
   return { sessionId: session.id, status, turns, blocked };
 }

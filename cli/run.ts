@@ -6,8 +6,10 @@
 
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { timeoutSignal } from "../core/_abort.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
+import { redactSecrets } from "../core/redact.ts";
 import { runCodingAgent } from "./agent_run.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -21,13 +23,19 @@ const FLAGS: Record<string, FlagSpec> = {
     type: "string",
     help: "auto (default: bash runs in bubblewrap, refused without it) or none (bash on the host)",
   },
+  "idle-timeout": {
+    type: "string",
+    help: "give up when the server sends nothing for this many ms (default 60000)",
+  },
+  timeout: { type: "string", help: "give up on one model call after this many ms (default none)" },
 };
 
 /** Help text for `hookscope run`. */
 export const RUN_HELP: string = `Usage: hookscope run --base-url URL --model NAME [options]
 
 Runs the coding agent against an OpenAI-compatible chat-completions server. The API key is read
-from HOOKSCOPE_API_KEY or OPENAI_API_KEY (optional for local servers).
+from HOOKSCOPE_API_KEY or OPENAI_API_KEY (optional for local servers). A server that sends
+nothing for --idle-timeout ms (default 60000) ends the run with an error.
 
 ${flagHelp(FLAGS)}`;
 
@@ -56,15 +64,24 @@ export function checkBaseURL(value: unknown): string {
   return value.replace(/\/+$/, "");
 }
 
-async function checkReachable(baseURL: string): Promise<void> {
+async function checkReachable(baseURL: string, waitMs: number): Promise<void> {
   try {
-    const response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(5000) });
+    const response = await fetch(`${baseURL}/models`, { signal: timeoutSignal(waitMs) });
     await response.body?.cancel();
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const reason = cause?.code ?? cause?.message ?? (error as Error).message;
     throw new CliError(`Cannot reach the model server at ${baseURL}: ${reason}`, { cause: error });
   }
+}
+
+function positiveMs(value: unknown, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Number(value);
+  if (typeof value !== "string" || !Number.isFinite(ms) || ms <= 0) {
+    throw new UsageError(`hookscope run: ${flag} must be a positive number of milliseconds`);
+  }
+  return ms;
 }
 
 /** Runs `hookscope run`; returns the exit code. */
@@ -91,6 +108,8 @@ export async function runCommand(
   if (!Number.isInteger(maxTurns) || maxTurns < 1) {
     throw new UsageError(`hookscope run: --max-turns must be a positive integer`);
   }
+  const idleTimeoutMs = positiveMs(values["idle-timeout"], "--idle-timeout");
+  const timeoutMs = positiveMs(values.timeout, "--timeout");
   const workspace = resolve(typeof values.workspace === "string" ? values.workspace : ".");
   try {
     if (!statSync(workspace).isDirectory()) throw new Error("not a directory");
@@ -101,23 +120,37 @@ export async function runCommand(
   if (sandbox !== "auto" && sandbox !== "none") {
     throw new UsageError(`hookscope run: --sandbox must be "auto" or "none"`);
   }
-  await checkReachable(baseURL);
+  // The reachability check waits at most 5 s, and no longer than the idle timeout (from 1 s on).
+  await checkReachable(baseURL, Math.min(5000, Math.max(1000, idleTimeoutMs ?? 5000)));
   const dbPath = resolve(typeof values.db === "string" ? values.db : "hookscope-runs.db");
   const apiKey = env("HOOKSCOPE_API_KEY") ?? env("OPENAI_API_KEY");
-  const summary = await runCodingAgent({
-    baseURL,
-    model: values.model,
-    ...(apiKey ? { apiKey } : {}),
-    dbPath,
-    workspace,
-    instruction: typeof values.prompt === "string"
-      ? values.prompt
-      : "Look around this workspace and summarise what it contains.",
-    maxTurns,
-    io,
-    write,
-    sandbox: { kind: sandbox },
-  });
+  let summary;
+  try {
+    summary = await runCodingAgent({
+      baseURL,
+      model: values.model,
+      ...(apiKey ? { apiKey } : {}),
+      dbPath,
+      workspace,
+      instruction: typeof values.prompt === "string"
+        ? values.prompt
+        : "Look around this workspace and summarise what it contains.",
+      maxTurns,
+      ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      io,
+      write,
+      sandbox: { kind: sandbox },
+    });
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    // Anything unexpected is reported without its stack, and without the key in any encoding.
+    throw new CliError(
+      redactSecrets(`unexpected failure: ${(error as Error)?.message ?? String(error)}`, [
+        apiKey ?? "",
+      ]),
+    );
+  }
   io.out(`\nsession ${summary.sessionId} ${summary.status}: ${summary.turns} turns`);
   io.out(`inspect it:  hookscope show ${dbPath} ${summary.sessionId}`);
   return 0;

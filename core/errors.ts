@@ -4,6 +4,10 @@
  * @module
  */
 
+import type { PendingApproval } from "./approval.ts";
+// Type only: the point names live in hooks/, but errors must not load it.
+import type { HookPoint } from "../hooks/hook_point.ts";
+
 /**
  * A string is not one of the hook point values.
  *
@@ -251,6 +255,127 @@ export class GateDeniedError extends PermissionDeniedError {
     this.name = "GateDeniedError";
     this.control = control;
     this.reason = reason;
+  }
+}
+
+/** What a {@linkcode ToolDeniedError} is made from. */
+export interface ToolDeniedInit {
+  /** The denied tool. */
+  toolName: string;
+  /** The denied call. */
+  callId: string;
+  /** Why. */
+  reason: string;
+  /** The name of the hook that denied, when known. */
+  hook?: string;
+  /** The denial asked to end the agent run. */
+  interrupt?: boolean;
+}
+
+/**
+ * A `tool.pre` handler (or a person answering an approval) denied a tool call.
+ *
+ * @example
+ * ```ts
+ * import { PermissionDeniedError, ToolDeniedError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ToolDeniedError({ toolName: "bash", callId: "c1", reason: "no rm", hook: "guard" });
+ * assert.ok(error instanceof PermissionDeniedError);
+ * assert.equal(error.message, 'Tool "bash" denied by guard: no rm');
+ * ```
+ */
+export class ToolDeniedError extends PermissionDeniedError {
+  /** The denied tool. */
+  readonly toolName: string;
+  /** The denied call. */
+  readonly callId: string;
+  /** Why. */
+  readonly reason: string;
+  /** The hook that denied, when known. */
+  readonly hook?: string;
+  /** Whether the denial asks the agent loop to end the run. */
+  readonly interrupt: boolean;
+  /** Makes the error. */
+  constructor(init: ToolDeniedInit, options?: ErrorOptions) {
+    super(
+      `Tool ${describeValue(init.toolName)} denied${
+        init.hook !== undefined ? ` by ${init.hook}` : ""
+      }: ${init.reason}`,
+      options,
+    );
+    this.name = "ToolDeniedError";
+    this.toolName = init.toolName;
+    this.callId = init.callId;
+    this.reason = init.reason;
+    if (init.hook !== undefined) this.hook = init.hook;
+    this.interrupt = init.interrupt === true;
+  }
+}
+
+/**
+ * A `tool.pre` handler asked for approval and no `approve` handler was given: the call did not
+ * run. `approval` says what to answer (`Session.resume` continues an agent run from it).
+ *
+ * @example
+ * ```ts
+ * import { ApprovalRequiredError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ApprovalRequiredError({
+ *   runId: "", callId: "c1", toolName: "bash", args: { command: "ls" }, requestedAt: 0,
+ * });
+ * assert.equal(error.approval.callId, "c1");
+ * assert.equal(error.message, 'Tool "bash" needs approval (call c1)');
+ * ```
+ */
+export class ApprovalRequiredError extends Error {
+  /** The call waiting for an answer. */
+  readonly approval: PendingApproval;
+  /** Makes the error. */
+  constructor(approval: PendingApproval, options?: ErrorOptions) {
+    super(
+      `Tool ${describeValue(approval.toolName)} needs approval (call ${approval.callId})${
+        approval.reason ? `: ${approval.reason}` : ""
+      }`,
+      options,
+    );
+    this.name = "ApprovalRequiredError";
+    this.approval = approval;
+  }
+}
+
+/**
+ * A Session hook handler did not settle within its deadline.
+ *
+ * @example
+ * ```ts
+ * import { HookTimeoutError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new HookTimeoutError("tool.pre", 30_000, "slowGuard");
+ * assert.equal(error.message, 'Hook "slowGuard" at tool.pre did not settle within 30000 ms');
+ * ```
+ */
+export class HookTimeoutError extends Error {
+  /** The hook point. */
+  readonly point: HookPoint;
+  /** The handler's name, when known. */
+  readonly hook?: string;
+  /** The deadline that passed. */
+  readonly timeoutMs: number;
+  /** Makes the error. */
+  constructor(point: HookPoint, timeoutMs: number, hook?: string, options?: ErrorOptions) {
+    super(
+      `Hook ${
+        hook ? `${describeValue(hook)} ` : ""
+      }at ${point} did not settle within ${timeoutMs} ms`,
+      options,
+    );
+    this.name = "HookTimeoutError";
+    this.point = point;
+    if (hook !== undefined && hook !== "") this.hook = hook;
+    this.timeoutMs = timeoutMs;
   }
 }
 

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { anySignal, neverAborted } from "./_abort.ts";
 import { durationClock } from "./_util.ts";
 import { Element, type ElementInit } from "./element.ts";
 
@@ -67,8 +68,6 @@ export interface EventRunOptions {
   /** Aborting it cancels the run: the event ends CANCELLED and the reason is rethrown. */
   signal?: AbortSignal;
 }
-
-const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 /**
  * Whether `error` is the result of `signal` being aborted (the caller cancelled).
@@ -147,7 +146,7 @@ export abstract class Event extends Element {
   /** Runs the event once. See the class documentation for the status rules. */
   async invoke(options?: EventRunOptions): Promise<void> {
     if (this.execution.status !== EventStatus.PENDING) return;
-    const signal = options?.signal ?? NEVER_ABORTED;
+    const signal = options?.signal ?? neverAborted();
     const execution = this.execution;
     execution.status = EventStatus.PROCESSING;
     const started = durationClock();
@@ -223,7 +222,7 @@ function streamEvent(
 ): ReadableStream<unknown> {
   const execution = event.execution;
   const internal = new AbortController();
-  const signal = callerSignal ? AbortSignal.any([callerSignal, internal.signal]) : internal.signal;
+  const signal = callerSignal ? anySignal([callerSignal, internal.signal]) : internal.signal;
   let source: ChunkSource | null = null;
   let started = 0;
   let settled = false;

@@ -7,13 +7,13 @@
 
 /** Options for {@linkcode toJsonSafe}. */
 export interface JsonSafeOptions {
-  /** How deep to descend before writing `"[Depth]"` (default 32). */
+  /** How deep to descend before writing `"[Depth]"` (default 64, the stores' depth limit). */
   maxDepth?: number;
   /** How many keys or items per object or array before cutting (default 1 000). */
   maxKeys?: number;
 }
 
-const DEFAULT_DEPTH = 32;
+const DEFAULT_DEPTH = 64;
 const DEFAULT_KEYS = 1000;
 
 /**

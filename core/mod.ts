@@ -13,9 +13,11 @@
  * @module
  */
 
+export * from "./approval.ts";
 export * from "./element.ts";
 export * from "./errors.ts";
 export * from "./event.ts";
 export * from "./json_safe.ts";
 export * from "./logger.ts";
+export * from "./redact.ts";
 export * from "./signal.ts";

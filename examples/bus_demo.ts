@@ -15,8 +15,11 @@ bus.on("session.start", async () => {
   await new Promise((r) => setTimeout(r, 10));
   console.log("2. an async handler, awaited in order");
 });
-bus.on("tool.pre", ({ toolName, argsSummary }) => {
-  if (argsSummary.includes("rm -rf")) throw new Error(`blocked ${toolName}: ${argsSummary}`);
+bus.on("tool.pre", ({ toolName, args, argsSummary }) => {
+  // Decide on the real arguments; the summary is for the log line only.
+  if (String(args.command ?? "").includes("rm -rf")) {
+    throw new Error(`blocked ${toolName}: ${argsSummary}`);
+  }
   console.log(`   guard allowed ${toolName} ${argsSummary}`);
 });
 bus.on("tool.post", () => {
@@ -26,12 +29,25 @@ bus.on("tool.post", () => {
 bus.on("tool.post", () => console.log("   never printed"));
 
 await bus.emit("session.start", { sessionId: "demo" });
-await bus.emit("tool.pre", { toolName: "bash", callId: "c1", argsSummary: '{"command":"ls"}' });
-await bus.emit("tool.post", { callId: "c1", toolName: "bash", resultSummary: "ok", durationMs: 3 });
+await bus.emit("tool.pre", {
+  toolName: "bash",
+  callId: "c1",
+  args: { command: "ls" },
+  argsSummary: '{"command":"ls"}',
+});
+await bus.emit("tool.post", {
+  callId: "c1",
+  toolName: "bash",
+  args: { command: "ls" },
+  result: "ok",
+  resultSummary: "ok",
+  durationMs: 3,
+});
 try {
   await bus.emit("tool.pre", {
     toolName: "bash",
     callId: "c2",
+    args: { command: "rm -rf /" },
     argsSummary: '{"command":"rm -rf /"}',
   });
 } catch (error) {

@@ -54,7 +54,7 @@ export function logApiMetrics(payload: HookPayloads["api.post_call"]): void {
  *
  * const bus = new HookBus();
  * bus.on("tool.pre", logToolCall);
- * await bus.emit("tool.pre", { toolName: "reader", callId: "c1", argsSummary: "{}" });
+ * await bus.emit("tool.pre", { toolName: "reader", callId: "c1", args: {}, argsSummary: "{}" });
  * assert.equal(bus.handlersFor("tool.pre").length, 1);
  * ```
  */

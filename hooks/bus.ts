@@ -4,7 +4,9 @@
  * @module
  */
 
-import { StopHook, UnknownHookPointError } from "../core/errors.ts";
+import { HookTimeoutError, StopHook, UnknownHookPointError } from "../core/errors.ts";
+import { deepFrozenCopy, isPlainObject } from "../core/_freeze.ts";
+import { globToRegExp, race, TIMED_OUT } from "../core/_race.ts";
 import { logger } from "../core/logger.ts";
 import type { SignalSink } from "../core/signal.ts";
 import type { SessionStore } from "../store/session_store.ts";
@@ -16,6 +18,7 @@ import {
   toHookPoint,
 } from "./hook_point.ts";
 import { HookSignal } from "./hook_signal.ts";
+import type { HookOptions } from "./hook_options.ts";
 
 /**
  * What every Session hook handler receives besides its payload.
@@ -40,6 +43,8 @@ export interface HookContext {
   readonly store?: SessionStore;
   /** The owning session's id, when known. */
   readonly sessionId?: string;
+  /** Aborts when the emission is abandoned (the act path's abort or deadline). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -67,10 +72,96 @@ export interface HookBusOptions {
 type AnyHandler = (payload: never, context: HookContext) => unknown;
 type Chain = readonly AnyHandler[];
 
+/** One registration, resolved at `on()`. */
+interface Entry {
+  readonly handler: AnyHandler;
+  readonly priority: number;
+  readonly match: ((payload: Record<string, unknown>) => boolean) | null;
+  readonly once: boolean;
+  readonly timeoutMs: number;
+  readonly onFailure: "continue" | "block" | null;
+  readonly shadow: boolean;
+  readonly name: string | undefined;
+  /** Whether this entry needs the general (option-aware) emission path. */
+  readonly special: boolean;
+  dispose: (() => void) | null;
+}
+type Entries = readonly Entry[];
+
 const EMPTY_CHAIN: Chain = Object.freeze([]) as Chain;
+const EMPTY_ENTRIES: Entries = Object.freeze([]) as Entries;
 const EMPTY_PAYLOAD: Readonly<Record<string, unknown>> = Object.freeze({});
 const RESOLVED: Promise<void> = Promise.resolve();
 const NOOP = (): void => {};
+
+/** The default deadline of one Session hook handler, in milliseconds. */
+export const SESSION_HOOK_TIMEOUT_MS = 30_000;
+
+/** Options of one emission (`emit`, `blockingEmit`, `decide`). */
+export interface EmitOptions {
+  /**
+   * Aborts the emission: a pending handler is abandoned and the emission rejects with the
+   * signal's reason. Handlers see it as `context.signal`.
+   */
+  signal?: AbortSignal;
+}
+
+/** One shadow-mode verdict that was recorded, not applied. */
+export interface ShadowVerdict {
+  /** `"deny"` or `"ask"` (a shadow throw or timeout counts as a deny). */
+  readonly decision: "deny" | "ask";
+  /** Why. */
+  readonly reason?: string;
+  /** The handler's name, when known. */
+  readonly hook?: string;
+}
+
+/** The folded outcome of one `tool.pre` chain (see {@linkcode HookBus.decide}). */
+export interface ToolPreFold {
+  /** deny > ask > allow > none (no handler had an opinion). */
+  readonly verdict: "none" | "allow" | "ask" | "deny";
+  /** The arguments after every applied rewrite (deep-frozen), or `undefined` when none. */
+  readonly updatedArgs: Readonly<Record<string, unknown>> | undefined;
+  /** The deny or ask reason. */
+  readonly reason?: string;
+  /** The handler that denied or asked, when named. */
+  readonly hook?: string;
+  /** A deny asked to end the agent run. */
+  readonly interrupt: boolean;
+  /** `context` strings of the allow decisions, in chain order. */
+  readonly context: readonly string[];
+  /** Shadow-mode verdicts, in chain order. */
+  readonly shadow: readonly ShadowVerdict[];
+  /**
+   * What a blocking handler threw (or the `HookTimeoutError` of one that did not settle): the
+   * act path rejects with it. `undefined` when nothing failed.
+   */
+  readonly error?: unknown;
+  /** The name of the handler that failed, when `error` is set. */
+  readonly errorHook?: string;
+}
+
+/** The folded outcome of one `tool.post` chain (see {@linkcode HookBus.decide}). */
+export interface ToolPostFold {
+  /** Whether a handler replaced the result. */
+  readonly replaced: boolean;
+  /** The result after every replacement (the original when none). */
+  readonly result: unknown;
+  /** `context` strings, in chain order. */
+  readonly context: readonly string[];
+}
+
+const NO_STRINGS: readonly string[] = Object.freeze([]);
+const NO_SHADOW: readonly ShadowVerdict[] = Object.freeze([]);
+// Created on first use, not at module load.
+let NO_PRE_PROMISE: Promise<ToolPreFold> | null = null;
+const NO_PRE_DECISION: ToolPreFold = Object.freeze({
+  verdict: "none",
+  updatedArgs: undefined,
+  interrupt: false,
+  context: NO_STRINGS,
+  shadow: NO_SHADOW,
+});
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value != null && typeof (value as { then?: unknown }).then === "function";
@@ -99,15 +190,22 @@ function checkSink(observer: unknown): SignalSink | null {
 /**
  * Ordered Session hook dispatch (ADR-0047 D2).
  *
- * - `on()` appends (duplicates run twice) and returns a disposer; `off()` removes the first equal
- *   registration; unknown points throw {@linkcode UnknownHookPointError} before anything changes.
- * - `emit()` runs handlers one after another in registration order, awaiting only what is
- *   thenable. {@linkcode StopHook} stops the rest; any other failure is reported and the next
- *   handler runs. `emit("tool.pre")` is `blockingEmit()`: a failure rejects and stops the chain.
+ * - `on()` inserts by `priority` (higher first; ties and handlers without options keep
+ *   registration order; duplicates run twice) and returns a disposer; `off()` removes the first
+ *   equal registration; unknown points throw {@linkcode UnknownHookPointError} before anything
+ *   changes. {@linkcode HookOptions} are resolved at registration.
+ * - `emit()` runs handlers one after another, awaiting only what is thenable.
+ *   {@linkcode StopHook} stops the rest; any other failure is reported and the next handler runs.
+ *   `emit("tool.pre")` is `blockingEmit()`: a failure rejects and stops the chain.
+ * - `decide()` folds the typed decisions of `tool.pre` / `tool.post` handlers (the act path
+ *   uses it).
  * - Each emission uses the handler list as it was when the emission began.
  * - After the chain (completed or stopped), a bound observer records a {@linkcode HookSignal};
  *   recording failures are reported, never thrown. `message.add` is never recorded (X9): the
  *   branch emits its own `MessageAdded`.
+ * - Deadlines: a handler registered with options, and every handler of an emission given
+ *   {@linkcode EmitOptions} (the act path always gives them) or of `decide()`, has
+ *   `timeoutMs` (default 30 000) to settle; then it fails with {@linkcode HookTimeoutError}.
  *
  * @example Ordered handlers, StopHook and recording
  * ```ts
@@ -120,13 +218,17 @@ function checkSink(observer: unknown): SignalSink | null {
  * bus.on("tool.post", () => { order.push(1); });
  * bus.on("tool.post", async () => { order.push(2); throw new StopHook(); });
  * bus.on("tool.post", () => { order.push(3); });
- * await bus.emit("tool.post", { callId: "c", toolName: "t", resultSummary: "", durationMs: 1 });
+ * await bus.emit("tool.post", {
+ *   callId: "c", toolName: "t", args: {}, result: 1, resultSummary: "1", durationMs: 1,
+ * });
  * assert.deepEqual(order, [1, 2]);
  * assert.ok(recorded[0] instanceof HookSignal);
  * ```
  */
 export class HookBus {
   #chains: Record<HookPoint, Chain>;
+  #entries: Record<HookPoint, Entries>;
+  #special: Record<HookPoint, boolean>;
   #observer: SignalSink | null;
   #context: HookContext;
   #onError: NonNullable<HookBusOptions["onError"]>;
@@ -135,8 +237,16 @@ export class HookBus {
   constructor(observer?: SignalSink | null, options?: HookBusOptions) {
     this.#observer = checkSink(observer);
     const chains = {} as Record<HookPoint, Chain>;
-    for (const point of HOOK_POINTS) chains[point] = EMPTY_CHAIN;
+    const entries = {} as Record<HookPoint, Entries>;
+    const special = {} as Record<HookPoint, boolean>;
+    for (const point of HOOK_POINTS) {
+      chains[point] = EMPTY_CHAIN;
+      entries[point] = EMPTY_ENTRIES;
+      special[point] = false;
+    }
     this.#chains = chains;
+    this.#entries = entries;
+    this.#special = special;
     const context: { bus: HookBus; store?: SessionStore; sessionId?: string } = { bus: this };
     if (options?.store !== undefined) context.store = options.store;
     if (options?.sessionId !== undefined) context.sessionId = options.sessionId;
@@ -163,8 +273,32 @@ export class HookBus {
     return this;
   }
 
-  /** Appends a handler to a point and returns a disposer that removes this registration. */
-  on<P extends HookPoint>(point: P | string, handler: HookHandler<P>): () => void {
+  /**
+   * Adds a handler to a point (by `options.priority`, after equal priorities) and returns a
+   * disposer that removes this registration. Bad options throw a `TypeError` before anything
+   * changes; an already aborted `options.signal` registers nothing.
+   *
+   * @example Priority, match and once
+   * ```ts
+   * import { HookBus } from "@hookscope/core";
+   * import assert from "node:assert/strict";
+   *
+   * const bus = new HookBus();
+   * const seen: string[] = [];
+   * bus.on("tool.post", () => { seen.push("plain"); });
+   * bus.on("tool.post", () => { seen.push("first"); }, { priority: 10, once: true });
+   * bus.on("tool.post", () => { seen.push("bash only"); }, { match: "ba*" });
+   * const payload = { callId: "c", toolName: "reader", args: {}, result: 1, resultSummary: "1", durationMs: 1 };
+   * await bus.emit("tool.post", payload);
+   * await bus.emit("tool.post", payload);
+   * assert.deepEqual(seen, ["first", "plain", "plain"]);
+   * ```
+   */
+  on<P extends HookPoint>(
+    point: P,
+    handler: HookHandler<P>,
+    options?: HookOptions,
+  ): () => void {
     const p = toHookPoint(point as string, "register hook");
     if (typeof handler !== "function") {
       throw new TypeError(
@@ -173,62 +307,194 @@ export class HookBus {
         }`,
       );
     }
-    this.#chains[p] = [...this.#chains[p], handler as AnyHandler];
+    const entry = makeEntry(p, handler as AnyHandler, options);
+    const signal = options?.signal;
+    if (signal?.aborted) return NOOP;
+    const entries = this.#entries[p];
+    let at = entries.length;
+    if (entry.priority !== 0 || this.#hasPriorities(entries)) {
+      at = 0;
+      while (at < entries.length && entries[at].priority >= entry.priority) at++;
+    }
+    this.#insert(p, entry, at);
     let disposed = false;
-    return () => {
+    const dispose = (): void => {
       if (disposed) return;
       disposed = true;
-      this.off(p, handler);
+      signal?.removeEventListener("abort", dispose);
+      this.#remove(p, entry);
     };
+    entry.dispose = dispose;
+    signal?.addEventListener("abort", dispose, { once: true });
+    return dispose;
   }
 
   /** Removes the first equal registration; a missing handler is a no-op. */
-  off<P extends HookPoint>(point: P | string, handler: HookHandler<P>): void {
+  off<P extends HookPoint>(point: P, handler: HookHandler<P>): void {
     const p = toHookPoint(point as string, "remove hook");
-    const chain = this.#chains[p];
-    const index = chain.indexOf(handler as AnyHandler);
-    if (index === -1) return;
-    const next = chain.slice();
-    next.splice(index, 1);
-    this.#chains[p] = next.length === 0 ? EMPTY_CHAIN : next;
+    const entries = this.#entries[p];
+    for (let i = 0; i < entries.length; i++) {
+      if (entries[i].handler === (handler as AnyHandler)) {
+        const entry = entries[i];
+        if (entry.dispose !== null) entry.dispose();
+        else this.#remove(p, entry);
+        return;
+      }
+    }
   }
 
-  /** A copy of a point's handlers; changing it does not change the bus. */
-  handlersFor<P extends HookPoint>(point: P | string): HookHandler<P>[] {
+  /** A copy of a point's handlers, in run order; changing it does not change the bus. */
+  handlersFor<P extends HookPoint>(point: P): HookHandler<P>[] {
     return this.#chains[toHookPoint(point as string, "list hooks")].slice() as HookHandler<P>[];
   }
 
   /** How many handlers a point has. */
-  count(point: HookPoint | string): number {
+  count(point: HookPoint): number {
     return this.#chains[toHookPoint(point as string, "count hooks")].length;
   }
 
   /**
    * Runs a point's chain; any failure other than {@linkcode StopHook} rejects at once and the
-   * rest of the chain does not run, and nothing is recorded.
+   * rest of the chain does not run, and nothing is recorded (a handler registered with
+   * `onFailure: "continue"` is reported and skipped instead).
    */
   blockingEmit<P extends HookPoint>(
-    point: P | string,
-    payload?: HookPayloads[P] | Record<string, unknown>,
+    point: P,
+    payload: HookPayloads[P],
+    options?: EmitOptions,
   ): Promise<void> {
     if (!isHookPoint(point)) return rejectUnknown(point);
-    return this.#run(point, (payload ?? EMPTY_PAYLOAD) as Record<string, unknown>, true);
+    const body = (payload ?? EMPTY_PAYLOAD) as Record<string, unknown>;
+    if (options === undefined && !this.#special[point]) return this.#run(point, body, true);
+    return this.#start(point, body, BLOCKING, options, 0) as Promise<void>;
   }
 
   /**
    * Runs a point's chain with failures isolated (reported, next handler runs). `tool.pre`
-   * delegates to {@linkcode HookBus.blockingEmit}.
+   * delegates to {@linkcode HookBus.blockingEmit}. With `options`, every pending handler has a
+   * deadline and the emission honours `options.signal`.
    */
   emit<P extends HookPoint>(
-    point: P | string,
-    payload?: HookPayloads[P] | Record<string, unknown>,
+    point: P,
+    payload: HookPayloads[P],
+    options?: EmitOptions,
   ): Promise<void> {
     if (!isHookPoint(point)) return rejectUnknown(point);
-    return this.#run(
-      point,
-      (payload ?? EMPTY_PAYLOAD) as Record<string, unknown>,
-      point === HookPoint.TOOL_PRE,
-    );
+    const body = (payload ?? EMPTY_PAYLOAD) as Record<string, unknown>;
+    const blocking = point === HookPoint.TOOL_PRE;
+    if (options === undefined && !this.#special[point]) return this.#run(point, body, blocking);
+    return this.#start(point, body, blocking ? BLOCKING : ISOLATED, options, 0) as Promise<void>;
+  }
+
+  /**
+   * Runs the `tool.pre` or `tool.post` chain and folds what its handlers return.
+   *
+   * `tool.pre`: each handler sees `args` as rewritten by the handlers before it; the verdict is
+   * deny > ask > allow > none whatever the order; a deny ends the chain; a throw (or a timeout)
+   * of a blocking handler ends it with `error` set (fail closed); {@linkcode StopHook} ends it
+   * keeping the verdict so far; shadow-mode verdicts are collected, not applied.
+   * `tool.post`: `updatedResult` replaces the result for the next handlers; `context` strings
+   * are collected. A chain in which no handler returns a decision allocates nothing.
+   *
+   * @example Rewrites compose, deny wins
+   * ```ts
+   * import { HookBus } from "@hookscope/core";
+   * import assert from "node:assert/strict";
+   *
+   * const bus = new HookBus();
+   * bus.on("tool.pre", ({ args }) => ({ decision: "allow", updatedArgs: { ...args, n: Number(args.n) + 1 } }));
+   * bus.on("tool.pre", ({ args }) => args.n === 2 ? { decision: "deny", reason: "two" } : undefined);
+   * const fold = await bus.decide("tool.pre", { toolName: "t", callId: "c", args: { n: 1 }, argsSummary: "" });
+   * assert.equal(fold.verdict, "deny");
+   * assert.equal(fold.reason, "two");
+   * ```
+   */
+  decide(
+    point: "tool.pre",
+    payload: HookPayloads["tool.pre"],
+    options?: EmitOptions,
+  ): Promise<ToolPreFold>;
+  /** Runs the `tool.post` chain and folds its result replacements and context. */
+  decide(
+    point: "tool.post",
+    payload: HookPayloads["tool.post"],
+    options?: EmitOptions,
+  ): Promise<ToolPostFold>;
+  decide(
+    point: "tool.pre" | "tool.post",
+    payload: HookPayloads["tool.pre"] | HookPayloads["tool.post"],
+    options?: EmitOptions,
+  ): Promise<ToolPreFold | ToolPostFold> {
+    if (point !== HookPoint.TOOL_PRE && point !== HookPoint.TOOL_POST) {
+      return Promise.reject(
+        new TypeError(
+          `Cannot decide: only "tool.pre" and "tool.post" fold decisions; got ${String(point)}`,
+        ),
+      );
+    }
+    const body = payload as unknown as Record<string, unknown>;
+    if (!this.#special[point] && options?.signal === undefined) {
+      // Sync prefix: handlers that return nothing cost a call each and allocate nothing.
+      const entries = this.#entries[point];
+      const context = this.#context;
+      for (let i = 0; i < entries.length; i++) {
+        let result: unknown;
+        try {
+          result = (entries[i].handler as (p: unknown, c: HookContext) => unknown)(body, context);
+        } catch (error) {
+          if (error instanceof StopHook) break;
+          const run = new Run(point, body, DECIDE, undefined, context);
+          return this.#resume(run, entries, i, true, error) as Promise<ToolPreFold | ToolPostFold>;
+        }
+        if (result !== undefined && (typeof result === "object" || typeof result === "function")) {
+          const run = new Run(point, body, DECIDE, undefined, context);
+          return this.#resume(run, entries, i, false, result) as Promise<
+            ToolPreFold | ToolPostFold
+          >;
+        }
+      }
+      const recorded = this.#record(point, body);
+      if (point === HookPoint.TOOL_PRE) {
+        return recorded === RESOLVED
+          ? (NO_PRE_PROMISE ??= Promise.resolve(NO_PRE_DECISION))
+          : recorded.then(() => NO_PRE_DECISION);
+      }
+      const fold = postFold(body.result);
+      return recorded === RESOLVED ? Promise.resolve(fold) : recorded.then(() => fold);
+    }
+    return this.#start(point, body, DECIDE, options, 0) as Promise<ToolPreFold | ToolPostFold>;
+  }
+
+  #hasPriorities(entries: Entries): boolean {
+    for (let i = 0; i < entries.length; i++) if (entries[i].priority !== 0) return true;
+    return false;
+  }
+
+  #insert(point: HookPoint, entry: Entry, at: number): void {
+    const entries = this.#entries[point].slice();
+    entries.splice(at, 0, entry);
+    this.#publish(point, entries);
+  }
+
+  #remove(point: HookPoint, entry: Entry): void {
+    const current = this.#entries[point];
+    const index = current.indexOf(entry);
+    if (index === -1) return;
+    const entries = current.slice();
+    entries.splice(index, 1);
+    this.#publish(point, entries);
+  }
+
+  #publish(point: HookPoint, entries: Entry[]): void {
+    if (entries.length === 0) {
+      this.#entries[point] = EMPTY_ENTRIES;
+      this.#chains[point] = EMPTY_CHAIN;
+      this.#special[point] = false;
+      return;
+    }
+    this.#entries[point] = entries;
+    this.#chains[point] = entries.map((e) => e.handler);
+    this.#special[point] = entries.some((e) => e.special);
   }
 
   #run(point: HookPoint, payload: Record<string, unknown>, blocking: boolean): Promise<void> {
@@ -281,6 +547,174 @@ export class HookBus {
     if (recorded !== RESOLVED) await recorded;
   }
 
+  /** The option-aware path from `start`: match, once, deadlines, onFailure, shadow, signal. */
+  #start(
+    point: HookPoint,
+    payload: Record<string, unknown>,
+    kind: Kind,
+    options: EmitOptions | undefined,
+    start: number,
+  ): Promise<ToolPreFold | ToolPostFold | void> {
+    const signal = options?.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const context: HookContext = signal === undefined
+      ? this.#context
+      : Object.freeze({ ...this.#context, signal });
+    const run = new Run(point, payload, kind, signal, context);
+    return this.#drive(run, this.#entries[point], start);
+  }
+
+  /** Applies an outcome already known for `entries[index]`, then drives on from `index + 1`. */
+  #resume(
+    run: Run,
+    entries: Entries,
+    index: number,
+    failed: boolean,
+    outcome: unknown,
+  ): Promise<ToolPreFold | ToolPostFold | void> {
+    if (!failed && isThenable(outcome)) return this.#driveAsync(run, entries, index, outcome);
+    try {
+      if (this.#handle(run, entries[index], failed, outcome)) return this.#finish(run);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#drive(run, entries, index + 1);
+  }
+
+  /** Runs entries synchronously until one returns a thenable. */
+  #drive(run: Run, entries: Entries, start: number): Promise<ToolPreFold | ToolPostFold | void> {
+    const context = run.context;
+    try {
+      for (let i = start; i < entries.length; i++) {
+        const entry = entries[i];
+        const match = entry.match;
+        if (match !== null) {
+          let hit: boolean;
+          try {
+            hit = match(run.current);
+          } catch (error) {
+            this.#report(error, run.point, "handler");
+            hit = false;
+          }
+          if (!hit) continue;
+        }
+        if (entry.once) entry.dispose?.();
+        let value: unknown;
+        try {
+          value = (entry.handler as (p: unknown, c: HookContext) => unknown)(run.current, context);
+        } catch (error) {
+          if (this.#handle(run, entry, true, error)) break;
+          continue;
+        }
+        if (isThenable(value)) return this.#driveAsync(run, entries, i, value);
+        if (this.#handle(run, entry, false, value)) break;
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#finish(run);
+  }
+
+  /** Waits for `entries[index]`'s pending result, then for the rest of the chain. */
+  async #driveAsync(
+    run: Run,
+    entries: Entries,
+    index: number,
+    pending: PromiseLike<unknown>,
+  ): Promise<ToolPreFold | ToolPostFold | void> {
+    const context = run.context;
+    const signal = run.signal;
+    let current: PromiseLike<unknown> | null = pending;
+    for (let i = index; i < entries.length; i++) {
+      const entry = entries[i];
+      let value: unknown;
+      let failed = false;
+      try {
+        if (current !== null) {
+          value = current;
+          current = null;
+        } else {
+          if (entry.match !== null && !this.#matches(entry, run.current, run.point)) continue;
+          if (entry.once) entry.dispose?.();
+          value = (entry.handler as (p: unknown, c: HookContext) => unknown)(run.current, context);
+        }
+        if (isThenable(value)) value = await race(value, entry.timeoutMs, signal);
+      } catch (error) {
+        failed = true;
+        value = error;
+      }
+      if (this.#handle(run, entry, failed, value)) break;
+    }
+    return await this.#finish(run);
+  }
+
+  /**
+   * Applies one handler's outcome to the run; returns `true` when the chain ends here. Throws
+   * what the emission must reject with.
+   */
+  #handle(run: Run, entry: Entry, failed: boolean, outcome: unknown): boolean {
+    const fold = run.fold;
+    const pre = run.point === HookPoint.TOOL_PRE;
+    if (failed) {
+      let error = outcome;
+      const signal = run.signal;
+      if (signal?.aborted && error === signal.reason) throw abandoned(error, run.point, entry);
+      if (error instanceof StopHook) return true;
+      if (error === TIMED_OUT) {
+        error = new HookTimeoutError(run.point, entry.timeoutMs, entry.name);
+      }
+      if (fold !== null && entry.shadow && pre) {
+        fold.shadowed("deny", errorMessage(error), entry.name);
+        return false;
+      }
+      const policy = entry.onFailure ??
+        (pre && run.kind !== ISOLATED ? "block" : "continue");
+      if (policy === "block" && !entry.shadow) {
+        if (fold !== null && pre) {
+          fold.fail(error, entry.name);
+          return true;
+        }
+        throw error;
+      }
+      this.#report(error, run.point, "handler");
+      return false;
+    }
+    if (fold === null) return false;
+    if (pre) {
+      const next = fold.pre(outcome, entry);
+      if (next === STOP) return true;
+      if (next !== null) run.current = next;
+    } else {
+      const next = fold.post(outcome, entry);
+      if (next !== null) run.current = next;
+    }
+    return false;
+  }
+
+  /** Records the HookSignal (unless a blocking failure ended the fold) and returns the result. */
+  #finish(run: Run): Promise<ToolPreFold | ToolPostFold | void> {
+    const fold = run.fold;
+    let recorded = RESOLVED;
+    if (fold === null || fold.error === undefined) {
+      recorded = this.#record(run.point, run.current);
+      if (recorded !== RESOLVED && run.signal !== undefined) {
+        recorded = race(recorded, Infinity, run.signal);
+      }
+    }
+    if (fold === null) return recorded;
+    const result = run.point === HookPoint.TOOL_PRE ? fold.toPre() : fold.toPost();
+    return recorded === RESOLVED ? Promise.resolve(result) : recorded.then(() => result);
+  }
+
+  #matches(entry: Entry, payload: Record<string, unknown>, point: HookPoint): boolean {
+    try {
+      return entry.match!(payload);
+    } catch (error) {
+      this.#report(error, point, "handler");
+      return false;
+    }
+  }
+
   #report(error: unknown, point: HookPoint, stage: "handler" | "record"): void {
     try {
       this.#onError(error, { point, stage });
@@ -305,6 +739,321 @@ export class HookBus {
     });
   }
 }
+
+const ISOLATED = 0;
+const BLOCKING = 1;
+const DECIDE = 2;
+type Kind = typeof ISOLATED | typeof BLOCKING | typeof DECIDE;
+const STOP: unique symbol = Symbol("stop");
+
+/**
+ * The error an emission rejects with when its signal aborted while a handler was pending: a
+ * deadline (an abort reason named "TimeoutError" carrying `timeoutMs`) becomes a
+ * HookTimeoutError naming the handler; another abort an "AbortError" naming it.
+ */
+function abandoned(reason: unknown, point: HookPoint, entry: Entry): Error {
+  const hook = entry.name;
+  if (reason instanceof Error && reason.name === "TimeoutError") {
+    const ms = (reason as { timeoutMs?: unknown }).timeoutMs;
+    return new HookTimeoutError(point, typeof ms === "number" ? ms : entry.timeoutMs, hook, {
+      cause: reason,
+    });
+  }
+  const error = new DOMException(
+    `Hook ${hook ? `"${hook}" ` : ""}at ${point} was abandoned: aborted (${errorMessage(reason)})`,
+    "AbortError",
+  );
+  Object.defineProperty(error, "cause", { value: reason });
+  return error;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function postFold(result: unknown): ToolPostFold {
+  return { replaced: false, result, context: NO_STRINGS };
+}
+
+/** The state of one option-aware emission. */
+class Run {
+  readonly point: HookPoint;
+  readonly kind: Kind;
+  readonly signal: AbortSignal | undefined;
+  readonly context: HookContext;
+  readonly fold: Fold | null;
+  current: Record<string, unknown>;
+
+  constructor(
+    point: HookPoint,
+    payload: Record<string, unknown>,
+    kind: Kind,
+    signal: AbortSignal | undefined,
+    context: HookContext,
+  ) {
+    this.point = point;
+    this.kind = kind;
+    this.signal = signal;
+    this.context = context;
+    this.current = payload;
+    this.fold = kind === DECIDE ? new Fold(payload) : null;
+  }
+}
+
+/** The state of one decision fold. */
+class Fold {
+  verdict = 0; // 0 none, 1 allow, 2 ask, 3 deny
+  args: Readonly<Record<string, unknown>> | undefined = undefined;
+  reason: string | undefined = undefined;
+  hook: string | undefined = undefined;
+  interrupt = false;
+  context: string[] | null = null;
+  shadow: ShadowVerdict[] | null = null;
+  error: unknown = undefined;
+  errorHook: string | undefined = undefined;
+  result: unknown;
+  replaced = false;
+  readonly payload: Record<string, unknown>;
+
+  constructor(payload: Record<string, unknown>) {
+    this.payload = payload;
+    this.result = payload.result;
+  }
+
+  fail(error: unknown, hook: string | undefined): void {
+    this.error = error === undefined ? new Error("tool.pre hook threw undefined") : error;
+    this.errorHook = hook;
+  }
+
+  shadowed(decision: "deny" | "ask", reason: string | undefined, hook: string | undefined): void {
+    const verdict: { decision: "deny" | "ask"; reason?: string; hook?: string } = { decision };
+    if (reason !== undefined) verdict.reason = reason;
+    if (hook !== undefined) verdict.hook = hook;
+    (this.shadow ??= []).push(Object.freeze(verdict));
+  }
+
+  /** Applies one tool.pre result; returns the next payload, `null` (unchanged) or STOP. */
+  pre(value: unknown, entry: Entry): Record<string, unknown> | null | typeof STOP {
+    if (value === null || typeof value !== "object" || !("decision" in value)) return null;
+    const d = value as {
+      decision?: unknown;
+      reason?: unknown;
+      updatedArgs?: unknown;
+      context?: unknown;
+      interrupt?: unknown;
+    };
+    const problem = checkPreDecision(d);
+    if (problem !== null) {
+      const error = new TypeError(
+        `Cannot apply tool.pre decision${entry.name ? ` of "${entry.name}"` : ""}: ${problem}`,
+      );
+      if (entry.shadow) {
+        this.shadowed("deny", error.message, entry.name);
+        return null;
+      }
+      this.fail(error, entry.name);
+      return STOP;
+    }
+    const reason = typeof d.reason === "string" ? d.reason : undefined;
+    if (entry.shadow) {
+      if (d.decision === "deny" || d.decision === "ask") {
+        this.shadowed(d.decision, reason, entry.name);
+      }
+      return null;
+    }
+    if (d.decision === "deny") {
+      this.verdict = 3;
+      this.reason = reason;
+      this.hook = entry.name;
+      this.interrupt = d.interrupt === true;
+      return STOP;
+    }
+    if (d.decision === "ask") {
+      if (this.verdict < 2) {
+        this.verdict = 2;
+        this.reason = reason;
+        this.hook = entry.name;
+      }
+    } else {
+      if (this.verdict < 1) this.verdict = 1;
+      if (typeof d.context === "string") (this.context ??= []).push(d.context);
+    }
+    if (d.updatedArgs === undefined) return null;
+    this.args = deepFrozenCopy(d.updatedArgs as Record<string, unknown>);
+    return { ...this.payload, args: this.args };
+  }
+
+  post(value: unknown, entry: Entry): Record<string, unknown> | null {
+    if (value === null || typeof value !== "object" || entry.shadow) return null;
+    const d = value as { updatedResult?: unknown; context?: unknown };
+    if (typeof d.context === "string") (this.context ??= []).push(d.context);
+    if (!("updatedResult" in d)) return null;
+    this.result = deepFrozenCopy(d.updatedResult);
+    this.replaced = true;
+    return { ...this.payload, result: this.result };
+  }
+
+  toPre(): ToolPreFold {
+    const fold: {
+      -readonly [K in keyof ToolPreFold]: ToolPreFold[K];
+    } = {
+      verdict: VERDICTS[this.verdict],
+      updatedArgs: this.args,
+      interrupt: this.interrupt,
+      context: this.context ?? NO_STRINGS,
+      shadow: this.shadow ?? NO_SHADOW,
+    };
+    if (this.reason !== undefined) fold.reason = this.reason;
+    if (this.hook !== undefined) fold.hook = this.hook;
+    if (this.error !== undefined) {
+      fold.error = this.error;
+      if (this.errorHook !== undefined) fold.errorHook = this.errorHook;
+    }
+    return fold;
+  }
+
+  toPost(): ToolPostFold {
+    return { replaced: this.replaced, result: this.result, context: this.context ?? NO_STRINGS };
+  }
+}
+
+const VERDICTS = ["none", "allow", "ask", "deny"] as const;
+
+function checkPreDecision(d: {
+  decision?: unknown;
+  reason?: unknown;
+  updatedArgs?: unknown;
+  context?: unknown;
+}): string | null {
+  if (d.decision !== "allow" && d.decision !== "ask" && d.decision !== "deny") {
+    return `decision must be "allow", "ask" or "deny"; got ${
+      typeof d.decision === "string" ? JSON.stringify(d.decision) : typeof d.decision
+    }`;
+  }
+  if (d.decision === "deny" && (typeof d.reason !== "string" || d.reason === "")) {
+    return `a deny needs a non-empty string reason`;
+  }
+  if (d.reason !== undefined && typeof d.reason !== "string") return `reason must be a string`;
+  if (d.context !== undefined && typeof d.context !== "string") return `context must be a string`;
+  if (d.updatedArgs !== undefined && !isPlainObject(d.updatedArgs)) {
+    return `updatedArgs must be a plain object`;
+  }
+  return null;
+}
+
+const TOOL_POINTS: Readonly<Record<string, true>> = Object.freeze({
+  "tool.pre": true,
+  "tool.post": true,
+  "tool.error": true,
+});
+
+function makeEntry(point: HookPoint, handler: AnyHandler, options: HookOptions | undefined): Entry {
+  const fnName = handler.name || undefined;
+  if (options === undefined) {
+    return {
+      handler,
+      priority: 0,
+      match: null,
+      once: false,
+      timeoutMs: SESSION_HOOK_TIMEOUT_MS,
+      onFailure: null,
+      shadow: false,
+      name: fnName,
+      special: false,
+      dispose: null,
+    };
+  }
+  if (options === null || typeof options !== "object") {
+    throw new TypeError(`Cannot register hook: options must be an object`);
+  }
+  const fail = (what: string): never => {
+    throw new TypeError(`Cannot register hook at ${point}: ${what}`);
+  };
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) {
+      fail(`unknown option ${JSON.stringify(key)}; valid options: ${[...OPTION_KEYS].join(", ")}`);
+    }
+  }
+  const { priority = 0, match, once = false, signal, timeoutMs, onFailure, mode, name } = options;
+  if (typeof priority !== "number" || !Number.isFinite(priority)) {
+    fail(`priority must be a finite number`);
+  }
+  if (typeof once !== "boolean") fail(`once must be a boolean`);
+  if (
+    signal !== undefined &&
+    (signal === null || typeof (signal as { addEventListener?: unknown }).addEventListener !==
+        "function")
+  ) fail(`signal must be an AbortSignal`);
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== "number" || !(timeoutMs > 0) || Number.isNaN(timeoutMs))
+  ) fail(`timeoutMs must be a positive number`);
+  if (onFailure !== undefined && onFailure !== "continue" && onFailure !== "block") {
+    fail(`onFailure must be "continue" or "block"`);
+  }
+  if (mode !== undefined && mode !== "enforce" && mode !== "shadow") {
+    fail(`mode must be "enforce" or "shadow"`);
+  }
+  if (name !== undefined && (typeof name !== "string" || name === "")) {
+    fail(`name must be a non-empty string`);
+  }
+  let test: Entry["match"] = null;
+  if (match !== undefined) {
+    if (typeof match === "function") {
+      test = (payload) => Boolean((match as (p: unknown) => unknown)(payload));
+    } else if (typeof match === "string" || match instanceof RegExp) {
+      if (TOOL_POINTS[point] !== true) {
+        fail(`a string or RegExp match needs a tool.* point; use a predicate`);
+      }
+      test = toolNameMatcher(match);
+    } else fail(`match must be a glob string, a RegExp or a function`);
+  }
+  const shadow = mode === "shadow";
+  return {
+    handler,
+    priority,
+    match: test,
+    once,
+    timeoutMs: timeoutMs ?? SESSION_HOOK_TIMEOUT_MS,
+    onFailure: onFailure ?? null,
+    shadow,
+    name: name ?? fnName,
+    special: test !== null || once || timeoutMs !== undefined || onFailure !== undefined || shadow,
+    dispose: null,
+  };
+}
+
+/** A test of `payload.toolName` against a glob (plain names and `prefix*` skip the RegExp). */
+function toolNameMatcher(match: string | RegExp): (payload: Record<string, unknown>) => boolean {
+  if (typeof match === "string" && !/[?]/.test(match)) {
+    const star = match.indexOf("*");
+    if (star === -1) return (payload) => payload.toolName === match;
+    if (star === match.length - 1) {
+      const prefix = match.slice(0, -1);
+      return (payload) => {
+        const name = payload.toolName;
+        return typeof name === "string" && name.startsWith(prefix);
+      };
+    }
+  }
+  const re = typeof match === "string" ? globToRegExp(match) : match;
+  return (payload) => {
+    const name = payload.toolName;
+    re.lastIndex = 0;
+    return typeof name === "string" && re.test(name);
+  };
+}
+
+const OPTION_KEYS: ReadonlySet<string> = new Set([
+  "priority",
+  "match",
+  "once",
+  "signal",
+  "timeoutMs",
+  "onFailure",
+  "mode",
+  "name",
+]);
 
 function rejectUnknown(point: unknown): Promise<never> {
   return Promise.reject(new UnknownHookPointError(point, HOOK_POINTS, "emit hook"));

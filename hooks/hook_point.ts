@@ -5,6 +5,7 @@
  */
 
 import { UnknownHookPointError } from "../core/errors.ts";
+import type { ToolSource } from "./decision.ts";
 
 /**
  * The eleven Session hook points. Only some have production emit sites; see
@@ -108,14 +109,17 @@ export interface MessagePayload {
 }
 
 /**
- * The payload each hook point carries. Keys are camelCase; extra keys are allowed.
+ * The payload each hook point carries. Keys are camelCase. The types are closed (no index
+ * signature), so a misspelt field fails to compile; emitters may still add fields at run time.
  *
  * @example A typed handler
  * ```ts
  * import type { HookPayloads } from "@hookscope/core";
  * import assert from "node:assert/strict";
  *
- * const payload: HookPayloads["tool.pre"] = { toolName: "reader", callId: "c1", argsSummary: "{}" };
+ * const payload: HookPayloads["tool.pre"] = {
+ *   toolName: "reader", callId: "c1", args: { path: "a.md" }, argsSummary: '{"path":"a.md"}',
+ * };
  * assert.equal(payload.toolName, "reader");
  * ```
  */
@@ -129,7 +133,6 @@ export interface HookPayloads {
     agentName?: string | null;
     agentHash?: string | null;
     invocationId?: string | null;
-    [key: string]: unknown;
   };
   /** A session ended (Session.end). */
   "session.end": {
@@ -141,7 +144,6 @@ export interface HookPayloads {
     totalCostUsd?: number | null;
     numTurns?: number | null;
     durationMs?: number | null;
-    [key: string]: unknown;
   };
   /** A branch was created in a session. */
   "branch.create": {
@@ -149,7 +151,6 @@ export interface HookPayloads {
     model?: string | null;
     provider?: string | null;
     agentName?: string | null;
-    [key: string]: unknown;
   };
   /** A model call is about to start (only through the optional model bridge). */
   "api.pre_call": {
@@ -157,7 +158,6 @@ export interface HookPayloads {
     provider: string;
     eventId?: string;
     requestSummary: string;
-    [key: string]: unknown;
   };
   /** A model call finished (only through the optional model bridge). */
   "api.post_call": {
@@ -167,7 +167,6 @@ export interface HookPayloads {
     status: string;
     latencyMs: number;
     tokens?: { prompt?: number; completion?: number; total?: number } | null;
-    [key: string]: unknown;
   };
   /** A stream chunk was handled (only through the optional model bridge). */
   "api.stream_chunk": {
@@ -176,24 +175,33 @@ export interface HookPayloads {
     eventId?: string;
     chunkType: string;
     chunkSummary: string;
-    [key: string]: unknown;
   };
   /** A tool call is about to run; a throwing handler blocks it. */
   "tool.pre": {
     toolName: string;
     callId: string;
+    /** The arguments the tool will receive (a deep-frozen copy; rewritten by earlier handlers). */
+    args: Readonly<Record<string, unknown>>;
+    /** A cut rendering of the arguments, for logs only: never decide on it. */
     argsSummary: string;
     branchId?: string;
-    [key: string]: unknown;
+    /** Where the tool came from. */
+    source?: ToolSource;
   };
   /** A tool call succeeded. */
   "tool.post": {
     callId: string;
     toolName: string;
+    /** The arguments the tool received (a deep-frozen copy). */
+    args: Readonly<Record<string, unknown>>;
+    /** The tool's result (a deep-frozen copy; replaced by earlier handlers' `updatedResult`). */
+    result: unknown;
+    /** A cut rendering of the result, for logs only. */
     resultSummary: string;
     durationMs: number | null;
     branchId?: string;
-    [key: string]: unknown;
+    /** Where the tool came from. */
+    source?: ToolSource;
   };
   /** A tool call failed. */
   "tool.error": {
@@ -202,15 +210,13 @@ export interface HookPayloads {
     error: unknown;
     durationMs: number | null;
     branchId?: string;
-    [key: string]: unknown;
   };
   /** A message was added to a branch. */
   "message.add": {
     branchId: string;
     message: MessagePayload;
     sessionId?: string;
-    [key: string]: unknown;
   };
-  /** Reserved: no emit site exists. */
-  "artifact.created": { [key: string]: unknown };
+  /** Reserved: no emit site exists; any fields. */
+  "artifact.created": { readonly [key: string]: unknown };
 }

@@ -19,6 +19,8 @@
 
 export * from "./hook_point.ts";
 export * from "./hook_signal.ts";
+export * from "./decision.ts";
+export * from "./hook_options.ts";
 export * from "./bus.ts";
 export * from "./wiring.ts";
 export * from "./builtins.ts";

@@ -43,7 +43,8 @@ function timerDeadline(timeoutMs: number): Deadline {
     follow(signal: AbortSignal) {
       if (outer !== undefined) return;
       if (signal.aborted) {
-        onOuterAbort();
+        // Already aborted: take its reason now (`outer` is not set on this path).
+        if (!controller.signal.aborted) controller.abort(signal.reason);
         return;
       }
       outer = signal;

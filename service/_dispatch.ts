@@ -16,9 +16,14 @@ import {
   describe,
   isCancellation,
   isThenable,
-  NEVER_ABORTED,
+  neverAborted,
   raceAbort,
 } from "./_util.ts";
+import { createDeadline } from "./_deadline.ts";
+import { anySignal } from "../core/_abort.ts";
+
+/** The deadline of a pending stream handler: the hook deadline (`HookEvent`'s default). */
+const CHUNK_HANDLER_TIMEOUT_MS = 30_000;
 
 export interface Handlers {
   hooks: Map<HookEventType, PhaseHandler>;
@@ -51,7 +56,7 @@ export function dispatchHook(
     throw new TypeError(`Cannot call hook: params must be an object; got ${describe(extra)}`);
   }
   const exit = options.shouldExit === true || extra?.exit === true;
-  const signal = options.signal ?? NEVER_ABORTED;
+  const signal = options.signal ?? neverAborted();
 
   let phase: PhaseHandler | undefined;
   let chunkHandler: StreamHandler | undefined;
@@ -97,10 +102,33 @@ export function dispatchHook(
     return failed(error, signal, exit, failStatus, info);
   }
   if (!isThenable(value)) return completed(value, info);
-  return raceAbort(value, signal).then(
-    (result) => completed(result, info),
-    (error) => failed(error, signal, exit, failStatus, info),
+  // A stream handler has no HookEvent around it: its deadline is armed here, and only for a
+  // handler that is actually pending (a sync handler costs no timer).
+  const bound = chunkHandler ? boundedSignal(signal, options.timeoutMs) : undefined;
+  return raceAbort(value, bound ? bound.signal : signal).then(
+    (result) => {
+      bound?.clear();
+      return completed(result, info);
+    },
+    (error) => {
+      bound?.clear();
+      return failed(error, signal, exit, failStatus, info);
+    },
   );
+}
+
+/** A deadline for a pending stream handler that also follows the caller's signal. */
+function boundedSignal(
+  signal: AbortSignal,
+  timeoutMs: number | undefined,
+): { signal: AbortSignal; clear(): void } {
+  const ms = typeof timeoutMs === "number" && timeoutMs > 0 ? timeoutMs : CHUNK_HANDLER_TIMEOUT_MS;
+  const deadline = createDeadline(ms);
+  let joined = deadline.signal;
+  if (deadline.follow) deadline.follow(signal);
+  else if (signal !== neverAborted()) joined = anySignal([signal, deadline.signal]);
+  deadline.arm();
+  return { signal: joined, clear: () => deadline.clear() };
 }
 
 // Top-level helpers, so a synchronous handler costs no closure per call (the per-chunk hot path).

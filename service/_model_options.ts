@@ -2,6 +2,7 @@
 
 import type { CreateEventOptions, IModelOptions } from "./model_options.ts";
 import { HookRegistry } from "./hook_registry.ts";
+import { isAbortSignal } from "../core/_abort.ts";
 
 /** Checks the constructor options; returns the registry to use. Bad options throw a `TypeError`. */
 export function validateModelOptions(options: IModelOptions): HookRegistry {
@@ -78,7 +79,7 @@ export function validateCreateEventOptions(opts: CreateEventOptions): void {
       throw new TypeError(`Cannot create event: ${phase}HookParams must be an object`);
     }
   }
-  if (opts.signal !== undefined && !(opts.signal instanceof AbortSignal)) {
+  if (opts.signal !== undefined && !isAbortSignal(opts.signal)) {
     throw new TypeError(`Cannot create event: signal must be an AbortSignal`);
   }
 }

@@ -8,6 +8,7 @@ import type { ModelCallOptions } from "./model_options.ts";
 import type { HookCallResult } from "./types.ts";
 import { dispatchHook, INTERNALS } from "./_dispatch.ts";
 import { isThenable } from "../core/_util.ts";
+import { anySignal } from "../core/_abort.ts";
 
 /** What chunk processing needs from a model. */
 export interface ChunkProcessorModel {
@@ -84,7 +85,7 @@ export function modelStream(
   const signal = options?.signal;
   // Chunk handlers see the caller's abort and the consumer's cancel through one signal.
   const stop = new AbortController();
-  const chunkSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+  const chunkSignal = signal ? anySignal([signal, stop.signal]) : stop.signal;
   let reader: ReadableStreamDefaultReader<unknown> | null = null;
   let opening: Promise<ReadableStreamDefaultReader<unknown>> | null = null;
   let created: APICalling | null = null;

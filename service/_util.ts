@@ -1,7 +1,7 @@
 // Private helpers shared by the service scope.
 
-/** A signal that never aborts. */
-export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+/** A signal that never aborts, made on first use (nothing is allocated at module load). */
+export { neverAborted } from "../core/_abort.ts";
 
 /** Whether a value is a thenable (await only these on hot paths). */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {

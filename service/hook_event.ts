@@ -10,6 +10,7 @@ import { HOOK_EVENT_TYPES, type HookEventType, toHookEventType } from "./hook_ev
 import { HookRegistry } from "./hook_registry.ts";
 import { dispatchHook } from "./_dispatch.ts";
 import type { AssociatedEventInfo, HookCallResult } from "./types.ts";
+import { anySignal } from "../core/_abort.ts";
 import { createDeadline } from "./_deadline.ts";
 import { className, isCancellation, isErrorLike } from "./_util.ts";
 import { isThenable } from "../core/_util.ts";
@@ -172,7 +173,7 @@ export class HookEvent extends Event {
       let signal = deadline.signal;
       if (caller) {
         if (deadline.follow) deadline.follow(caller);
-        else signal = AbortSignal.any([caller, deadline.signal]);
+        else signal = anySignal([caller, deadline.signal]);
       }
       let outcome: HookCallResult | Promise<HookCallResult> = dispatchHook(
         this.registry,

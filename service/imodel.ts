@@ -13,7 +13,7 @@ import type { CreateEventOptions, IModelOptions, ModelCallOptions } from "./mode
 import { createModelEvent } from "./_create_event.ts";
 import { validateModelOptions } from "./_model_options.ts";
 import { modelStream, processChunk, type StreamHost } from "./_model_stream.ts";
-import { NEVER_ABORTED } from "./_util.ts";
+import { neverAborted } from "./_util.ts";
 import { isThenable } from "../core/_util.ts";
 
 /**
@@ -204,7 +204,7 @@ export class IModel {
    */
   processChunk(chunk: StreamChunk, options?: { signal?: AbortSignal }): Promise<unknown> {
     try {
-      const out = processChunk(this, chunk, options?.signal ?? NEVER_ABORTED);
+      const out = processChunk(this, chunk, options?.signal ?? neverAborted());
       return isThenable(out) ? Promise.resolve(out) : Promise.resolve(out ?? null);
     } catch (error) {
       return Promise.reject(error);

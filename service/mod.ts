@@ -22,6 +22,8 @@
  * @module
  */
 
+// The redaction routine the endpoints use, for code that logs what a model call produced.
+export { REDACTED, redactSecrets } from "../core/mod.ts";
 export * from "./hook_event_type.ts";
 export * from "./types.ts";
 export * from "./hook_registry.ts";

@@ -84,4 +84,9 @@ export interface HookCallOptions {
   signal?: AbortSignal;
   /** Extra handler params; a legacy `exit: true` here also sets the exit. */
   params?: Record<string, unknown>;
+  /**
+   * The deadline of a stream handler that returns a promise, in ms (default 30 000, the hook
+   * deadline): past it the call fails with a `TimeoutError` (an exit when `shouldExit`).
+   */
+  timeoutMs?: number;
 }

@@ -6,14 +6,29 @@
  * @module
  */
 
+import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
+import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
 import { EventStatus, isAbortError } from "../core/event.ts";
+import { deepFrozenCopy, isPlainObject } from "../core/_freeze.ts";
 import { summarize } from "../core/json_safe.ts";
 import type { FunctionCalling } from "../action/function_calling.ts";
 import type { ActionManager, ActionRequestInit } from "../action/manager.ts";
-import type { HookBus } from "../hooks/bus.ts";
+import type { HookBus, ToolPreFold } from "../hooks/bus.ts";
+import type { ToolSource } from "../hooks/decision.ts";
 import { HookPoint } from "../hooks/hook_point.ts";
 import { markBlocked } from "./_blocked.ts";
-import { HookBlocked, toolInvocation } from "./signal.ts";
+import { Operation } from "./_operation.ts";
+import {
+  ApprovalAnswered,
+  type ApprovalAnsweredData,
+  ApprovalRequested,
+  HookBlocked,
+  ToolDenied,
+  toolInvocation,
+  type ToolVerdictData,
+  WouldAsk,
+  WouldDeny,
+} from "./signal.ts";
 
 /** What an action returns. */
 export interface ActionResult {
@@ -23,6 +38,8 @@ export interface ActionResult {
   arguments: Record<string, unknown>;
   /** The tool's result, or a `{ error, … }` object for a denial or a suppressed failure. */
   output: unknown;
+  /** `context` strings the hooks added for the model (also in the response message). */
+  context?: readonly string[];
 }
 
 /** Options for {@linkcode act}. */
@@ -36,6 +53,18 @@ export interface ActOptions {
    * when absent. The agent loop passes the model's tool-call id here.
    */
   callId?: string;
+  /**
+   * Deadline for the whole action in milliseconds (gate, hooks, tool, messages). A missed
+   * deadline rejects with an error naming the step that was still running.
+   */
+  timeoutMs?: number;
+  /**
+   * Answers `ask` decisions inline. Without it an `ask` rejects with `ApprovalRequiredError`
+   * and records `ApprovalRequested`.
+   */
+  approve?: ApprovalHandler;
+  /** The agent-loop run this call belongs to (stored in a `PendingApproval`); default `""`. */
+  runId?: string;
 }
 
 /** Options for {@linkcode actAll}. */
@@ -56,6 +85,8 @@ export interface ActHost {
   readonly hooks: HookBus | null;
   /** The branch's tools. */
   readonly actions: ActionManager;
+  /** The owning session, when there is one (its id goes into a `PendingApproval`). */
+  readonly session?: { readonly id: string } | null;
   /** Adds a message to the branch. */
   addMessage(
     message: {
@@ -64,15 +95,18 @@ export interface ActHost {
       sender?: string | null;
       recipient?: string | null;
     },
+    options?: { signal?: AbortSignal },
   ): Promise<unknown>;
   /** Emits to the session observer (`[]` when standalone). */
   emit(event: unknown): Promise<unknown[]>;
   /** Asks the session gate (`true` when standalone). */
-  authorize(action: unknown): Promise<boolean>;
+  authorize(action: unknown, options?: { signal?: AbortSignal }): Promise<boolean>;
 }
 
 /** The output of an action the governance gate denied. */
 export const GATE_DENIED_OUTPUT = "denied by governance gate";
+
+const LOCAL_SOURCE: ToolSource = Object.freeze({ kind: "local" });
 
 function checkRequest(request: unknown): Required<ActionRequestInit> {
   const r = request as Partial<ActionRequestInit> | null;
@@ -87,35 +121,90 @@ function checkRequest(request: unknown): Required<ActionRequestInit> {
   return r as Required<ActionRequestInit>;
 }
 
+function checkOptions(options: ActOptions | undefined): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== "object") {
+    throw new TypeError(`Cannot act: options must be an object`);
+  }
+  const { callId, timeoutMs, approve, runId, signal } = options;
+  if (callId !== undefined && (typeof callId !== "string" || callId === "")) {
+    throw new TypeError(`Cannot act: callId must be a non-empty string`);
+  }
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== "number" || !(timeoutMs > 0) || Number.isNaN(timeoutMs))
+  ) {
+    throw new TypeError(`Cannot act: timeoutMs must be a positive number`);
+  }
+  if (approve !== undefined && typeof approve !== "function") {
+    throw new TypeError(`Cannot act: approve must be a function`);
+  }
+  if (runId !== undefined && typeof runId !== "string") {
+    throw new TypeError(`Cannot act: runId must be a string`);
+  }
+  if (
+    signal !== undefined &&
+    (signal === null || typeof (signal as { addEventListener?: unknown }).addEventListener !==
+        "function")
+  ) {
+    throw new TypeError(`Cannot act: signal must be an AbortSignal`);
+  }
+}
+
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Adds the request and response messages. Both are stored before either's callbacks are waited
+ * for, so an abort or deadline while `message.add` handlers run leaves both messages or (when
+ * the operation stopped earlier) neither.
+ */
 async function addExchange(
   host: ActHost,
   request: Required<ActionRequestInit>,
   callId: string,
   output: unknown,
+  op: Operation,
+  extra?: { arguments?: Record<string, unknown>; context?: readonly string[] },
 ): Promise<void> {
-  await host.addMessage({
+  op.check("message.add");
+  const options = op.signal === undefined ? undefined : { signal: op.signal };
+  const requestAdded = host.addMessage({
     role: "action_request",
     content: { function: request.function, arguments: request.arguments, callId },
     sender: host.id,
     recipient: request.function,
-  });
-  await host.addMessage({
+  }, options);
+  const content: Record<string, unknown> = {
+    function: request.function,
+    arguments: extra?.arguments ?? request.arguments,
+    output,
+    callId,
+  };
+  if (extra?.context !== undefined && extra.context.length > 0) content.context = extra.context;
+  const responseAdded = host.addMessage({
     role: "action_response",
-    content: { function: request.function, arguments: request.arguments, output, callId },
+    content,
     sender: request.function,
     recipient: host.id,
-  });
+  }, options);
+  await op.run("message.add", Promise.all([requestAdded, responseAdded]));
 }
 
-async function safeEmit(host: ActHost, event: unknown): Promise<void> {
+async function safeEmit(host: ActHost, event: unknown, op: Operation, step: string): Promise<void> {
+  let emitted: Promise<unknown>;
   try {
-    await host.emit(event);
+    emitted = host.emit(event);
   } catch {
-    // Observation is best effort (D6): it never changes the action's outcome.
+    return;
+  }
+  try {
+    await op.run(step, emitted);
+  } catch (error) {
+    // Observation is best effort (D6): it never changes the action's outcome, but an abort or a
+    // missed deadline still ends the act.
+    if (op.aborted) throw error;
   }
 }
 
@@ -125,14 +214,26 @@ async function safeEmit(host: ActHost, event: unknown): Promise<void> {
  * 1. The request is validated (`TypeError`).
  * 2. The session gate is asked with a `ToolInvocation`; a denial records `GateDenied`, adds the
  *    request and a denial response to the branch, and returns the denial output. No hook fires.
- * 3. `tool.pre` `{ toolName, callId, argsSummary, branchId }` runs blocking; a throwing guard
- *    emits a `HookBlocked` audit signal (X3) and rejects with the guard's error. Nothing else.
- * 4. `ActionManager.invoke` runs the tool (its preprocessor, function and postprocessor).
- * 5. Success: `tool.post` `{ callId, toolName, resultSummary, durationMs, branchId }`, the
- *    `FunctionCalling` is emitted to the observer, request and response messages are added.
- *    Any failure (unknown tool, bad arguments, preprocessor, tool, postprocessor): `tool.error`
- *    `{ callId, toolName, error, durationMs, branchId }` (X8), then rejection, or with
- *    `suppressErrors` an error output (and the request/response messages).
+ * 3. `tool.pre` `{ toolName, callId, args, argsSummary, branchId, source }` runs and its typed
+ *    decisions are folded (deny > ask > allow, rewrites in chain order):
+ *    - a handler that throws (or times out) records `HookBlocked` (X3) and `act` rejects with
+ *      its error; nothing else happens;
+ *    - `deny` records `ToolDenied` and rejects with `ToolDeniedError`;
+ *    - `ask` with `options.approve` asks it; without, records `ApprovalRequested` and rejects
+ *      with `ApprovalRequiredError`; the answer is recorded as `ApprovalAnswered`;
+ *    - shadow-mode verdicts are recorded as `WouldDeny` / `WouldAsk`.
+ * 4. `ActionManager.invoke` runs the tool with the final arguments (validated again by its
+ *    schema: `ToolArgumentsError`), its preprocessor, function and postprocessor.
+ * 5. Success: `tool.post` `{ callId, toolName, args, result, resultSummary, durationMs, branchId,
+ *    source }` (a handler's `updatedResult` replaces the output), the `FunctionCalling` is emitted
+ *    to the observer, request and response messages are added (the response carries the
+ *    `context` strings of the hooks, if any). Any failure (unknown tool, bad arguments,
+ *    preprocessor, tool, postprocessor): `tool.error` `{ callId, toolName, error, durationMs,
+ *    branchId }` (X8), then rejection, or with `suppressErrors` an error output (and the
+ *    request/response messages).
+ *
+ * `options.signal` and `options.timeoutMs` reach every awaited step; an abort or the deadline
+ * makes `act` reject at once with an error naming the step (a `HookTimeoutError` for a hook).
  *
  * @example A standalone branch runs tools without any session
  * ```ts
@@ -145,6 +246,25 @@ async function safeEmit(host: ActHost, event: unknown): Promise<void> {
  * const result = await branch.act({ function: "add", arguments: { x: 1 } });
  * assert.equal(result.output, 2);
  * ```
+ *
+ * @example A guard that decides on the real arguments
+ * ```ts
+ * import { Session } from "@hookscope/core/session";
+ * import { ToolDeniedError } from "@hookscope/core";
+ * import { Tool } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const session = new Session();
+ * session.hooks.on("tool.pre", ({ args }) =>
+ *   String(args.command).includes("rm -rf") ? { decision: "deny", reason: "destructive" } : undefined
+ * );
+ * const branch = session.newBranch();
+ * branch.actions.register(new Tool({ name: "bash", func: () => "ran" }));
+ * await assert.rejects(
+ *   branch.act({ function: "bash", arguments: { command: " ".repeat(200) + "rm -rf x" } }),
+ *   ToolDeniedError,
+ * );
+ * ```
  */
 export async function act(
   host: ActHost,
@@ -152,11 +272,68 @@ export async function act(
   options?: ActOptions,
 ): Promise<ActionResult> {
   const req = checkRequest(request);
-  const callId = options?.callId;
-  if (callId !== undefined && (typeof callId !== "string" || callId === "")) {
-    throw new TypeError(`Cannot act: callId must be a non-empty string`);
+  checkOptions(options);
+  const op = new Operation(options?.signal, options?.timeoutMs);
+  try {
+    return await runAction(host, req, options?.callId ?? crypto.randomUUID(), options, op);
+  } finally {
+    op.finish();
   }
-  return await runAction(host, req, callId ?? crypto.randomUUID(), options);
+}
+
+function verdictData(
+  callId: string,
+  toolName: string,
+  reason: string | undefined,
+  hook: string | undefined,
+  shadow: boolean,
+): ToolVerdictData {
+  const data: { -readonly [K in keyof ToolVerdictData]: ToolVerdictData[K] } = {
+    callId,
+    toolName,
+    shadow,
+  };
+  if (reason !== undefined) data.reason = reason;
+  if (hook !== undefined) data.hook = hook;
+  return Object.freeze(data);
+}
+
+function normalizeAnswer(answer: unknown): ApprovalAnswer {
+  if (answer === true) return { approve: true };
+  if (answer === false) return { approve: false };
+  if (answer !== null && typeof answer === "object") {
+    const a = answer as Record<string, unknown>;
+    if (a.approve === true) {
+      if (a.updatedArgs !== undefined && !isPlainObject(a.updatedArgs)) {
+        throw new TypeError(`Cannot apply approval: updatedArgs must be a plain object`);
+      }
+      return a as ApprovalAnswer;
+    }
+    if (a.approve === false) return a as ApprovalAnswer;
+  }
+  throw new TypeError(
+    `Cannot apply approval: the approve handler must return a boolean or { approve: boolean, … }; got ${
+      answer === null ? "null" : typeof answer
+    }`,
+  );
+}
+
+async function deny(
+  host: ActHost,
+  op: Operation,
+  init: { toolName: string; callId: string; reason: string; hook?: string; interrupt?: boolean },
+): Promise<never> {
+  await safeEmit(
+    host,
+    new ToolDenied({
+      data: verdictData(init.callId, init.toolName, init.reason, init.hook, false),
+    }),
+    op,
+    "observer (ToolDenied)",
+  );
+  const error = new ToolDeniedError(init);
+  markBlocked(error);
+  throw error;
 }
 
 async function runAction(
@@ -164,30 +341,94 @@ async function runAction(
   req: Required<ActionRequestInit>,
   callId: string,
   options: ActOptions | undefined,
+  op: Operation,
 ): Promise<ActionResult> {
   const toolName = req.function;
   const args = req.arguments;
+  const signal = op.signal;
 
-  if (!(await host.authorize(toolInvocation(toolName, args, host.id)))) {
+  const allowed = await op.run(
+    "gate",
+    host.authorize(
+      toolInvocation(toolName, args, host.id),
+      signal === undefined ? undefined : { signal },
+    ),
+  );
+  if (!allowed) {
     const output = { error: GATE_DENIED_OUTPUT, function: toolName };
-    await addExchange(host, req, callId, output);
+    await addExchange(host, req, callId, output, op);
     return { function: toolName, arguments: args, output };
   }
 
   const bus = host.hooks;
+  const emitOptions = signal === undefined ? undefined : { signal };
+  let runArgs: Record<string, unknown> = args;
+  let frozenArgs: Readonly<Record<string, unknown>> | null = null;
+  let context: string[] | null = null;
   if (bus !== null) {
-    try {
-      await bus.emit(HookPoint.TOOL_PRE, {
+    frozenArgs = deepFrozenCopy(args);
+    const fold = await op.run(
+      "tool.pre",
+      bus.decide(HookPoint.TOOL_PRE, {
         toolName,
         callId,
+        args: frozenArgs,
         argsSummary: summarize(args),
         branchId: host.id,
-      });
-    } catch (error) {
+        source: LOCAL_SOURCE,
+      }, emitOptions),
+      true,
+    ).catch((error) => {
+      if (op.aborted) throw error;
+      return { error, errorHook: undefined } as unknown as ToolPreFold;
+    });
+    for (const verdict of fold.shadow) {
+      const data = verdictData(callId, toolName, verdict.reason, verdict.hook, true);
+      await safeEmit(
+        host,
+        verdict.decision === "deny" ? new WouldDeny({ data }) : new WouldAsk({ data }),
+        op,
+        "observer (shadow verdicts)",
+      );
+    }
+    if (fold.error !== undefined) {
+      const error = fold.error;
       markBlocked(error);
-      await safeEmit(host, new HookBlocked({ point: HookPoint.TOOL_PRE, callId, toolName, error }));
+      await safeEmit(
+        host,
+        new HookBlocked({ point: HookPoint.TOOL_PRE, callId, toolName, error }),
+        op,
+        "observer (HookBlocked)",
+      );
       throw error;
     }
+    if (fold.verdict === "deny") {
+      const init: Parameters<typeof deny>[2] = {
+        toolName,
+        callId,
+        reason: fold.reason ?? "denied by a tool.pre hook",
+        interrupt: fold.interrupt,
+      };
+      if (fold.hook !== undefined) init.hook = fold.hook;
+      return await deny(host, op, init);
+    }
+    if (fold.updatedArgs !== undefined) {
+      frozenArgs = fold.updatedArgs;
+      runArgs = structuredCloneArgs(fold.updatedArgs);
+    }
+    if (fold.context.length > 0) context = [...fold.context];
+    if (fold.verdict === "ask") {
+      runArgs = await askApproval(host, op, options, {
+        toolName,
+        callId,
+        args: frozenArgs,
+        reason: fold.reason,
+        hook: fold.hook,
+      }) ?? runArgs;
+      frozenArgs = deepFrozenCopy(runArgs);
+    }
+  } else if (options?.approve !== undefined) {
+    // No hooks, nothing can ask: approve is never called.
   }
 
   const started = performance.now();
@@ -195,9 +436,12 @@ async function runAction(
   let failure: unknown = null;
   let failed = false;
   try {
-    call = await host.actions.invoke(
-      { function: toolName, arguments: args },
-      options?.signal ? { signal: options.signal, callId } : { callId },
+    call = await op.run(
+      `tool "${toolName}"`,
+      host.actions.invoke(
+        { function: toolName, arguments: runArgs },
+        signal ? { signal, callId } : { callId },
+      ),
     );
     if (call.status !== EventStatus.COMPLETED) {
       failed = true;
@@ -211,18 +455,27 @@ async function runAction(
 
   if (failed) {
     if (bus !== null) {
-      await bus.emit(HookPoint.TOOL_ERROR, {
+      const emitted = bus.emit(HookPoint.TOOL_ERROR, {
         callId,
         toolName,
         error: failure,
         durationMs,
         branchId: host.id,
-      });
+      }, op.aborted ? undefined : emitOptions);
+      if (op.aborted) emitted.catch(() => {});
+      else await op.run("tool.error", emitted, true);
     }
-    const aborted = options?.signal !== undefined && isAbortError(failure, options.signal);
+    const aborted = op.aborted ||
+      (options?.signal !== undefined && isAbortError(failure, options.signal));
     if (!options?.suppressErrors || aborted) throw failure;
     const message = errorMessage(failure);
-    await addExchange(host, req, callId, { error: message, function: toolName, arguments: args });
+    await addExchange(
+      host,
+      req,
+      callId,
+      { error: message, function: toolName, arguments: args },
+      op,
+    );
     return {
       function: toolName,
       arguments: args,
@@ -230,19 +483,119 @@ async function runAction(
     };
   }
 
-  const output = call!.response;
+  let output = call!.response;
   if (bus !== null) {
-    await bus.emit(HookPoint.TOOL_POST, {
-      callId,
-      toolName,
-      resultSummary: summarize(output),
-      durationMs,
-      branchId: host.id,
-    });
+    const fold = await op.run(
+      "tool.post",
+      bus.decide(HookPoint.TOOL_POST, {
+        callId,
+        toolName,
+        args: frozenArgs ?? deepFrozenCopy(runArgs),
+        result: deepFrozenCopy(output),
+        resultSummary: summarize(output),
+        durationMs,
+        branchId: host.id,
+        source: LOCAL_SOURCE,
+      }, emitOptions),
+      true,
+    );
+    if (fold.replaced) output = fold.result;
+    if (fold.context.length > 0) (context ??= []).push(...fold.context);
   }
-  await safeEmit(host, call);
-  await addExchange(host, req, callId, output);
-  return { function: toolName, arguments: args, output };
+  await safeEmit(host, call, op, "observer (FunctionCalling)");
+  const extra: { arguments?: Record<string, unknown>; context?: readonly string[] } = {};
+  if (runArgs !== args) extra.arguments = runArgs;
+  if (context !== null) extra.context = context;
+  await addExchange(host, req, callId, output, op, extra);
+  const result: ActionResult = { function: toolName, arguments: args, output };
+  if (context !== null) result.context = context;
+  return result;
+}
+
+/** A mutable deep copy of frozen arguments for the tool (it may change its own copy). */
+function structuredCloneArgs(args: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  try {
+    return structuredClone(args) as Record<string, unknown>;
+  } catch {
+    return { ...args };
+  }
+}
+
+/**
+ * Asks for approval: inline through `options.approve`, or by rejecting with
+ * `ApprovalRequiredError`. Resolves to replacement arguments (or `undefined`); a rejection
+ * throws `ToolDeniedError`.
+ */
+async function askApproval(
+  host: ActHost,
+  op: Operation,
+  options: ActOptions | undefined,
+  ask: {
+    toolName: string;
+    callId: string;
+    args: Readonly<Record<string, unknown>>;
+    reason: string | undefined;
+    hook: string | undefined;
+  },
+): Promise<Record<string, unknown> | undefined> {
+  const pending: { -readonly [K in keyof PendingApproval]: PendingApproval[K] } = {
+    runId: options?.runId ?? "",
+    branchId: host.id,
+    callId: ask.callId,
+    toolName: ask.toolName,
+    args: ask.args,
+    requestedAt: Date.now(),
+  };
+  const sessionId = host.session?.id;
+  if (typeof sessionId === "string") pending.sessionId = sessionId;
+  if (ask.reason !== undefined) pending.reason = ask.reason;
+  const approval: PendingApproval = Object.freeze(pending);
+  await safeEmit(
+    host,
+    new ApprovalRequested({ data: approval }),
+    op,
+    "observer (ApprovalRequested)",
+  );
+  const approve = options?.approve;
+  if (approve === undefined) throw new ApprovalRequiredError(approval);
+  const answered = await op.run(
+    "approval",
+    Promise.resolve().then(() => approve(approval, { signal: op.signal ?? neverAborted() })),
+  );
+  const answer = normalizeAnswer(answered);
+  const data: { -readonly [K in keyof ApprovalAnsweredData]: ApprovalAnsweredData[K] } = {
+    runId: approval.runId,
+    callId: ask.callId,
+    toolName: ask.toolName,
+    approve: answer.approve,
+  };
+  if (answer.by !== undefined) data.by = answer.by;
+  if (!answer.approve && answer.reason !== undefined) data.reason = answer.reason;
+  if (answer.approve && answer.updatedArgs !== undefined) {
+    data.updatedArgs = deepFrozenCopy(answer.updatedArgs);
+  }
+  await safeEmit(
+    host,
+    new ApprovalAnswered({ data: Object.freeze(data) }),
+    op,
+    "observer (ApprovalAnswered)",
+  );
+  if (!answer.approve) {
+    const init: Parameters<typeof deny>[2] = {
+      toolName: ask.toolName,
+      callId: ask.callId,
+      reason: answer.reason ?? "rejected by the approver",
+      hook: answer.by === undefined ? "approval" : `approval by ${answer.by}`,
+    };
+    if (answer.interrupt === true) init.interrupt = true;
+    return await deny(host, op, init);
+  }
+  return answer.updatedArgs === undefined ? undefined : { ...answer.updatedArgs };
+}
+
+let NEVER: AbortSignal | null = null;
+function neverAborted(): AbortSignal {
+  return NEVER ??= new AbortController().signal;
 }
 
 /**

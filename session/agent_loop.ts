@@ -6,6 +6,7 @@
  * @module
  */
 
+import { anySignal } from "../core/_abort.ts";
 import { EventStatus } from "../core/event.ts";
 import { renderJson } from "../core/json_safe.ts";
 import type { ActionManager } from "../action/manager.ts";
@@ -464,9 +465,7 @@ export function operateStream(
   const model = requireModel(host);
   const maxTurns = checkTurns(options);
   const internal = new AbortController();
-  const signal = options?.signal
-    ? AbortSignal.any([options.signal, internal.signal])
-    : internal.signal;
+  const signal = options?.signal ? anySignal([options.signal, internal.signal]) : internal.signal;
   let modelReader: ReadableStreamDefaultReader<StreamChunk> | null = null;
 
   const streamTurn: ModelTurn = async function* (turn, turnSignal) {

@@ -7,7 +7,8 @@
 
 import { Element } from "../core/element.ts";
 import { ActionManager, type AgentSpec, type Tool } from "../action/mod.ts";
-import type { HookBus } from "../hooks/mod.ts";
+import type { EmitOptions, HookBus } from "../hooks/mod.ts";
+import { race } from "../core/_race.ts";
 import type { IModel } from "../service/mod.ts";
 import { registerAttacher } from "./_attach.ts";
 import { createMessage, type Message, type MessageInit, toMessageRecord } from "./message.ts";
@@ -42,7 +43,18 @@ export interface BranchOptions {
 }
 
 /** A callback run after a message was added. */
-export type MessageCallback = (message: Message) => unknown;
+export type MessageCallback = (message: Message, options?: AddMessageOptions) => unknown;
+
+/** Options of {@linkcode Branch.addMessage}. */
+export interface AddMessageOptions {
+  /**
+   * Stops waiting for the message callbacks (`message.add` handlers among them) when it aborts;
+   * the message itself is already stored by then. `addMessage` rejects with the abort reason.
+   */
+  signal?: AbortSignal;
+}
+
+const NO_EMIT_OPTIONS: EmitOptions = Object.freeze({});
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value != null && typeof (value as { then?: unknown }).then === "function";
@@ -93,7 +105,7 @@ export class Branch extends Element {
    * the built-in message callbacks; `routeMessagePersistence` registers it once and
    * `unrouteMessagePersistence` removes it.
    */
-  readonly persistViaBus: (message: Message) => Promise<void>;
+  readonly persistViaBus: (message: Message, options?: AddMessageOptions) => Promise<void>;
 
   /** Makes a branch; bad options throw a `TypeError`. */
   constructor(options?: BranchOptions) {
@@ -126,7 +138,7 @@ export class Branch extends Element {
       };
       emitted.then(settle, settle);
     };
-    this.persistViaBus = async (message: Message): Promise<void> => {
+    this.persistViaBus = async (message: Message, options?: AddMessageOptions): Promise<void> => {
       const bus = this.#hooks;
       if (bus === null) return;
       const sessionId = this.#session?.id ?? bus.context.sessionId ?? null;
@@ -139,7 +151,12 @@ export class Branch extends Element {
         message: toMessageRecord(message, sessionId),
       };
       if (sessionId !== null) payload.sessionId = sessionId;
-      await bus.emit("message.add", payload);
+      // Options make every pending handler race a deadline (30 s by default) and the signal.
+      await bus.emit(
+        "message.add",
+        payload,
+        options?.signal === undefined ? NO_EMIT_OPTIONS : { signal: options.signal },
+      );
     };
     this.#callbacks = [scheduleEmit, this.persistViaBus];
     registerAttacher(this, (session, observer) => {
@@ -195,16 +212,20 @@ export class Branch extends Element {
    * callback) can persist concurrent messages out of order. Await each call when the stored
    * order must match in that setup.
    */
-  async addMessage(init: MessageInit): Promise<Message> {
+  async addMessage(init: MessageInit, options?: AddMessageOptions): Promise<Message> {
     const message = createMessage(init, this.id);
     this.#messages.push(message);
     const callbacks = this.#callbacks;
+    const signal = options?.signal;
     let errors: unknown[] | null = null;
     for (let i = 0; i < callbacks.length; i++) {
       try {
-        const result = callbacks[i](message);
-        if (isThenable(result)) await result;
+        const result = callbacks[i](message, options);
+        if (isThenable(result)) {
+          await (signal === undefined ? result : race(result, Infinity, signal));
+        }
       } catch (error) {
+        if (signal?.aborted && error === signal.reason) throw error;
         (errors ??= []).push(error);
       }
     }
@@ -265,9 +286,12 @@ export class Branch extends Element {
   }
 
   /** Asks the session's gate; resolves to `true` when standalone. */
-  authorize(action: unknown): Promise<boolean> {
+  authorize(
+    action: unknown,
+    options?: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<boolean> {
     const observer = this.#observer;
-    return observer === null ? Promise.resolve(true) : observer.authorize(action);
+    return observer === null ? Promise.resolve(true) : observer.authorize(action, options);
   }
 
   /**

@@ -5,8 +5,11 @@
  * @module
  */
 
-import { cutText, summarize, toJsonSafe } from "../core/json_safe.ts";
+import { cutText, summarize } from "../core/json_safe.ts";
 import { logger } from "../core/logger.ts";
+import { redactSecrets } from "../core/redact.ts";
+
+export { redactSecrets };
 import type { HookBus } from "../hooks/bus.ts";
 import { HookPoint } from "../hooks/hook_point.ts";
 import type { APICalling } from "../service/api_calling.ts";
@@ -33,46 +36,6 @@ export interface ModelBridge {
 export interface BusOwner {
   /** The session's hook bus. */
   readonly hooks: HookBus;
-}
-
-const SECRET_KEY = /authorization|api[-_]?key|secret|password|passwd|token(?!s)|cookie|bearer/i;
-
-/**
- * Replaces the values of secret-looking keys (`authorization`, `apiKey`, `api_key`, `secret`,
- * `password`, `token`, `cookie`, …) with `"[redacted]"`, deeply. Token *counts* (`tokens`,
- * `promptTokens`) are kept. Returns a JSON-safe copy.
- *
- * @example
- * ```ts
- * import { redactSecrets } from "@hookscope/core/session";
- * import assert from "node:assert/strict";
- *
- * assert.deepEqual(
- *   redactSecrets({ headers: { Authorization: "Bearer sk-1" }, totalTokens: 3 }),
- *   { headers: { Authorization: "[redacted]" }, totalTokens: 3 },
- * );
- * ```
- */
-export function redactSecrets(value: unknown): unknown {
-  const safe = toJsonSafe(value);
-  const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === "object") {
-      const out: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(v)) {
-        const secret = SECRET_KEY.test(key) && !/tokens$/i.test(key);
-        Object.defineProperty(out, key, {
-          value: secret ? "[redacted]" : walk(item),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
-      return out;
-    }
-    return v;
-  };
-  return walk(safe);
 }
 
 function tokensFrom(

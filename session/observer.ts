@@ -5,11 +5,20 @@
  */
 
 import { Element } from "../core/element.ts";
-import { logger } from "../core/logger.ts";
+import { reportFailure } from "./_loud_failures.ts";
 import { Signal } from "../core/signal.ts";
 import type { SessionStore, SignalInsert } from "../store/session_store.ts";
 import { sanitizeSignalPayload } from "./sanitize.ts";
-import { GateDenied, HookBlocked } from "./signal.ts";
+import { race, TIMED_OUT } from "../core/_race.ts";
+import {
+  ApprovalAnswered,
+  ApprovalRequested,
+  GateDenied,
+  HookBlocked,
+  ToolDenied,
+  WouldAsk,
+  WouldDeny,
+} from "./signal.ts";
 import type { Session } from "./session.ts";
 
 /** A reactive subscriber: called with each matched value and the Session (or the observer). */
@@ -120,8 +129,14 @@ function ownInstances(
   return out;
 }
 
+/** How long a governance gate may take before it counts as a denial. */
+const GATE_TIMEOUT_MS = 30_000;
+
 function isAudit(envelope: object): boolean {
-  return envelope instanceof GateDenied || envelope instanceof HookBlocked;
+  return envelope instanceof GateDenied || envelope instanceof HookBlocked ||
+    envelope instanceof ToolDenied || envelope instanceof ApprovalRequested ||
+    envelope instanceof ApprovalAnswered || envelope instanceof WouldDeny ||
+    envelope instanceof WouldAsk;
 }
 
 function roleOf(envelope: object): unknown {
@@ -129,7 +144,7 @@ function roleOf(envelope: object): unknown {
 }
 
 function defaultOnError(error: unknown, where: string): void {
-  logger.warn(`Session observer ${where} failed`, error);
+  reportFailure("Session observer", error, where);
 }
 
 /**
@@ -346,7 +361,9 @@ export class SessionObserver {
   /**
    * Asks the gate about an action. No gate → `true`, nothing recorded. A falsy or throwing gate
    * denies: a {@linkcode GateDenied} with the action as data is emitted (stored, delivered to
-   * subscribers, persisted; the gate does not see it, X4) and the result is `false`.
+   * subscribers, persisted; the gate does not see it, X4) and the result is `false`. A gate
+   * that does not settle within `options.timeoutMs` (default 30 000) denies too; an abort of
+   * `options.signal` rejects with its reason.
    *
    * @example
    * ```ts
@@ -360,15 +377,31 @@ export class SessionObserver {
    * assert.equal(observer.byType(GateDenied).length, 1);
    * ```
    */
-  async authorize(action: unknown): Promise<boolean> {
+  async authorize(
+    action: unknown,
+    options?: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<boolean> {
     const gate = this.#gate;
     if (gate === null) return true;
+    const signal = options?.signal;
     let allowed = false;
     try {
       const verdict = gate(action);
-      allowed = Boolean(isThenable(verdict) ? await verdict : verdict);
+      allowed = Boolean(
+        isThenable(verdict)
+          ? await race(verdict, options?.timeoutMs ?? GATE_TIMEOUT_MS, signal)
+          : verdict,
+      );
     } catch (error) {
-      this.#report(error, "gate");
+      if (signal?.aborted && error === signal.reason) throw error;
+      this.#report(
+        error === TIMED_OUT
+          ? new Error(
+            `Gate did not settle within ${options?.timeoutMs ?? GATE_TIMEOUT_MS} ms; denied`,
+          )
+          : error,
+        "gate",
+      );
       allowed = false;
     }
     if (!allowed) await this.emit(new GateDenied({ data: action }));

@@ -12,6 +12,18 @@ import { MessageAdded } from "./signal.ts";
 /** The default payload cap: 16 KiB of UTF-8 JSON (ADR-0047 D3). */
 export const MAX_SIGNAL_PAYLOAD_BYTES = 16_384;
 
+/** Nesting levels a signal payload keeps; deeper values become `"[Depth]"` and the payload is marked. */
+export const MAX_SIGNAL_PAYLOAD_DEPTH = 64;
+
+/** Whether a JSON-safe value holds a `"[Depth]"` cut at exactly `maxDepth`. */
+function cutAtDepth(value: unknown, maxDepth: number, depth = 0): boolean {
+  if (typeof value === "string") return depth === maxDepth && value === "[Depth]";
+  if (value === null || typeof value !== "object" || depth >= maxDepth) return false;
+  const items = Array.isArray(value) ? value : Object.values(value);
+  for (const item of items) if (cutAtDepth(item, maxDepth, depth + 1)) return true;
+  return false;
+}
+
 const SKIPPED_FIELDS: ReadonlySet<string> = new Set(["id", "data", "emitterRole", "timestamp"]);
 
 /**
@@ -76,7 +88,9 @@ function fittingPrefix(text: string, budget: number): string {
 function renderData(data: unknown): unknown {
   if (data instanceof Element) return data.toJSON();
   if (typeof data === "string") return data;
-  if (data !== null && typeof data === "object") return toJsonSafe(data);
+  if (data !== null && typeof data === "object") {
+    return toJsonSafe(data, { maxDepth: MAX_SIGNAL_PAYLOAD_DEPTH });
+  }
   return String(data);
 }
 
@@ -159,7 +173,14 @@ export function sanitizeSignalPayload(
   let payload: Record<string, unknown>;
   let serialized: string;
   try {
-    payload = toJsonSafe(collect(signal)) as Record<string, unknown>;
+    payload = toJsonSafe(collect(signal), { maxDepth: MAX_SIGNAL_PAYLOAD_DEPTH }) as Record<
+      string,
+      unknown
+    >;
+    // A cut by depth is marked in the row, like a cut by size: never silent.
+    if (cutAtDepth(payload, MAX_SIGNAL_PAYLOAD_DEPTH)) {
+      payload = { ...payload, truncated: true, truncatedReason: "depth" };
+    }
     serialized = JSON.stringify(payload);
   } catch (error) {
     let text: string;

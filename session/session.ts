@@ -4,13 +4,14 @@
  * @module
  */
 
+import { reportFailure } from "./_loud_failures.ts";
 import { Element } from "../core/element.ts";
 import { BranchOwnershipError } from "../core/errors.ts";
-import { logger } from "../core/logger.ts";
 import {
   type AgentHooks,
   buildSessionBus,
   type HookBus,
+  type HookPayloads,
   type HookPoint,
   loadHooksForAgent,
 } from "../hooks/mod.ts";
@@ -268,7 +269,7 @@ export class Session extends Element {
   newBranch(options?: BranchOptions): Branch {
     const branch = new Branch(options);
     this.includeBranches(branch);
-    const payload: Record<string, unknown> = { branchId: branch.id };
+    const payload: HookPayloads["branch.create"] = { branchId: branch.id };
     const model = branch.model as unknown as { model?: unknown; endpoint?: { name?: unknown } };
     if (model !== null && typeof model === "object") {
       if (typeof model.model === "string") payload.model = model.model;
@@ -431,5 +432,5 @@ export class Session extends Element {
 }
 
 function defaultReport(error: unknown, where: string): void {
-  logger.warn(`Session ${where} failed`, error);
+  reportFailure("Session", error, where);
 }

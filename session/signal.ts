@@ -170,3 +170,165 @@ export function toolInvocation(
     : Object.freeze({});
   return Object.freeze({ function: name, arguments: plain, branchId });
 }
+
+/** What a decision signal ({@linkcode ToolDenied}, {@linkcode WouldDeny}, {@linkcode WouldAsk}) carries. */
+export interface ToolVerdictData {
+  /** The call. */
+  readonly callId: string;
+  /** The tool. */
+  readonly toolName: string;
+  /** Why (a deny always has one). */
+  readonly reason?: string;
+  /** The name of the hook that decided, when known. */
+  readonly hook?: string;
+  /** `true` for a shadow-mode verdict that was not applied. */
+  readonly shadow: boolean;
+}
+
+function callOpId(data: unknown): string {
+  const callId = (data as { callId?: unknown } | null)?.callId;
+  return typeof callId === "string" ? callId : "";
+}
+
+/**
+ * A `tool.pre` handler denied a tool call (the call did not run). An audit signal: persisted
+ * and never suppressed by the gate. `data` is a {@linkcode ToolVerdictData} with `shadow: false`;
+ * `opId` is the call id.
+ *
+ * @example
+ * ```ts
+ * import { ToolDenied } from "@hookscope/core/session";
+ * import assert from "node:assert/strict";
+ *
+ * const signal = new ToolDenied({ data: { callId: "c1", toolName: "bash", reason: "no", shadow: false } });
+ * assert.equal(signal.opId, "c1");
+ * ```
+ */
+export class ToolDenied extends Signal {
+  /** Makes the signal; `init.data` is a {@linkcode ToolVerdictData}. */
+  constructor(init?: SignalInit) {
+    super(init);
+  }
+  /** The call id (persisted as the signal's operation id). */
+  get opId(): string {
+    return callOpId(this.data);
+  }
+}
+
+/**
+ * A shadow-mode `tool.pre` handler would have denied a call; nothing was applied. `data` is a
+ * {@linkcode ToolVerdictData} with `shadow: true`.
+ *
+ * @example
+ * ```ts
+ * import { WouldDeny } from "@hookscope/core/session";
+ * import assert from "node:assert/strict";
+ *
+ * const signal = new WouldDeny({ data: { callId: "c1", toolName: "bash", reason: "no", shadow: true } });
+ * assert.equal(signal.opId, "c1");
+ * ```
+ */
+export class WouldDeny extends Signal {
+  /** Makes the signal; `init.data` is a {@linkcode ToolVerdictData}. */
+  constructor(init?: SignalInit) {
+    super(init);
+  }
+  /** The call id. */
+  get opId(): string {
+    return callOpId(this.data);
+  }
+}
+
+/**
+ * A shadow-mode `tool.pre` handler would have asked for approval; nothing was applied. `data`
+ * is a {@linkcode ToolVerdictData} with `shadow: true`.
+ *
+ * @example
+ * ```ts
+ * import { WouldAsk } from "@hookscope/core/session";
+ * import assert from "node:assert/strict";
+ *
+ * const signal = new WouldAsk({ data: { callId: "c1", toolName: "bash", shadow: true } });
+ * assert.equal(signal.opId, "c1");
+ * ```
+ */
+export class WouldAsk extends Signal {
+  /** Makes the signal; `init.data` is a {@linkcode ToolVerdictData}. */
+  constructor(init?: SignalInit) {
+    super(init);
+  }
+  /** The call id. */
+  get opId(): string {
+    return callOpId(this.data);
+  }
+}
+
+/**
+ * A tool call waits for approval; `data` is the {@linkcode PendingApproval}. Persisted, never
+ * gated away; `opId` is the call id.
+ *
+ * @example
+ * ```ts
+ * import { ApprovalRequested } from "@hookscope/core/session";
+ * import assert from "node:assert/strict";
+ *
+ * const signal = new ApprovalRequested({
+ *   data: { runId: "", callId: "c1", toolName: "bash", args: {}, requestedAt: 0 },
+ * });
+ * assert.equal(signal.opId, "c1");
+ * ```
+ */
+export class ApprovalRequested extends Signal {
+  /** Makes the signal; `init.data` is the {@linkcode PendingApproval}. */
+  constructor(init?: SignalInit) {
+    super(init);
+  }
+  /** The call id. */
+  get opId(): string {
+    return callOpId(this.data);
+  }
+}
+
+/** What an {@linkcode ApprovalAnswered} carries. */
+export interface ApprovalAnsweredData {
+  /** The run, `""` for a direct `act`. */
+  readonly runId: string;
+  /** The call. */
+  readonly callId: string;
+  /** The tool. */
+  readonly toolName: string;
+  /** The answer. */
+  readonly approve: boolean;
+  /** Why (a rejection). */
+  readonly reason?: string;
+  /** Who answered, when known. */
+  readonly by?: string;
+  /** Replacement arguments the approver gave. */
+  readonly updatedArgs?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * An approval was answered (inline or on resume); `data` is an {@linkcode ApprovalAnsweredData}
+ * with who answered. Persisted, never gated away; `opId` is the call id.
+ *
+ * @example
+ * ```ts
+ * import { ApprovalAnswered } from "@hookscope/core/session";
+ * import assert from "node:assert/strict";
+ *
+ * const signal = new ApprovalAnswered({
+ *   data: { runId: "", callId: "c1", toolName: "bash", approve: true, by: "ana" },
+ * });
+ * assert.equal(signal.opId, "c1");
+ * ```
+ */
+export class ApprovalAnswered extends Signal {
+  /** Makes the signal; `init.data` is an {@linkcode ApprovalAnsweredData}. */
+  constructor(init?: SignalInit) {
+    super(init);
+  }
+  /** The call id. */
+  get opId(): string {
+    return callOpId(this.data);
+  }
+}

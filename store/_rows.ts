@@ -10,6 +10,108 @@ import {
   type SignalRow,
 } from "./session_store.ts";
 
+/** Limits on what one persisted value (message content, signal payload, branch field) may hold. */
+export interface PayloadLimits {
+  /** Nesting levels kept; deeper values become `"[Depth]"` (default 64). */
+  maxDepth: number;
+  /** UTF-8 bytes of the value's JSON (default 1 048 576, 1 MiB). */
+  maxBytes: number;
+}
+
+/** The default {@linkcode PayloadLimits}: depth 64 and 1 MiB per value. */
+export const DEFAULT_PAYLOAD_LIMITS: PayloadLimits = { maxDepth: 64, maxBytes: 1_048_576 };
+
+/** The marker a cut value is stored as: the cut is visible in the row, never silent. */
+export interface TruncatedValue {
+  truncated: true;
+  /** `depth`: nested deeper than `maxDepth`; `size`: JSON larger than `maxBytes`. */
+  reason: "depth" | "size";
+  /** The limit that was exceeded. */
+  limit: number;
+  /** For `size`: the JSON's size in bytes. */
+  originalBytes?: number;
+  /** For `depth`: the value with deeper levels as `"[Depth]"`; for `size`: a prefix of its JSON. */
+  data: unknown;
+}
+
+/** Checks limits given as options; fills in the defaults. */
+export function checkPayloadLimits(limits: unknown, action: string): PayloadLimits {
+  if (limits === undefined) return DEFAULT_PAYLOAD_LIMITS;
+  if (!isRecord(limits)) {
+    throw new TypeError(`Cannot ${action}: limits must be an object; got ${quote(limits)}`);
+  }
+  const out = { ...DEFAULT_PAYLOAD_LIMITS };
+  for (const key of ["maxDepth", "maxBytes"] as const) {
+    const value = limits[key];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+      throw new TypeError(
+        `Cannot ${action}: limits.${key} must be a positive integer; got ${quote(value)}`,
+      );
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+/** UTF-8 bytes of a string, without encoding it. */
+function utf8Bytes(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** Whether a JSON-safe value holds a `"[Depth]"` cut at exactly `maxDepth`. */
+function cutAtDepth(value: unknown, maxDepth: number, depth = 0): boolean {
+  if (typeof value === "string") return depth === maxDepth && value === "[Depth]";
+  if (value === null || typeof value !== "object" || depth >= maxDepth) return false;
+  const items = Array.isArray(value) ? value : Object.values(value);
+  for (const item of items) if (cutAtDepth(item, maxDepth, depth + 1)) return true;
+  return false;
+}
+
+/**
+ * A JSON-safe copy of `value` within `limits`; a value cut to fit is returned as a
+ * {@linkcode TruncatedValue}, so the row itself says it was cut and why.
+ */
+export function limitPayload(value: unknown, limits: PayloadLimits): unknown {
+  let safe = toJsonSafe(value, { maxDepth: limits.maxDepth });
+  let marked: TruncatedValue | undefined;
+  if (cutAtDepth(safe, limits.maxDepth)) {
+    marked = { truncated: true, reason: "depth", limit: limits.maxDepth, data: safe };
+    safe = marked;
+  }
+  const json = JSON.stringify(safe) ?? "null";
+  const bytes = utf8Bytes(json);
+  if (bytes <= limits.maxBytes) return safe;
+  // The prefix keeps a little under the limit for the marker around it.
+  const room = Math.max(0, limits.maxBytes - 256);
+  let prefix = json.slice(0, room);
+  while (prefix.length > 0 && utf8Bytes(JSON.stringify(prefix)) > room) {
+    prefix = prefix.slice(0, Math.floor(prefix.length * 0.9));
+  }
+  const code = prefix.charCodeAt(prefix.length - 1);
+  if (code >= 0xd800 && code <= 0xdbff) prefix = prefix.slice(0, -1);
+  return {
+    truncated: true,
+    reason: "size",
+    limit: limits.maxBytes,
+    originalBytes: bytes,
+    data: prefix,
+  } satisfies TruncatedValue;
+}
+
 /** The SessionRow fields other than `id`, with their JSON type. */
 export const SESSION_FIELDS: Readonly<Record<string, "string" | "number" | "object">> = {
   status: "string",
@@ -118,7 +220,10 @@ export function presentSession(stored: Record<string, unknown>): SessionRow {
 }
 
 /** Validates a branch update; returns a JSON-safe copy without `undefined` values. */
-export function normalizeBranchFields(fields: unknown): Record<string, unknown> {
+export function normalizeBranchFields(
+  fields: unknown,
+  limits: PayloadLimits = DEFAULT_PAYLOAD_LIMITS,
+): Record<string, unknown> {
   const action = "update branch";
   if (!isRecord(fields)) {
     throw new TypeError(`Cannot ${action}: fields must be an object; got ${quote(fields)}`);
@@ -126,7 +231,7 @@ export function normalizeBranchFields(fields: unknown): Record<string, unknown> 
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(fields)) {
     if (key === "id" || fields[key] === undefined) continue;
-    out[key] = toJsonSafe(fields[key]);
+    out[key] = limitPayload(fields[key], limits);
   }
   return out;
 }
@@ -144,8 +249,11 @@ function nullableId(value: unknown, key: string, action: string): string | null 
   return checkId(value, key, action);
 }
 
-/** Validates a message record; returns a JSON-safe copy. */
-export function normalizeMessage(message: unknown): MessageRecord {
+/** Validates a message record; returns a JSON-safe copy with its content within `limits`. */
+export function normalizeMessage(
+  message: unknown,
+  limits: PayloadLimits = DEFAULT_PAYLOAD_LIMITS,
+): MessageRecord {
   const action = "insert message";
   if (!isRecord(message)) {
     throw new TypeError(`Cannot ${action}: message must be an object; got ${quote(message)}`);
@@ -167,7 +275,7 @@ export function normalizeMessage(message: unknown): MessageRecord {
   return {
     id,
     role: message.role as MessageRole,
-    content: toJsonSafe(message.content),
+    content: limitPayload(message.content, limits),
     sender: nullableString(message.sender, "sender", action),
     recipient: nullableString(message.recipient, "recipient", action),
     branchId: nullableId(message.branchId, "branchId", action),
@@ -176,8 +284,11 @@ export function normalizeMessage(message: unknown): MessageRecord {
   };
 }
 
-/** Validates a signal insert; returns a JSON-safe copy. */
-export function normalizeSignal(row: unknown): SignalInsert {
+/** Validates a signal insert; returns a JSON-safe copy with its payload within `limits`. */
+export function normalizeSignal(
+  row: unknown,
+  limits: PayloadLimits = DEFAULT_PAYLOAD_LIMITS,
+): SignalInsert {
   const action = "insert session signal";
   if (!isRecord(row)) {
     throw new TypeError(`Cannot ${action}: row must be an object; got ${quote(row)}`);
@@ -203,7 +314,7 @@ export function normalizeSignal(row: unknown): SignalInsert {
     kind: row.kind,
     opId,
     ts: row.ts,
-    payload: toJsonSafe(row.payload) as Record<string, unknown>,
+    payload: limitPayload(row.payload, limits) as Record<string, unknown>,
   };
 }
 

@@ -1,14 +1,20 @@
 /**
  * `OpenAICompatibleEndpoint`: chat completions over `fetch`, with Server-Sent Events streaming
- * parsed into typed chunks.
+ * parsed into typed chunks, limits on waiting and size, and credentials kept out of every error.
  *
  * @module
  */
 
-import { createParser, type EventSourceMessage } from "eventsource-parser";
-import type { Endpoint, EndpointCallOptions, StreamChunk, ToolCallChunk } from "../endpoint.ts";
+import type { EventSourceMessage } from "eventsource-parser";
+import { anySignal } from "../../core/_abort.ts";
+import { redactSecrets } from "../../core/redact.ts";
+import type { Endpoint, EndpointCallOptions, StreamChunk } from "../endpoint.ts";
 import { iterableToStream } from "../endpoint.ts";
 import { EndpointError, EndpointParseError } from "../endpoint_error.ts";
+import { createChunkMapper, isObject } from "./_openai_chunks.ts";
+import { invalidHeaderValue, secretsOf } from "./_secrets.ts";
+import { SseEventStream, type SseFailure } from "./_sse_stream.ts";
+import { Watchdog, type WatchdogKind } from "./_watchdog.ts";
 
 /** Options of {@linkcode OpenAICompatibleEndpoint}. */
 export interface OpenAICompatibleEndpointOptions {
@@ -16,16 +22,43 @@ export interface OpenAICompatibleEndpointOptions {
   baseURL: string;
   /**
    * Sent as `Authorization: Bearer <apiKey>` (replacing an `Authorization` given in `headers`);
-   * never appears in errors or logs.
+   * never appears in errors or logs. Surrounding whitespace is stripped; a key with a line break
+   * or another control character inside is refused at construction.
    */
   apiKey?: string;
   /** The fetch to use (default: the global one). */
   fetch?: typeof fetch;
-  /** Extra request headers; credential headers (`api-key`, …) are redacted from errors too. */
+  /**
+   * Extra request headers. Every value is treated as a credential and redacted from errors
+   * (credential names such as `api-key`, `x-goog-api-key`, `cookie` at any length, others from 8
+   * characters on).
+   */
   headers?: Record<string, string>;
   /** A name for logs (default `"openai_compatible"`). */
   name?: string;
+  /**
+   * The longest wait for the server, in milliseconds: for the response to start and for each
+   * next piece of the body (default 60 000; `Infinity` turns it off). Past it the call fails
+   * with an {@linkcode EndpointError} of kind `"idle"`.
+   */
+  idleTimeoutMs?: number;
+  /**
+   * The overall deadline of one call, body included, in milliseconds (default: none; a
+   * `HookEvent`'s deadline and the caller's signal still apply). Past it the call fails with an
+   * {@linkcode EndpointError} of kind `"timeout"`.
+   */
+  timeoutMs?: number;
+  /**
+   * The largest non-streamed response body read, in bytes (default 33 554 432, 32 MiB). A larger
+   * body is cancelled while it arrives and the call fails with kind `"too_large"`.
+   */
+  maxResponseBytes?: number;
 }
+
+/** Default of {@linkcode OpenAICompatibleEndpointOptions.idleTimeoutMs}. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+/** Default of {@linkcode OpenAICompatibleEndpointOptions.maxResponseBytes} (32 MiB). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 33_554_432;
 
 const EXCERPT = 500;
 /** At most this much of an error response body is read (enough for the excerpt after redaction). */
@@ -96,15 +129,21 @@ export class OpenAICompatibleEndpoint implements Endpoint {
   readonly name: string;
   /** The API root, without a trailing slash. */
   readonly baseURL: string;
+  /** The idle limit in milliseconds. */
+  readonly idleTimeoutMs: number;
+  /** The overall deadline of a call in milliseconds, or `undefined` for none. */
+  readonly timeoutMs: number | undefined;
+  /** The cap on a non-streamed body in bytes. */
+  readonly maxResponseBytes: number;
   #apiKey: string | undefined;
   #fetch: typeof fetch | undefined;
   #headers: Record<string, string>;
   #secrets: string[];
 
   /**
-   * Makes the endpoint; an invalid `baseURL` or header name/value throws a `TypeError`. A payload
-   * that is not JSON-serializable (a `BigInt`, a cycle) rejects a call with a `TypeError` and
-   * sends nothing.
+   * Makes the endpoint; an invalid `baseURL`, header name or value, API key or limit throws a
+   * `TypeError` whose message never contains the value. A payload that is not JSON-serializable
+   * (a `BigInt`, a cycle) rejects a call with a `TypeError` and sends nothing.
    */
   constructor(options: OpenAICompatibleEndpointOptions) {
     if (options === null || typeof options !== "object") {
@@ -114,12 +153,18 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     if (typeof baseURL !== "string" || !canParse(baseURL)) {
       throw new TypeError(
         `Cannot create endpoint: baseURL must be an absolute URL; got ${
-          typeof baseURL === "string" ? JSON.stringify(baseURL) : `(${typeof baseURL})`
+          typeof baseURL === "string" ? JSON.stringify(redactURL(baseURL)) : `(${typeof baseURL})`
         }`,
       );
     }
     if (apiKey !== undefined && typeof apiKey !== "string") {
       throw new TypeError(`Cannot create endpoint: apiKey must be a string`);
+    }
+    if (typeof apiKey === "string") {
+      const why = invalidHeaderValue(apiKey);
+      if (why) {
+        throw new TypeError(`Cannot create endpoint: invalid apiKey (${why})`);
+      }
     }
     if (options.fetch !== undefined && typeof options.fetch !== "function") {
       throw new TypeError(`Cannot create endpoint: fetch must be a function`);
@@ -127,18 +172,42 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     if (headers !== undefined && (headers === null || typeof headers !== "object")) {
       throw new TypeError(`Cannot create endpoint: headers must be an object`);
     }
+    for (const [name, value] of Object.entries(headers ?? {})) {
+      if (typeof value !== "string") {
+        throw new TypeError(
+          `Cannot create endpoint: invalid headers (header ${
+            JSON.stringify(name)
+          } must be a string)`,
+        );
+      }
+      const why = invalidHeaderValue(value);
+      if (why) {
+        throw new TypeError(
+          `Cannot create endpoint: invalid headers (header ${JSON.stringify(name)}: ${why})`,
+        );
+      }
+    }
     try {
       new Headers(headers);
-    } catch (cause) {
-      // Checked now, not at the first request: a bad name or value (a newline, …) is bad input.
-      throw new TypeError(`Cannot create endpoint: invalid headers (${messageOf(cause)})`);
+    } catch {
+      // Checked now, not at the first request; the runtime's message may quote the value.
+      throw new TypeError(
+        `Cannot create endpoint: invalid headers (a header name is not a valid token)`,
+      );
     }
+    this.idleTimeoutMs = limit("idleTimeoutMs", options.idleTimeoutMs, DEFAULT_IDLE_TIMEOUT_MS)!;
+    this.timeoutMs = limit("timeoutMs", options.timeoutMs, undefined);
+    this.maxResponseBytes = limit(
+      "maxResponseBytes",
+      options.maxResponseBytes,
+      DEFAULT_MAX_RESPONSE_BYTES,
+    )!;
     this.name = options.name ?? "openai_compatible";
     this.baseURL = baseURL.replace(/\/+$/, "");
-    this.#apiKey = apiKey;
+    this.#apiKey = apiKey?.trim();
     this.#fetch = options.fetch;
     this.#headers = { ...headers };
-    this.#secrets = secretsOf(apiKey, this.#headers);
+    this.#secrets = [...secretsOf(apiKey, this.#headers), ...urlSecrets(baseURL)];
   }
 
   /** The chat-completions URL. */
@@ -146,31 +215,35 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     return `${this.baseURL}/chat/completions`;
   }
 
+  /** Removes this endpoint's credentials (in any encoding) from `text`. */
+  redact(text: string): string {
+    return redactSecrets(text, this.#secrets);
+  }
+
   /**
    * POSTs the payload (without `stream`) and resolves to the parsed JSON response. A connection
    * that breaks while the body arrives rejects with {@linkcode EndpointError} (with the status),
-   * and an abort meanwhile with the signal's reason.
+   * and an abort meanwhile with the signal's reason. The idle, overall and size limits apply.
    */
   async call(payload: Record<string, unknown>, options: EndpointCallOptions): Promise<unknown> {
     const body = { ...payload };
     delete body.stream;
     delete body.stream_options;
-    const signal = options.signal;
-    const response = await this.#post(body, signal, "application/json");
-    let text: string;
+    const call = this.#start(options.signal);
     try {
-      text = await response.text();
-    } catch (cause) {
-      throw this.#readFailure("Response", cause, signal, response.status);
-    }
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new EndpointParseError("Cannot parse endpoint response: invalid JSON", {
-        status: response.status,
-        bodyExcerpt: this.#excerpt(text),
-        url: this.#safeURL(),
-      });
+      const response = await this.#post(body, call, "application/json");
+      const text = await this.#readLimited(response, call);
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new EndpointParseError("Cannot parse endpoint response: invalid JSON", {
+          status: response.status,
+          bodyExcerpt: this.#excerpt(text),
+          url: this.#safeURL(),
+        });
+      }
+    } finally {
+      call.watchdog.stop();
     }
   }
 
@@ -188,198 +261,203 @@ export class OpenAICompatibleEndpoint implements Endpoint {
         include_usage: true,
       },
     };
-    // Our own controller, so that a consumer's cancel also aborts a fetch still connecting.
-    const local = new AbortController();
-    const signal = AbortSignal.any([options.signal, local.signal]);
-    return iterableToStream(this.#events(body, signal), (reason) => {
-      local.abort(reason ?? new DOMException("Stream cancelled", "AbortError"));
+    // Our own controller (inside #start), so that a consumer's cancel also aborts a fetch still
+    // connecting.
+    let call: CallState | undefined;
+    return iterableToStream(this.#events(body, options.signal, (c) => call = c), (reason) => {
+      call?.controller.abort(reason ?? new DOMException("Stream cancelled", "AbortError"));
     });
   }
 
-  async *#events(body: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<StreamChunk> {
-    const response = await this.#post(body, signal, "text/event-stream");
-    const url = this.#safeURL();
-    const status = response.status;
-    const reader = response.body?.getReader();
-    if (!reader) {
-      throw new EndpointError("Endpoint returned no body for a stream", { status, url });
-    }
-    const queue: EventSourceMessage[] = [];
-    let overflow = false;
-    // Until the first event or comment, keep the start of the body: a server that ignored
-    // `stream: true` (or an HTML error page sent with 200) yields no SSE at all.
-    let sawSSE = false;
-    let head = "";
-    const parser = createParser({
-      onEvent: (event) => {
-        sawSSE = true;
-        queue.push(event);
-      },
-      onComment: () => {
-        sawSSE = true;
-      },
-      onError: (error) => {
-        if (error.type === "max-buffer-size-exceeded") overflow = true;
-      },
-      maxBufferSize: MAX_SSE_BUFFER_CHARS,
-    });
-    const feed = (text: string): void => {
-      if (!sawSSE && head.length < MAX_ERROR_BODY_BYTES) head += text;
-      if (overflow) return;
-      parser.feed(text);
-      if (overflow) {
-        throw new EndpointParseError(
-          `Cannot parse stream: an event grew past ${MAX_SSE_BUFFER_CHARS} characters without ending`,
-          { status, bodyExcerpt: this.#excerpt(head), url },
-        );
-      }
-    };
-    const decoder = new TextDecoder();
-    // Tool calls being assembled, per choice (several with `n > 1`).
-    const tools = new Map<number, ChoiceCalls>();
-    let finishReason: string | null = null;
-    const flushTools = function* (choice?: number): Generator<StreamChunk> {
-      const keys = choice === undefined ? [...tools.keys()].sort((a, b) => a - b) : [choice];
-      for (const key of keys) {
-        const pending = tools.get(key);
-        if (!pending) continue;
-        tools.delete(key);
-        yield* [...pending.calls.values()].sort((a, b) => a.index - b.index);
-      }
-    };
+  async *#events(
+    body: Record<string, unknown>,
+    outer: AbortSignal,
+    started: (call: CallState) => void,
+  ): AsyncGenerator<StreamChunk> {
+    const call = this.#start(outer);
+    started(call);
+    let events: ReadableStreamDefaultReader<EventSourceMessage> | undefined;
     try {
-      read: while (true) {
+      const response = await this.#post(body, call, "text/event-stream");
+      const url = this.#safeURL();
+      const status = response.status;
+      if (!response.body) {
+        throw new EndpointError("Endpoint returned no body for a stream", { status, url });
+      }
+      const sse = new SseEventStream({
+        maxEventChars: MAX_SSE_BUFFER_CHARS,
+        headChars: MAX_ERROR_BODY_BYTES,
+        fail: (failure, head) => this.#sseFailure(failure, head, status, url),
+      });
+      events = this.#watched(response.body, call, status).pipeThrough(sse).getReader();
+      const mapper = createChunkMapper();
+      while (true) {
+        let next: ReadableStreamReadResult<EventSourceMessage>;
+        try {
+          next = await events.read();
+        } catch (cause) {
+          throw this.#failure(cause, call, status);
+        }
+        if (call.signal.aborted) throw this.#failure(call.signal.reason, call, status);
+        if (next.done) break;
+        const data = next.value.data;
+        if (data.trim() === "[DONE]") break;
+        if (data.trim() === "") continue;
+        let json: unknown;
+        try {
+          json = JSON.parse(data);
+        } catch {
+          throw new EndpointParseError("Cannot parse stream event: invalid JSON", {
+            status,
+            bodyExcerpt: this.#excerpt(data),
+            url,
+          });
+        }
+        if (!isObject(json)) {
+          throw new EndpointParseError("Cannot parse stream event: expected a JSON object", {
+            status,
+            bodyExcerpt: this.#excerpt(data),
+            url,
+          });
+        }
+        if (json.error) {
+          throw new EndpointError(
+            `Endpoint reported an error in the stream: ${this.#excerpt(saidOf(json.error))}`,
+            { status, bodyExcerpt: this.#excerpt(data), url },
+          );
+        }
+        yield* mapper.push(json);
+      }
+      yield* mapper.end();
+    } finally {
+      call.watchdog.stop();
+      await events?.cancel().catch(() => {});
+    }
+  }
+
+  /** Starts the limits of one call: a controller the watchdog aborts, joined with the caller's. */
+  #start(outer: AbortSignal): CallState {
+    const controller = new AbortController();
+    const signal = anySignal([outer, controller.signal]);
+    const state: CallState = {
+      outer,
+      controller,
+      signal,
+      watchdog: new Watchdog(this.idleTimeoutMs, this.timeoutMs, (kind) => {
+        controller.abort(this.#limitError(kind));
+      }),
+    };
+    return state;
+  }
+
+  /** The body as a stream that runs the idle clock while it waits for the server. */
+  #watched(
+    body: ReadableStream<Uint8Array>,
+    call: CallState,
+    status: number,
+  ): ReadableStream<Uint8Array> {
+    const reader = body.getReader();
+    const onAbort = () => reader.cancel(call.signal.reason).catch(() => {});
+    call.signal.addEventListener("abort", onAbort, { once: true });
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        call.watchdog.wait();
         let next: ReadableStreamReadResult<Uint8Array>;
         try {
           next = await reader.read();
         } catch (cause) {
-          throw this.#readFailure("Stream", cause, signal, status);
+          call.signal.removeEventListener("abort", onAbort);
+          throw this.#failure(cause, call, status);
+        } finally {
+          call.watchdog.received();
+        }
+        if (call.signal.aborted) {
+          call.signal.removeEventListener("abort", onAbort);
+          throw this.#failure(call.signal.reason, call, status);
         }
         if (next.done) {
-          feed(decoder.decode());
-          feed("\n\n");
-          if (!sawSSE && head.trim() !== "") throw this.#notSSE(head, status, url);
-        } else {
-          feed(decoder.decode(next.value, { stream: true }));
-        }
-        while (queue.length > 0) {
-          const event = queue.shift()!;
-          const data = event.data;
-          if (data.trim() === "[DONE]") break read;
-          if (data.trim() === "") continue;
-          let json: Record<string, unknown>;
-          try {
-            json = JSON.parse(data);
-          } catch {
-            throw new EndpointParseError("Cannot parse stream event: invalid JSON", {
-              status,
-              bodyExcerpt: this.#excerpt(data),
-              url,
-            });
-          }
-          if (!isObject(json)) {
-            throw new EndpointParseError("Cannot parse stream event: expected a JSON object", {
-              status,
-              bodyExcerpt: this.#excerpt(data),
-              url,
-            });
-          }
-          if (json.error) {
-            const error = json.error as { message?: unknown };
-            const said = typeof error.message === "string"
-              ? error.message
-              : JSON.stringify(json.error);
-            throw new EndpointError(
-              `Endpoint reported an error in the stream: ${this.#excerpt(said)}`,
-              { status, bodyExcerpt: this.#excerpt(data), url },
-            );
-          }
-          const choices = Array.isArray(json.choices) ? json.choices : [];
-          for (const choice of choices as Record<string, unknown>[]) {
-            if (!isObject(choice)) continue;
-            const at = typeof choice.index === "number" && Number.isInteger(choice.index) &&
-                choice.index > 0
-              ? choice.index
-              : 0;
-            const delta = (isObject(choice.delta) ? choice.delta : {}) as Record<string, unknown>;
-            if (typeof delta.content === "string" && delta.content !== "") {
-              yield at === 0
-                ? { type: "text", text: delta.content }
-                : { type: "text", text: delta.content, choice: at };
-            }
-            if (Array.isArray(delta.tool_calls)) {
-              let pending = tools.get(at);
-              if (!pending) tools.set(at, pending = { calls: new Map(), last: -1, next: 0 });
-              for (const part of delta.tool_calls as Record<string, unknown>[]) {
-                if (isObject(part)) addToolDelta(pending, part, at);
-              }
-            }
-            if (typeof choice.finish_reason === "string" && choice.finish_reason) {
-              finishReason = choice.finish_reason;
-              yield* flushTools(at);
-            }
-          }
-          const usage = json.usage;
-          if (isObject(usage)) {
-            const promptTokens = num(usage.prompt_tokens);
-            const completionTokens = num(usage.completion_tokens);
-            yield {
-              type: "usage",
-              promptTokens,
-              completionTokens,
-              totalTokens: usage.total_tokens === undefined
-                ? promptTokens + completionTokens
-                : num(usage.total_tokens),
-            };
-          }
-        }
+          call.signal.removeEventListener("abort", onAbort);
+          controller.close();
+        } else controller.enqueue(next.value);
+      },
+      cancel: async (reason) => {
+        call.signal.removeEventListener("abort", onAbort);
+        await reader.cancel(reason).catch(() => {});
+      },
+    }, { highWaterMark: 0 });
+  }
+
+  /** Reads a non-streamed body up to `maxResponseBytes`, then cancels it. */
+  async #readLimited(response: Response, call: CallState): Promise<string> {
+    const status = response.status;
+    const declared = Number(response.headers.get("content-length"));
+    if (Number.isFinite(declared) && declared > this.maxResponseBytes) {
+      await response.body?.cancel().catch(() => {});
+      throw this.#tooLarge(status, `declares ${declared} bytes`);
+    }
+    const body = response.body;
+    if (!body) return "";
+    const reader = this.#watched(body, call, status).getReader();
+    const decoder = new TextDecoder();
+    const parts: string[] = [];
+    let read = 0;
+    try {
+      while (true) {
+        const next = await reader.read();
         if (next.done) break;
+        read += next.value.byteLength;
+        if (read > this.maxResponseBytes) throw this.#tooLarge(status, "grew past the limit");
+        parts.push(decoder.decode(next.value, { stream: true }));
       }
-      yield* flushTools();
-      yield { type: "done", finishReason };
+      parts.push(decoder.decode());
     } finally {
       await reader.cancel().catch(() => {});
     }
+    return parts.join("");
   }
 
-  async #post(body: unknown, signal: AbortSignal, accept: string): Promise<Response> {
-    // Headers, not a record: names are case-insensitive, so `apiKey` replaces a user-given
-    // `Authorization` instead of sending both.
-    const headers = new Headers({ "content-type": "application/json", accept });
-    for (const [name, value] of Object.entries(this.#headers)) headers.set(name, value);
-    if (this.#apiKey) headers.set("authorization", `Bearer ${this.#apiKey}`);
+  async #post(body: unknown, call: CallState, accept: string): Promise<Response> {
     let text: string;
     try {
       text = JSON.stringify(body);
     } catch (cause) {
       // Bad input, not an unreachable endpoint: nothing is sent.
       throw new TypeError(
-        `Cannot send request: the payload is not JSON-serializable (${
-          this.#scrub(messageOf(cause))
-        })`,
+        `Cannot send request: the payload is not JSON-serializable (${this.#message(cause)})`,
       );
     }
     const doFetch = this.#fetch ?? globalThis.fetch;
     let response: Response;
+    call.watchdog.wait();
     try {
-      response = await doFetch(this.url, { method: "POST", headers, body: text, signal });
-    } catch (cause) {
-      if (signal.aborted) throw signal.reason;
-      throw new EndpointError(`Cannot reach endpoint: ${this.#scrub(messageOf(cause))}`, {
-        url: this.#safeURL(),
-        cause,
+      // Headers, not a record: names are case-insensitive, so `apiKey` replaces a user-given
+      // `Authorization` instead of sending both. Built inside the guard: a runtime's message
+      // about a bad value quotes it.
+      const headers = new Headers({ "content-type": "application/json", accept });
+      for (const [name, value] of Object.entries(this.#headers)) headers.set(name, value);
+      if (this.#apiKey) headers.set("authorization", `Bearer ${this.#apiKey}`);
+      response = await doFetch(this.url, {
+        method: "POST",
+        headers,
+        body: text,
+        signal: call.signal,
       });
+    } catch (cause) {
+      throw this.#failure(cause, call, null);
+    } finally {
+      call.watchdog.received();
     }
     if (!response.ok) {
-      const text = await readPrefix(response, MAX_ERROR_BODY_BYTES);
-      if (signal.aborted) throw signal.reason;
+      const excerpt = await readPrefix(response, MAX_ERROR_BODY_BYTES, call);
+      if (call.signal.aborted) throw this.#failure(call.signal.reason, call, response.status);
       throw new EndpointError(
         `Endpoint request failed with status ${response.status}${
-          response.statusText ? ` (${response.statusText})` : ""
+          response.statusText ? ` (${this.redact(response.statusText)})` : ""
         }`,
         {
+          kind: "http",
           status: response.status,
-          bodyExcerpt: this.#excerpt(text),
+          bodyExcerpt: this.#excerpt(excerpt),
           url: this.#safeURL(),
         },
       );
@@ -387,31 +465,50 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     return response;
   }
 
-  #safeURL(): string {
-    try {
-      const url = new URL(this.url);
-      return `${url.origin}${url.pathname}`;
-    } catch {
-      return "";
+  /**
+   * What a failure while waiting on the server becomes: the caller's abort reason, this call's
+   * limit error, or a redacted network {@linkcode EndpointError}.
+   */
+  #failure(cause: unknown, call: CallState, status: number | null): unknown {
+    if (call.outer.aborted) return call.outer.reason;
+    if (call.controller.signal.aborted) {
+      const reason = call.controller.signal.reason;
+      if (reason instanceof EndpointError) return reason;
+      return reason;
     }
+    if (cause instanceof EndpointError) return cause;
+    const message = status === null
+      ? `Cannot reach endpoint: ${this.#message(cause)}`
+      : `Response broke before it finished: ${this.#message(cause)}`;
+    return new EndpointError(message, {
+      kind: "network",
+      status,
+      url: this.#safeURL(),
+      cause: this.#cleanCause(cause),
+    });
   }
 
-  #scrub(text: string): string {
-    for (const secret of this.#secrets) text = text.split(secret).join("[redacted]");
-    return text;
+  #limitError(kind: WatchdogKind): EndpointError {
+    const message = kind === "idle"
+      ? `Endpoint sent nothing for ${this.idleTimeoutMs} ms (idleTimeoutMs)`
+      : `Endpoint call took longer than ${this.timeoutMs} ms (timeoutMs)`;
+    return new EndpointError(message, { kind, url: this.#safeURL() });
   }
 
-  /** What a failed body read throws: the abort reason, or an {@linkcode EndpointError}. */
-  #readFailure(what: string, cause: unknown, signal: AbortSignal, status: number): unknown {
-    if (signal.aborted) return signal.reason;
+  #tooLarge(status: number, how: string): EndpointError {
     return new EndpointError(
-      `${what} broke before it finished: ${this.#scrub(messageOf(cause))}`,
-      { status, url: this.#safeURL(), cause },
+      `Endpoint response body ${how} of ${this.maxResponseBytes} bytes (maxResponseBytes)`,
+      { kind: "too_large", status, url: this.#safeURL() },
     );
   }
 
-  /** The error for a stream body without any Server-Sent Events (JSON error bodies say why). */
-  #notSSE(head: string, status: number, url: string): EndpointError {
+  #sseFailure(failure: SseFailure, head: string, status: number, url: string): EndpointError {
+    if (failure === "overflow") {
+      return new EndpointParseError(
+        `Cannot parse stream: an event grew past ${MAX_SSE_BUFFER_CHARS} characters without ending`,
+        { status, bodyExcerpt: this.#excerpt(head), url },
+      );
+    }
     let json: unknown;
     try {
       json = JSON.parse(head);
@@ -419,9 +516,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
       json = undefined;
     }
     if (isObject(json) && json.error) {
-      const error = json.error as { message?: unknown };
-      const said = typeof error.message === "string" ? error.message : JSON.stringify(json.error);
-      return new EndpointError(`Endpoint reported an error: ${this.#excerpt(said)}`, {
+      return new EndpointError(`Endpoint reported an error: ${this.#excerpt(saidOf(json.error))}`, {
         status,
         bodyExcerpt: this.#excerpt(head),
         url,
@@ -433,23 +528,65 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     );
   }
 
+  #safeURL(): string {
+    try {
+      const url = new URL(this.url);
+      return `${url.origin}${url.pathname}`;
+    } catch {
+      return "";
+    }
+  }
+
+  /** A redacted message of any thrown value (with its cause's message). */
+  #message(error: unknown): string {
+    return this.redact(messageOf(error));
+  }
+
+  /** The cause to keep: the original when it holds no credential, else a redacted copy. */
+  #cleanCause(cause: unknown): unknown {
+    if (!(cause instanceof Error)) {
+      return cause === undefined ? undefined : this.redact(String(cause));
+    }
+    const text = `${cause.message}\n${cause.stack ?? ""}\n${messageOf(cause)}`;
+    if (this.redact(text) === text) return cause;
+    const copy = new Error(this.#message(cause));
+    copy.name = cause.name;
+    copy.stack = `${copy.name}: ${copy.message}`;
+    return copy;
+  }
+
   /** The redacted start of `text`: redact first, so a key cut by the excerpt cannot survive. */
   #excerpt(text: string): string {
-    return this.#scrub(text).slice(0, EXCERPT);
+    return this.redact(text.slice(0, 64 * 1024)).slice(0, EXCERPT);
   }
 }
 
+/** One call's limits. */
+interface CallState {
+  /** The caller's signal. */
+  outer: AbortSignal;
+  /** Aborted by the watchdog (with an EndpointError) or by a consumer's cancel. */
+  controller: AbortController;
+  /** `outer` and `controller` joined: what fetch and the body reads see. */
+  signal: AbortSignal;
+  watchdog: Watchdog;
+}
+
 /** Reads at most `maxBytes` of a response body as text, then cancels the rest. */
-async function readPrefix(response: Response, maxBytes: number): Promise<string> {
+async function readPrefix(response: Response, maxBytes: number, call: CallState): Promise<string> {
   const body = response.body;
   if (!body) return "";
   const reader = body.getReader();
+  const onAbort = () => reader.cancel().catch(() => {});
+  call.signal.addEventListener("abort", onAbort, { once: true });
   const decoder = new TextDecoder();
   let text = "";
   let read = 0;
   try {
     while (read < maxBytes) {
+      call.watchdog.wait();
       const next = await reader.read();
+      call.watchdog.received();
       if (next.done) break;
       const bytes = next.value.byteLength > maxBytes - read
         ? next.value.subarray(0, maxBytes - read)
@@ -461,74 +598,47 @@ async function readPrefix(response: Response, maxBytes: number): Promise<string>
   } catch {
     // the body is only an excerpt for the error
   } finally {
+    call.watchdog.received();
+    call.signal.removeEventListener("abort", onAbort);
     reader.cancel().catch(() => {});
   }
   return text;
 }
 
-/** The tool calls of one choice being assembled from their deltas. */
-interface ChoiceCalls {
-  calls: Map<number, ToolCallChunk>;
-  /** The index the previous delta touched (-1: none yet). */
-  last: number;
-  /** One past the highest index seen. */
-  next: number;
+/** The server's own words of a JSON `error` member. */
+function saidOf(error: unknown): string {
+  const message = (error as { message?: unknown }).message;
+  return typeof message === "string" ? message : JSON.stringify(error);
 }
 
-/**
- * Adds one tool-call delta. Some OpenAI-compatible servers omit `index`: such a delta continues
- * the call with the same id, starts a new call when its id is new, and otherwise continues the
- * call the previous delta touched.
- */
-function addToolDelta(pending: ChoiceCalls, part: Record<string, unknown>, choice: number): void {
-  let index: number;
-  if (typeof part.index === "number" && Number.isInteger(part.index) && part.index >= 0) {
-    index = part.index;
-  } else if (typeof part.id === "string" && part.id !== "") {
-    index = pending.next;
-    for (const call of pending.calls.values()) if (call.id === part.id) index = call.index;
-  } else {
-    index = pending.last >= 0 ? pending.last : pending.next;
+/** Checks a limit option: a positive number (`Infinity` allowed), or the default when absent. */
+function limit(name: string, value: unknown, fallback: number | undefined): number | undefined {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || Number.isNaN(value) || value <= 0) {
+    throw new TypeError(
+      `Cannot create endpoint: ${name} must be a positive number; got ${
+        typeof value === "number" ? String(value) : `(${typeof value})`
+      }`,
+    );
   }
-  pending.last = index;
-  if (index >= pending.next) pending.next = index + 1;
-  let call = pending.calls.get(index);
-  if (!call) {
-    call = choice === 0
-      ? { type: "tool_call", index, id: "", name: "", arguments: "" }
-      : { type: "tool_call", index, id: "", name: "", arguments: "", choice };
-    pending.calls.set(index, call);
+  return value;
+}
+
+/** Credentials inside a URL: user name, password, and query values. */
+function urlSecrets(raw: string): string[] {
+  try {
+    const url = new URL(raw);
+    const out = [decodeURIComponent(url.username), decodeURIComponent(url.password)];
+    for (const value of url.searchParams.values()) if (value.length >= 8) out.push(value);
+    return out.filter((v) => v !== "");
+  } catch {
+    return [];
   }
-  if (typeof part.id === "string" && part.id) call.id = part.id;
-  const fn = isObject(part.function) ? part.function : {};
-  if (typeof fn.name === "string" && fn.name && !call.name) call.name = fn.name;
-  if (typeof fn.arguments === "string") call.arguments += fn.arguments;
 }
 
-/** Header names whose values are credentials (Azure OpenAI and gateways use `api-key` styles). */
-const SECRET_HEADERS = new Set(["authorization", "proxy-authorization", "api-key", "x-api-key"]);
-
-/** The strings errors must never show: the key and credential header values (and their tokens). */
-function secretsOf(apiKey: string | undefined, headers: Record<string, string>): string[] {
-  const secrets = new Set<string>();
-  if (apiKey) secrets.add(apiKey);
-  for (const [name, value] of Object.entries(headers)) {
-    if (!SECRET_HEADERS.has(name.toLowerCase()) || typeof value !== "string") continue;
-    const trimmed = value.trim();
-    if (trimmed) secrets.add(trimmed);
-    const token = trimmed.replace(/^(bearer|basic|token)\s+/i, "");
-    if (token) secrets.add(token);
-  }
-  // Longest first, so a token inside a longer header value cannot leave a fragment behind.
-  return [...secrets].sort((a, b) => b.length - a.length);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function num(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+/** A URL without user name, password or query, for messages. */
+function redactURL(raw: string): string {
+  return raw.replace(/\/\/[^/@]*@/, "//[redacted]@").replace(/\?.*$/, "?[redacted]");
 }
 
 function messageOf(error: unknown): string {

@@ -15,6 +15,7 @@ import type {
 import { StoreClosedError, StoreConflictError, StoreUnavailableError } from "../store_errors.ts";
 import {
   checkId,
+  checkPayloadLimits,
   normalizeBranchFields,
   normalizeMessage,
   normalizeMessageQuery,
@@ -22,6 +23,7 @@ import {
   normalizeSessionRow,
   normalizeSignal,
   normalizeSignalQuery,
+  type PayloadLimits,
   presentSession,
   SESSION_FIELD_NAMES,
 } from "../_rows.ts";
@@ -33,10 +35,19 @@ export interface SqliteStoreOptions {
   /**
    * Open the file read-only: reads work, every write rejects with
    * {@linkcode StoreUnavailableError}. The file must exist and carry the current schema.
+   * Without it (the default) the file must be writable: a read-only file (its mode, an immutable
+   * flag, a read-only mount) fails at open with a `StoreUnavailableError` that says so, instead
+   * of failing at the first write.
    */
   readOnly?: boolean;
   /** How long a write waits for another connection's lock, in milliseconds (default 5 000). */
   busyTimeoutMs?: number;
+  /**
+   * Limits on each persisted value (message content, signal payload, branch field): nesting
+   * depth (default 64) and JSON size (default 1 MiB). A value past them is stored cut, as
+   * `{ truncated: true, reason: "depth" | "size", limit, originalBytes?, data }`.
+   */
+  limits?: { maxDepth?: number; maxBytes?: number };
 }
 
 /** What {@linkcode SqliteStore.info} reports. */
@@ -113,7 +124,13 @@ function toMessage(row: SqlRow): MessageRecord {
  * - The journal is WAL; every write runs in one `BEGIN IMMEDIATE` … `COMMIT` transaction and is
  *   rolled back whole on failure. Signals get `seq` from an `AUTOINCREMENT` key, so sequence
  *   numbers only increase, across reopenings too.
- * - SQLite failures (a read-only file, a full disk) reject with {@linkcode StoreUnavailableError}
+ * - Concurrent opens: `busy_timeout` is set before any statement that can take a lock, and the
+ *   setup (WAL switch, migrations) is retried within `busyTimeoutMs` where SQLite refuses a lock
+ *   without waiting, so processes opening one new file at once all succeed.
+ * - Limits: each message content, signal payload and branch field is kept to 64 levels of
+ *   nesting and 1 MiB of JSON (`limits` option); a value past them is stored as
+ *   `{ truncated: true, reason, limit, originalBytes?, data }`, never cut silently.
+ * - SQLite failures (a full disk, a file made read-only later) reject with {@linkcode StoreUnavailableError}
  *   carrying the driver's error as `cause`; after {@linkcode SqliteStore.close} every call
  *   rejects with {@linkcode StoreClosedError}.
  *
@@ -137,11 +154,13 @@ export class SqliteStore implements SessionStore {
   #db: SqlDriver | null;
   #path: string;
   #readOnly: boolean;
+  #limits: PayloadLimits;
 
-  private constructor(db: SqlDriver, path: string, readOnly: boolean) {
+  private constructor(db: SqlDriver, path: string, readOnly: boolean, limits: PayloadLimits) {
     this.#db = db;
     this.#path = path;
     this.#readOnly = readOnly;
+    this.#limits = limits;
   }
 
   /**
@@ -171,6 +190,7 @@ export class SqliteStore implements SessionStore {
       );
     }
     const readOnly = options.readOnly === true;
+    const limits = checkPayloadLimits(options.limits, "open SQLite store");
     const busy = options.busyTimeoutMs ?? 5000;
     if (typeof busy !== "number" || !Number.isFinite(busy) || busy < 0) {
       throw new TypeError(
@@ -190,9 +210,25 @@ export class SqliteStore implements SessionStore {
       );
     }
     try {
+      // First, before any statement that can take a lock: every later wait honours it.
       db.exec(`PRAGMA busy_timeout = ${Math.floor(busy)}`);
-      if (!readOnly) db.exec("PRAGMA journal_mode = WAL");
-      migrate(db, path, readOnly);
+      // Some lock waits never reach the busy handler (SQLite refuses at once where waiting could
+      // deadlock, e.g. switching a new file to WAL while another connection reads its schema):
+      // the setup is retried, with a little jitter, until the busy timeout has passed.
+      const deadline = Date.now() + Math.max(busy, 1000);
+      for (let attempt = 1;; attempt++) {
+        try {
+          if (!readOnly) db.exec("PRAGMA journal_mode = WAL");
+          migrate(db, path, readOnly);
+          if (!readOnly) checkWritable(db, path);
+          break;
+        } catch (error) {
+          if (!isBusy(error) || Date.now() >= deadline) throw error;
+          await new Promise((resolve) =>
+            setTimeout(resolve, Math.min(50, attempt * 2) + Math.random() * 10)
+          );
+        }
+      }
     } catch (error) {
       try {
         db.close();
@@ -203,7 +239,7 @@ export class SqliteStore implements SessionStore {
         { cause: error },
       );
     }
-    return new SqliteStore(db, path, readOnly);
+    return new SqliteStore(db, path, readOnly, limits);
   }
 
   /** Whether {@linkcode SqliteStore.close} was called. */
@@ -353,7 +389,7 @@ export class SqliteStore implements SessionStore {
   async updateBranch(id: string, fields: Record<string, unknown>): Promise<void> {
     this.#use("update branch");
     checkId(id, "id", "update branch");
-    const normalized = normalizeBranchFields(fields);
+    const normalized = normalizeBranchFields(fields, this.#limits);
     this.#write("update branch", (db) => {
       const row = db.get("SELECT fields FROM branches WHERE id = ?", [id]);
       const merged = row === undefined
@@ -382,7 +418,7 @@ export class SqliteStore implements SessionStore {
   /** Inserts a message; a second insert of the same id is ignored (the first is kept). */
   async insertMessage(message: MessageRecord): Promise<void> {
     this.#use("insert message");
-    const m = normalizeMessage(message);
+    const m = normalizeMessage(message, this.#limits);
     this.#write("insert message", (db) => {
       db.run(
         `INSERT INTO messages (id, role, content, sender, recipient, branch_id, session_id, created_at)
@@ -453,7 +489,7 @@ export class SqliteStore implements SessionStore {
   /** Appends a signal row with the next `seq`. */
   async insertSessionSignal(row: SignalInsert): Promise<void> {
     this.#use("insert session signal");
-    const s = normalizeSignal(row);
+    const s = normalizeSignal(row, this.#limits);
     this.#write("insert session signal", (db) => {
       db.run(
         "INSERT INTO session_signals (session_id, kind, op_id, ts, payload) VALUES (?, ?, ?, ?, ?)",
@@ -508,6 +544,41 @@ function newerSchema(path: string, version: number): StoreUnavailableError {
     `Cannot open SQLite store ${JSON.stringify(path)}: schema version ${version} is newer than ` +
       `version ${SCHEMA_VERSION} that this hookscope supports`,
   );
+}
+
+/** Whether a driver error is SQLite's SQLITE_BUSY / SQLITE_LOCKED ("database is locked"). */
+function isBusy(error: unknown): boolean {
+  const e = error as { code?: unknown; errcode?: unknown; message?: unknown } | null;
+  const code = typeof e?.errcode === "number" ? e.errcode & 0xff : undefined;
+  return code === 5 || code === 6 || e?.code === "SQLITE_BUSY" || e?.code === "SQLITE_LOCKED" ||
+    /database is locked|database table is locked|SQLITE_BUSY/i.test(String(e?.message ?? ""));
+}
+
+/**
+ * Fails at open, not at the first write, when the file cannot be written (a read-only file, a
+ * read-only mount): takes and releases the write lock, which SQLite refuses on such a file.
+ */
+function checkWritable(db: SqlDriver, path: string): void {
+  try {
+    db.exec("BEGIN IMMEDIATE");
+    // user_version rewritten to itself: a real page write inside the probe transaction.
+    const version = Number(db.get("PRAGMA user_version")?.user_version ?? 0);
+    db.exec(`PRAGMA user_version = ${version}`);
+    db.exec("ROLLBACK");
+  } catch (error) {
+    try {
+      db.exec("ROLLBACK");
+    } catch { /* no transaction */ }
+    if (isBusy(error)) throw error;
+    if (/readonly|read-only|read only|permission|access/i.test(messageOf(error))) {
+      throw new StoreUnavailableError(
+        `Cannot open SQLite store ${JSON.stringify(path)} for writing: the file is read-only ` +
+          `(${messageOf(error)}); open it with { readOnly: true } to read it`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
 }
 
 function migrate(db: SqlDriver, path: string, readOnly: boolean): void {

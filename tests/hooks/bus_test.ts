@@ -21,6 +21,8 @@ function recordingSink() {
 const TOOL_POST = {
   callId: "c1",
   toolName: "reader",
+  args: {},
+  result: "ok",
   resultSummary: "ok",
   durationMs: 1,
 };
@@ -72,9 +74,9 @@ describe("HookBus registration and miss semantics (ADR D2)", () => {
   it("HookBus.on() rejects unknown point strings before registering anything", () => {
     const bus = new HookBus();
     for (const bad of ["SESSION_START", "", "session.start "]) {
-      assert.throws(() => bus.on(bad, () => {}), UnknownHookPointError);
-      assert.throws(() => bus.off(bad, () => {}), UnknownHookPointError);
-      assert.throws(() => bus.handlersFor(bad), UnknownHookPointError);
+      assert.throws(() => bus.on(bad as never, () => {}), UnknownHookPointError);
+      assert.throws(() => bus.off(bad as never, () => {}), UnknownHookPointError);
+      assert.throws(() => bus.handlersFor(bad as never), UnknownHookPointError);
     }
     for (const point of HOOK_POINTS) assert.equal(bus.handlersFor(point).length, 0);
   });
@@ -83,9 +85,12 @@ describe("HookBus registration and miss semantics (ADR D2)", () => {
     const bus = new HookBus(recordingSink());
     let ran = 0;
     bus.on("session.start", () => void ran++);
-    await assert.rejects(bus.emit("SESSION_START"), UnknownHookPointError);
-    await assert.rejects(bus.blockingEmit("session.start "), UnknownHookPointError);
-    await assert.rejects(bus.emit(42 as unknown as string), UnknownHookPointError);
+    await assert.rejects(bus.emit("SESSION_START" as never, {} as never), UnknownHookPointError);
+    await assert.rejects(
+      bus.blockingEmit("session.start " as never, {} as never),
+      UnknownHookPointError,
+    );
+    await assert.rejects(bus.emit(42 as never, {} as never), UnknownHookPointError);
     assert.equal(ran, 0);
   });
 
@@ -269,7 +274,7 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
     });
     bus.on("tool.pre", () => void order.push("never"));
     await assert.rejects(
-      bus.emit("tool.pre", { toolName: "bash", callId: "c", argsSummary: "" }),
+      bus.emit("tool.pre", { toolName: "bash", callId: "c", args: {}, argsSummary: "" }),
       (e) => e === denied,
     );
     assert.deepEqual(order, ["first"]);
@@ -282,7 +287,7 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
       throw new TypeError("sync guard");
     });
     await assert.rejects(
-      bus.emit("tool.pre", { toolName: "x", callId: "c", argsSummary: "" }),
+      bus.emit("tool.pre", { toolName: "x", callId: "c", args: {}, argsSummary: "" }),
       TypeError,
     );
   });
@@ -296,7 +301,7 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
       throw new StopHook();
     });
     bus.on("tool.pre", () => void order.push("never"));
-    await bus.emit("tool.pre", { toolName: "x", callId: "c", argsSummary: "" });
+    await bus.emit("tool.pre", { toolName: "x", callId: "c", args: {}, argsSummary: "" });
     assert.deepEqual(order, ["stop"]);
     assert.equal(sink.events.length, 1);
     assert.equal((sink.events[0] as HookSignal).point, "tool.pre");
@@ -343,7 +348,7 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
     }, { onError: (e, where) => void failures.push([String(e), where.stage]) });
     await bus.emit("session.start", { sessionId: "s" });
     bus.bind({ emit: () => Promise.reject(new Error("async observer down")) });
-    await bus.emit("tool.pre", { toolName: "t", callId: "c", argsSummary: "" });
+    await bus.emit("tool.pre", { toolName: "t", callId: "c", args: {}, argsSummary: "" });
     assert.deepEqual(failures, [
       ["Error: observer down", "record"],
       ["Error: async observer down", "record"],

@@ -191,7 +191,14 @@ describe("loader: buildSessionBus()", () => {
     const bus = buildSessionBus({ "message.add": [] }, { observer, sessionId: "s1" });
     assert.equal(bus.observer, observer);
     assert.equal(bus.context.sessionId, "s1");
-    await bus.emit("tool.post", { callId: "c", toolName: "t", resultSummary: "", durationMs: 0 });
+    await bus.emit("tool.post", {
+      callId: "c",
+      toolName: "t",
+      args: {},
+      result: "",
+      resultSummary: "",
+      durationMs: 0,
+    });
     assert.ok(seen[0] instanceof HookSignal);
   });
 

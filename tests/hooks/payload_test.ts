@@ -23,7 +23,7 @@ describe("HookBus with hostile payloads", () => {
     let handled = 0;
     bus.on("tool.post", () => void handled++);
     for (const payload of [cyclic, huge, odd]) {
-      await bus.emit("tool.post", payload);
+      await bus.emit("tool.post", payload as never);
     }
     assert.equal(handled, 3);
     assert.equal(recorded.length, 3);

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { MemoryStore, StoreClosedError } from "../../store/mod.ts";
 import { SqliteStore, StoreUnavailableError } from "../../store/sqlite/mod.ts";
 import { MessageAdded, Session } from "../../session/mod.ts";
+import { logger, type LogRecord } from "../../core/mod.ts";
 import { sqliteMissing } from "../fixtures/sqlite_support.ts";
 
 function recorder(): { errors: [unknown, string][]; onError: (e: unknown, w: string) => void } {
@@ -195,5 +196,83 @@ describe("Session faults with a failing store", () => {
     assert.equal(branch.messages.length, 1);
     assert.ok(errors.length >= 3);
     assert.ok(errors.every(([e]) => e instanceof StoreClosedError));
+  });
+
+  it("the default onError reports each failure kind loudly once, and every failure at warn level", async () => {
+    // A failure kind no other test produces (kinds are remembered per process).
+    const letters = Array.from(
+      { length: 8 },
+      () => String.fromCharCode(97 + Math.floor(Math.random() * 26)),
+    );
+    const name = `DiskGone_${letters.join("")}`;
+    class FailingStore extends MemoryStore {
+      override insertSessionSignal(): Promise<void> {
+        const error = new Error("disk is gone");
+        error.name = name;
+        return Promise.reject(error);
+      }
+    }
+    const records: LogRecord[] = [];
+    logger.configure({ level: "warn", sink: (record) => records.push(record) });
+    try {
+      const session = new Session({ store: new FailingStore() });
+      for (let i = 0; i < 5; i++) await session.emit({ i });
+      await session.drainSignals();
+      const mine = records.filter((r) =>
+        String(r.message).includes(name) || (r.details as Error)?.name === name
+      );
+      assert.equal(mine.filter((r) => r.level === "error").length, 1, JSON.stringify(mine));
+      assert.match(
+        mine.find((r) => r.level === "error")!.message,
+        /persist failed: DiskGone_\w+: disk is gone/,
+      );
+      assert.ok(mine.filter((r) => r.level === "warn").length >= 4);
+    } finally {
+      logger.configure({ level: "silent", sink: null });
+    }
+    // With the logger quiet (the default), the first failure of a new kind goes to console.error.
+    const printed: string[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void printed.push(args.map(String).join(" "));
+    try {
+      class OtherStore extends MemoryStore {
+        override insertSessionSignal(): Promise<void> {
+          const error = new Error("quota exceeded");
+          error.name = `${name}_quiet`;
+          return Promise.reject(error);
+        }
+      }
+      const session = new Session({ store: new OtherStore() });
+      for (let i = 0; i < 3; i++) await session.emit({ i });
+      await session.drainSignals();
+    } finally {
+      console.error = original;
+    }
+    assert.equal(
+      printed.filter((line) => line.includes(`${name}_quiet`)).length,
+      1,
+      printed.join("\n"),
+    );
+  });
+
+  it("arguments nested past the depth limit are stored marked as cut, not silently", async () => {
+    const store = new MemoryStore();
+    const session = new Session({ store });
+    await session.start();
+    let deep: Record<string, unknown> = { leaf: "bottom" };
+    for (let i = 0; i < 100; i++) deep = { next: deep };
+    await session.defaultBranch!.addMessage({ role: "user", content: { args: deep } });
+    await session.emit({ args: deep });
+    await session.drainSignals();
+    const [row] = await store.listMessages({ sessionId: session.id });
+    const content = row.content as Record<string, unknown>;
+    assert.equal(content.truncated, true);
+    assert.equal(content.reason, "depth");
+    const signals = await store.listSessionSignals(session.id);
+    assert.ok(
+      signals.some((s) => s.payload.truncated === true),
+      JSON.stringify(signals.map((s) => s.kind)),
+    );
+    await store.close();
   });
 });

@@ -117,7 +117,14 @@ describe("SessionObserver.emit() order (ADR-0047 D3)", () => {
     observer.observe({ type: HookSignal }, (s) => delivered.push(s));
     observer.gate((p) => !(p instanceof HookSignal && p.point === "tool.post"));
     const bus = new HookBus(observer);
-    await bus.emit("tool.post", { callId: "c", toolName: "t", resultSummary: "", durationMs: 1 });
+    await bus.emit("tool.post", {
+      callId: "c",
+      toolName: "t",
+      args: {},
+      result: "",
+      resultSummary: "",
+      durationMs: 1,
+    });
     await bus.emit("session.start", { sessionId: "s1" });
     assert.equal(observer.byType(HookSignal).length, 2);
     assert.deepEqual(delivered.map((s) => (s as HookSignal).point), ["session.start"]);

@@ -3,10 +3,10 @@
 
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import process from "node:process";
 import { SqliteStore, StoreClosedError, StoreUnavailableError } from "../../store/sqlite/mod.ts";
 import { MIGRATIONS } from "../../store/sqlite/_migrations.ts";
@@ -210,6 +210,93 @@ if (sqliteMissing) {
       );
     });
 
+    it("SqliteStore.open() of a read-only file fails at open when writable and reads with readOnly: true", async () => {
+      const path = freshPath();
+      const writable = await SqliteStore.open(path);
+      await writable.createSession({ id: "s1", status: "created" });
+      await writable.close();
+      // Make the file read-only: file modes for a user; for root (whom modes do not stop) the
+      // immutable flag, or, where the file system has none, modes and a child process run as
+      // an unprivileged user (setpriv).
+      const root = process.getuid?.() === 0;
+      let how: "mode" | "immutable" | "other-user" = root ? "immutable" : "mode";
+      if (root) {
+        try {
+          execFileSync("chattr", ["+i", path], { stdio: "ignore" });
+        } catch {
+          how = "other-user";
+        }
+      }
+      if (process.env.HOOKSCOPE_TEST_READONLY === "other-user" && how === "immutable") {
+        execFileSync("chattr", ["-i", path]);
+        how = "other-user";
+      }
+      if (how !== "immutable") chmodSync(path, 0o444);
+      try {
+        if (how === "other-user") {
+          const result = await asOtherUser(path);
+          assert.match(
+            result.writable,
+            /for writing: the file is read-only/,
+            JSON.stringify(result),
+          );
+          assert.equal(result.readOnly, "created");
+          return;
+        }
+        await assert.rejects(SqliteStore.open(path), (error: unknown) => {
+          assert.ok(error instanceof StoreUnavailableError, String(error));
+          assert.match(error.message, /for writing: the file is read-only/);
+          assert.match(error.message, /readOnly: true/);
+          return true;
+        });
+        const reader = await SqliteStore.open(path, { readOnly: true });
+        assert.equal((await reader.getSession("s1"))?.status, "created");
+        await reader.close();
+      } finally {
+        if (how === "immutable") execFileSync("chattr", ["-i", path]);
+        else chmodSync(path, 0o644);
+      }
+    });
+
+    it("SqliteStore marks a value cut by its depth or size limit in the stored row", async () => {
+      const store = await SqliteStore.open(freshPath(), {
+        limits: { maxDepth: 64, maxBytes: 65_536 },
+      });
+      try {
+        let deep: Record<string, unknown> = { leaf: true };
+        for (let i = 0; i < 100; i++) deep = { next: deep };
+        await store.insertMessage({ ...message("deep"), content: deep });
+        await store.insertMessage({ ...message("big"), content: "x".repeat(200_000) });
+        await store.insertMessage({ ...message("fine"), content: { a: [1, 2, 3] } });
+        const rows = await store.listMessages({});
+        const byId = Object.fromEntries(rows.map((m) => [m.id, m.content]));
+        const cutDeep = byId.deep as Record<string, unknown>;
+        assert.equal(cutDeep.truncated, true);
+        assert.equal(cutDeep.reason, "depth");
+        assert.equal(cutDeep.limit, 64);
+        const cutBig = byId.big as Record<string, unknown>;
+        assert.equal(cutBig.truncated, true);
+        assert.equal(cutBig.reason, "size");
+        assert.equal(cutBig.originalBytes, 200_002);
+        assert.ok(JSON.stringify(cutBig).length <= 65_536);
+        assert.deepEqual(byId.fine, { a: [1, 2, 3] });
+        await store.createSession({ id: "s1", status: "created" });
+        await store.insertSessionSignal({
+          sessionId: "s1",
+          kind: "K",
+          opId: "",
+          ts: 1,
+          payload: { deep },
+        });
+        const [signal] = await store.listSessionSignals("s1");
+        assert.equal(signal.payload.truncated, true);
+        assert.equal(signal.payload.reason, "depth");
+      } finally {
+        await store.close();
+      }
+      await assert.rejects(SqliteStore.open(freshPath(), { limits: { maxBytes: 0 } }), TypeError);
+    });
+
     it("SqliteStore on a read-only file keeps reading, rejects writes clearly and loses nothing", async () => {
       const path = freshPath();
       const writable = await SqliteStore.open(path);
@@ -264,4 +351,29 @@ async function loadNodeSqliteForInspection(): Promise<{ DatabaseSync?: any }> {
   if ((globalThis as { Bun?: unknown }).Bun !== undefined) return {};
   const name = ["node", "sqlite"].join(":");
   return await import(name);
+}
+
+/** Runs the `open-writable` child as user nobody (65534) and returns what it printed. */
+async function asOtherUser(path: string): Promise<{ writable: string; readOnly: string }> {
+  const { childCommand } = await import("../fixtures/store_fault_child.ts");
+  const { chmodSync: chmod, mkdtempSync: mkdtemp } = await import("node:fs");
+  const { dirname } = await import("node:path");
+  // The user needs to reach the file and its folder (for the -wal and -shm files).
+  chmod(dirname(path), 0o777);
+  const home = mkdtemp(join(tmpdir(), "hookscope-nobody-"));
+  chmod(home, 0o777);
+  const [cmd, args] = childCommand(["open-writable", path]);
+  const out = execFileSync(
+    "setpriv",
+    ["--reuid=65534", "--regid=65534", "--clear-groups", cmd, ...args],
+    {
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: home,
+        DENO_DIR: join(home, "deno"),
+        NO_COLOR: "1",
+      },
+    },
+  );
+  return JSON.parse(String(out).trim().split("\n").pop() ?? "");
 }

@@ -1,0 +1,100 @@
+/**
+ * What `tool.pre` and `tool.post` handlers may return: typed decisions that allow, ask, deny or
+ * rewrite a tool call, and where the tool came from.
+ *
+ * @module
+ */
+
+/**
+ * Where a tool came from: a local `Tool`, an MCP server, an AI SDK tool, or another source.
+ *
+ * @example
+ * ```ts
+ * import type { ToolSource } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const source: ToolSource = { kind: "mcp", server: "files" };
+ * assert.equal(source.kind, "mcp");
+ * ```
+ */
+export interface ToolSource {
+  /** `"local"` for a `Tool` registered on the branch; adapters name their own kind. */
+  readonly kind: "local" | "mcp" | "ai-sdk" | (string & Record<never, never>);
+  /** The server the tool came from (MCP). */
+  readonly server?: string;
+}
+
+/** A `tool.pre` handler lets the call run, optionally with rewritten arguments. */
+export interface ToolPreAllow {
+  /** Allow. */
+  readonly decision: "allow";
+  /** Why (shown in signals). */
+  readonly reason?: string;
+  /** Arguments the next handlers and the tool receive instead. */
+  readonly updatedArgs?: Record<string, unknown>;
+  /** Appended to what the model sees for this call (the tool message). */
+  readonly context?: string;
+}
+
+/** A `tool.pre` handler wants a person to approve the call first. */
+export interface ToolPreAsk {
+  /** Ask. */
+  readonly decision: "ask";
+  /** Why (shown to the approver). */
+  readonly reason?: string;
+  /** Arguments the next handlers (and, once approved, the tool) receive instead. */
+  readonly updatedArgs?: Record<string, unknown>;
+}
+
+/** A `tool.pre` handler refuses the call. */
+export interface ToolPreDeny {
+  /** Deny. */
+  readonly decision: "deny";
+  /** Why (reaches the model and the `ToolDenied` signal). */
+  readonly reason: string;
+  /** In the agent loop: end the run instead of answering the model and going on. */
+  readonly interrupt?: boolean;
+}
+
+/**
+ * What a `tool.pre` handler may return. `undefined` (or returning nothing) is no opinion.
+ * Folded over a chain: deny > ask > allow > no opinion, whatever the order; each handler sees the
+ * arguments as rewritten by the handlers before it.
+ *
+ * @example A guard that denies on the real arguments
+ * ```ts
+ * import { HookBus, type ToolPreDecision } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const bus = new HookBus();
+ * bus.on("tool.pre", ({ args }): ToolPreDecision =>
+ *   JSON.stringify(args).includes("rm -rf")
+ *     ? { decision: "deny", reason: "destructive command" }
+ *     : undefined
+ * );
+ * assert.equal(bus.count("tool.pre"), 1);
+ * ```
+ */
+export type ToolPreDecision = undefined | ToolPreAllow | ToolPreAsk | ToolPreDeny;
+
+/**
+ * What a `tool.post` handler may return: a replacement result and/or context for the model.
+ *
+ * @example Redact a result
+ * ```ts
+ * import { HookBus, type ToolPostDecision } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const bus = new HookBus();
+ * bus.on("tool.post", ({ result }): ToolPostDecision =>
+ *   typeof result === "string" ? { updatedResult: result.replaceAll("secret", "***") } : undefined
+ * );
+ * assert.equal(bus.count("tool.post"), 1);
+ * ```
+ */
+export type ToolPostDecision = undefined | {
+  /** Replaces the result (the next handlers and the model see it). */
+  readonly updatedResult?: unknown;
+  /** Appended to what the model sees for this call. */
+  readonly context?: string;
+};

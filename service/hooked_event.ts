@@ -12,6 +12,7 @@ import { DEFAULT_HOOK_TIMEOUT_MS, HookEvent } from "./hook_event.ts";
 import type { HookRegistry } from "./hook_registry.ts";
 import { globalHookLogger } from "./hook_logger.ts";
 import { errorText } from "./_util.ts";
+import { STREAM_RUN, StreamRun } from "./_stream_run.ts";
 
 /** Options of {@linkcode HookedEvent.createPreInvokeHook} and `createPostInvokeHook`. */
 export interface PhaseHookOptions {
@@ -147,6 +148,24 @@ export abstract class HookedEvent extends Event {
       if (exhausted) reader.releaseLock();
       else await reader.cancel().catch(() => {});
     }
+    await this.#runPostStream(signal);
+  }
+
+  /**
+   * The streamed run as a pull source (private to the service scope: `IModel.stream` reads the
+   * core stream through it and processes chunks in its own pull). Same lifecycle as `stream()`.
+   */
+  [STREAM_RUN](callerSignal: AbortSignal | undefined): StreamRun {
+    return new StreamRun(this.execution, callerSignal, {
+      open: async (signal) => {
+        await this.#runPre(signal);
+        return this._coreStream(signal).getReader();
+      },
+      close: (signal) => this.#runPostStream(signal),
+    });
+  }
+
+  async #runPostStream(signal: AbortSignal): Promise<void> {
     const post = this.postInvokeHook;
     if (!post) return;
     await runHook(post, signal);

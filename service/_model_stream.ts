@@ -1,6 +1,6 @@
 // IModel's streaming (private): per-chunk processing and the consumer-facing ReadableStream.
 
-import { EventStatus, HookPhaseError } from "../core/mod.ts";
+import { HookPhaseError } from "../core/mod.ts";
 import type { APICalling } from "./api_calling.ts";
 import type { StreamChunk } from "./endpoint.ts";
 import type { HookRegistry } from "./hook_registry.ts";
@@ -9,7 +9,7 @@ import type { HookCallResult } from "./types.ts";
 import { dispatchHook, INTERNALS } from "./_dispatch.ts";
 import { isThenable } from "../core/_util.ts";
 import { anySignal } from "../core/_abort.ts";
-import { STREAM_RUN, type StreamRun } from "./_stream_run.ts";
+import { internals, type StreamRun } from "./_stream_run.ts";
 
 /** What chunk processing needs from a model. */
 export interface ChunkProcessorModel {
@@ -107,7 +107,7 @@ export function modelStream(
       created = event;
       options?.onEvent?.(event);
       host.started(event);
-      run = event[STREAM_RUN](signal);
+      run = (internals.streamRun as NonNullable<typeof internals.streamRun>)(event, signal);
       return run;
     });
   let listening = false;
@@ -136,10 +136,14 @@ export function modelStream(
           throw error;
         }
       }
-      let next: ReadableStreamReadResult<unknown>;
+      let next: IteratorResult<unknown>;
       try {
-        const reader = source.reader;
-        next = reader === null ? await source.first() : await reader.read();
+        const core = source.source;
+        if (core === null) next = await source.first();
+        else {
+          const read = core.next();
+          next = isThenable(read) ? await read : read;
+        }
       } catch (error) {
         source.fail(error);
         end();

@@ -8,24 +8,63 @@ import { EventStatus, type Execution, isAbortError } from "../core/mod.ts";
 import { anySignal } from "../core/_abort.ts";
 import { durationClock } from "../core/_util.ts";
 
+/**
+ * Where a run's chunks come from: the core stream's reader, or (for endpoints that expose one)
+ * the iterator the stream would have been built from, read without any stream in between.
+ */
+export interface ChunkSource {
+  /** The next chunk; synchronous when the source is. */
+  next(): IteratorResult<unknown> | Promise<IteratorResult<unknown>>;
+  /** Stops the source (never rejects). */
+  cancel(): Promise<void>;
+  /** Lets go of the source after it ended normally. */
+  release(): void;
+}
+
+/** A {@linkcode ChunkSource} over a stream reader. */
+export function readerSource(reader: ReadableStreamDefaultReader<unknown>): ChunkSource {
+  return {
+    next: () => reader.read() as Promise<IteratorResult<unknown>>,
+    cancel: () => reader.cancel().catch(() => {}),
+    release: () => reader.releaseLock(),
+  };
+}
+
+/** A {@linkcode ChunkSource} over an iterator (sync or async). */
+export function iteratorSource(
+  iterator: Iterator<unknown> | AsyncIterator<unknown>,
+): ChunkSource {
+  return {
+    next: () => iterator.next(),
+    cancel: async () => {
+      try {
+        await iterator.return?.();
+      } catch {
+        // the iterator's own cleanup failure is not the consumer's problem
+      }
+    },
+    release: () => {},
+  };
+}
+
 /** What a run needs from its event. */
 export interface StreamRunParts {
-  /** Runs the pre hook, then opens the core stream. */
-  open(signal: AbortSignal): Promise<ReadableStreamDefaultReader<unknown>>;
+  /** Runs the pre hook, then opens the core source. */
+  open(signal: AbortSignal): Promise<ChunkSource>;
   /** Runs the post hook after the core stream ended normally. */
   close(signal: AbortSignal): Promise<void>;
 }
 
-const DONE: ReadableStreamReadResult<unknown> = Object.freeze({ done: true, value: undefined });
+const DONE: IteratorResult<unknown> = Object.freeze({ done: true, value: undefined });
 
 /**
  * One streamed run. `first()` starts it and reads the first chunk; later chunks come from
- * `reader.read()` directly. The caller reports how it ended: `complete()` after a done read,
+ * `source.next()` directly. The caller reports how it ended: `complete()` after a done read,
  * `fail(error)` when a read threw, `abandon(error)` when processing a chunk failed, `cancel()`.
  */
 export class StreamRun {
-  /** The core stream's reader once open. */
-  reader: ReadableStreamDefaultReader<unknown> | null = null;
+  /** The core source once open. */
+  source: ChunkSource | null = null;
   /** Whether `first()` was called. */
   started = false;
   /** Whether the event reached its final status. */
@@ -48,7 +87,7 @@ export class StreamRun {
   }
 
   /** Starts the run (from PENDING only; else it is empty) and reads the first chunk. */
-  async first(): Promise<ReadableStreamReadResult<unknown>> {
+  async first(): Promise<IteratorResult<unknown>> {
     this.started = true;
     const execution = this.#execution;
     if (execution.status !== EventStatus.PENDING) {
@@ -69,24 +108,24 @@ export class StreamRun {
         const reason = caller.reason;
         this.#finish(EventStatus.CANCELLED, reason);
         this.#internal.abort(reason);
-        this.reader?.cancel().catch(() => {});
+        this.source?.cancel();
       };
       caller.addEventListener("abort", this.#onAbort, { once: true });
     }
-    const reader = await this.#parts.open(this.#signal);
-    this.reader = reader;
+    const source = await this.#parts.open(this.#signal);
+    this.source = source;
     if (this.settled) {
-      await reader.cancel().catch(() => {});
+      await source.cancel();
       return DONE;
     }
-    return await reader.read();
+    return await source.next();
   }
 
   /** After a done read: the post hook, then COMPLETED. A post hook that rejects fails the run. */
   async complete(): Promise<void> {
     if (this.settled) return;
-    this.reader?.releaseLock();
-    this.reader = null;
+    this.source?.release();
+    this.source = null;
     try {
       await this.#parts.close(this.#signal);
     } catch (error) {
@@ -100,15 +139,18 @@ export class StreamRun {
   fail(error: unknown): void {
     if (this.settled) return;
     this.#execution.response = null;
-    this.#finish(isAbortError(error, this.#signal) ? EventStatus.CANCELLED : EventStatus.FAILED, error);
-    this.reader?.cancel().catch(() => {});
+    this.#finish(
+      isAbortError(error, this.#signal) ? EventStatus.CANCELLED : EventStatus.FAILED,
+      error,
+    );
+    this.source?.cancel();
   }
 
   /** Processing a chunk failed: the request is closed and the event ends FAILED with `error`. */
   async abandon(error: unknown): Promise<void> {
     if (this.settled) return;
     this.#internal.abort(error);
-    await this.reader?.cancel().catch(() => {});
+    await this.source?.cancel();
     this.#finish(EventStatus.FAILED, error);
   }
 
@@ -117,7 +159,7 @@ export class StreamRun {
     if (this.settled) return;
     this.#finish(EventStatus.CANCELLED, reason ?? null);
     this.#internal.abort(reason);
-    await this.reader?.cancel().catch(() => {});
+    await this.source?.cancel();
   }
 
   #finish(status: EventStatus, error: unknown): void {
@@ -132,5 +174,18 @@ export class StreamRun {
   }
 }
 
-/** Key of `HookedEvent`'s method that makes its {@linkcode StreamRun}. */
-export const STREAM_RUN: unique symbol = Symbol("hookscope.streamRun");
+/**
+ * Hooks the service classes fill in from their static blocks (so no public member exposes these
+ * private types): how a `HookedEvent` makes its run, how an event can open its core source
+ * without a stream (`APICalling`), and how an endpoint opens what its stream wraps
+ * (`FunctionEndpoint`).
+ */
+export const internals: {
+  streamRun?: (event: object, callerSignal: AbortSignal | undefined) => StreamRun;
+  coreSource?: (event: object, signal: AbortSignal) => ChunkSource | null;
+  endpointSource?: (
+    endpoint: object,
+    payload: Record<string, unknown>,
+    options: { signal: AbortSignal },
+  ) => ChunkSource | null;
+} = {};

@@ -12,7 +12,7 @@ import { DEFAULT_HOOK_TIMEOUT_MS, HookEvent } from "./hook_event.ts";
 import type { HookRegistry } from "./hook_registry.ts";
 import { globalHookLogger } from "./hook_logger.ts";
 import { errorText } from "./_util.ts";
-import { STREAM_RUN, StreamRun } from "./_stream_run.ts";
+import { internals, readerSource, StreamRun } from "./_stream_run.ts";
 
 /** Options of {@linkcode HookedEvent.createPreInvokeHook} and `createPostInvokeHook`. */
 export interface PhaseHookOptions {
@@ -151,15 +151,17 @@ export abstract class HookedEvent extends Event {
     await this.#runPostStream(signal);
   }
 
-  /**
-   * The streamed run as a pull source (private to the service scope: `IModel.stream` reads the
-   * core stream through it and processes chunks in its own pull). Same lifecycle as `stream()`.
-   */
-  [STREAM_RUN](callerSignal: AbortSignal | undefined): StreamRun {
+  static {
+    // IModel.stream's pull source: same lifecycle as `stream()`, without its stream layers.
+    internals.streamRun = (event, callerSignal) => (event as HookedEvent).#streamRun(callerSignal);
+  }
+
+  #streamRun(callerSignal: AbortSignal | undefined): StreamRun {
     return new StreamRun(this.execution, callerSignal, {
       open: async (signal) => {
         await this.#runPre(signal);
-        return this._coreStream(signal).getReader();
+        return internals.coreSource?.(this, signal) ??
+          readerSource(this._coreStream(signal).getReader());
       },
       close: (signal) => this.#runPostStream(signal),
     });

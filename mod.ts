@@ -1,6 +1,6 @@
 /**
  * hookscope: the hook system LLM-agent frameworks need, in three scopes that each own their
- * control path (ADR-0047 D1):
+ * control path:
  *
  * - **Session scope** (`./hooks`, `./session`): `HookBus` ordered, awaited dispatch with
  *   `StopHook` and a blocking `tool.pre`, recording `HookSignal`s into a `SessionObserver`.

@@ -1,7 +1,7 @@
 /**
  * Command-line parsing for the bash tool (refuses shell control operators and splits a command
- * into argv with POSIX-like quoting, so it can run without a shell) and for `guardDestructive`
- * (which checks the command with its quoting undone). Pure string code, no runtime APIs.
+ * into argv with POSIX-like quoting, so it can run without a shell). Pure string code, no runtime
+ * APIs. (`guardDestructive` in `./coding` judges commands from a tree-sitter parse instead.)
  *
  * @module
  */

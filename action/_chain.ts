@@ -177,22 +177,20 @@ export async function runError(
 const EMPTY: readonly ToolHook[] = Object.freeze([]);
 
 /**
- * The hooks of one phase for one tool (the lists under `*`, the canonical name and
- * `<name>_tool`, in that order), merged again only when the spec created a hook list
- * (`SPEC_VERSION`) or one of the three lists changed length. A list assigned into
- * `hookHandlers` directly under an existing key is picked up when its length differs. Lists are
- * snapshots: a hook added while a chain runs applies from the next call.
+ * The hooks of one phase for one tool (`AgentSpec.hooksFor`: `*`, the canonical name,
+ * `<name>_tool`), merged again only after a hook was added to the spec (`SPEC_VERSION`). Lists
+ * are snapshots: a hook added while a chain runs applies from the next call.
  */
 export class PhaseHooks {
-  readonly #keys: readonly [string, string, string];
+  readonly #phase: ToolHookPhase;
+  readonly #canonical: string;
   #specVersion = -1;
-  #lists: readonly (ToolHook[] | undefined)[] = [];
-  #lengths: readonly number[] = [];
   #merged: readonly ToolHook[] = EMPTY;
   #version = 0;
 
   constructor(phase: ToolHookPhase, canonical: string) {
-    this.#keys = [`${phase}:*`, `${phase}:${canonical}`, `${phase}:${canonical}_tool`];
+    this.#phase = phase;
+    this.#canonical = canonical;
   }
 
   /** Bumped whenever the merged list is rebuilt. */
@@ -200,27 +198,13 @@ export class PhaseHooks {
     return this.#version;
   }
 
-  /** The current merged list (the same array while nothing changed). */
+  /** The current merged list (the same array while nothing was added). */
   get(spec: AgentSpec): readonly ToolHook[] {
-    if (spec[SPEC_VERSION] === this.#specVersion && this.#same()) return this.#merged;
+    if (spec[SPEC_VERSION] === this.#specVersion) return this.#merged;
     this.#specVersion = spec[SPEC_VERSION];
-    const handlers = spec.hookHandlers;
-    const lists = this.#keys.map((key) => handlers[key]);
-    this.#lists = lists;
-    this.#lengths = lists.map((list) => list?.length ?? 0);
-    const merged: ToolHook[] = [];
-    for (const list of lists) if (list) merged.push(...list);
+    const merged = spec.hooksFor(this.#phase, this.#canonical);
     this.#merged = merged.length ? merged : EMPTY;
     this.#version++;
     return this.#merged;
-  }
-
-  #same(): boolean {
-    const lists = this.#lists;
-    const lengths = this.#lengths;
-    for (let i = 0; i < lists.length; i++) {
-      if ((lists[i]?.length ?? 0) !== lengths[i]) return false;
-    }
-    return true;
   }
 }

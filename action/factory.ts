@@ -1,6 +1,6 @@
 /**
  * Hook chains built from an {@linkcode AgentSpec} and attached to tools: `chainPreHooks`,
- * `chainPostHooks` (X13), `chainErrorHooks` (X12) and `attachToolHooks` (X15, X16).
+ * `chainPostHooks`, `chainErrorHooks` and `attachToolHooks`.
  *
  * @module
  */
@@ -79,7 +79,7 @@ export function chainPreHooks(
 }
 
 /**
- * Builds the post-hook chain of one tool, or `null` when there are none (X13): every hook runs,
+ * Builds the post-hook chain of one tool, or `null` when there are none: every hook runs,
  * for any result, with the real `action` and the final arguments; a non-`undefined` return
  * replaces the result.
  *
@@ -107,7 +107,7 @@ export function chainPostHooks(
 }
 
 /**
- * Builds the error-hook chain of one tool, or `null` when there are none (X12): hooks run in
+ * Builds the error-hook chain of one tool, or `null` when there are none: hooks run in
  * order with `(toolName, action, args, error)`; the first non-`undefined` return is the
  * recovered result (later hooks do not run); resolving to `undefined` means the error stands.
  * A throwing hook rejects with its own error.
@@ -157,7 +157,7 @@ export function baseTool(tool: Tool): Tool {
 
 /**
  * Returns a copy of `tool` whose processors run the spec's chains for it, looked up as `"*"`,
- * the exact (canonical) name, then `"<name>_tool"` (X15). Lookup happens at each invocation, so
+ * the exact (canonical) name, then `"<name>_tool"`. Lookup happens at each invocation, so
  * hooks added to the spec later apply too. The tool's own processors still run: its
  * preprocessor after the pre chain, its postprocessor before the post chain, its error
  * processor before the error hooks. Attaching a spec the tool already carries replaces that
@@ -200,7 +200,7 @@ class PreCache {
   #steps: readonly PreStep[] = [];
 
   constructor(canonical: string) {
-    this.#security = new PhaseHooks("security_pre", canonical);
+    this.#security = new PhaseHooks("securityPre", canonical);
     this.#user = new PhaseHooks("pre", canonical);
   }
 
@@ -281,6 +281,8 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
     name,
     description: base.description,
     ...(base.requestOptions ? { requestOptions: base.requestOptions } : {}),
+    ...(base.parameters ? { parameters: base.parameters } : {}),
+    source: base.source,
     strictFuncCall: base.strictFuncCall,
     preprocessor,
     preprocessorOptions: base.preprocessorOptions,

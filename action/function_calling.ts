@@ -1,17 +1,17 @@
 /**
- * `FunctionCalling`: one invocation of a {@linkcode Tool} as an `Event` — validation at
- * construction, then preprocessor → re-validation (X14) → function → postprocessor, with the
- * error processor (X12) on any failure.
+ * `FunctionCalling`: one invocation of a {@linkcode Tool} as an `Operation` — validation at
+ * construction, then preprocessor → re-validation → function → postprocessor, with the
+ * error processor on any failure.
  *
  * @module
  */
 
 import {
   type ArgumentIssue,
-  Event,
   type EventRunOptions,
   EventStatus,
   isAbortError,
+  Operation,
   toJsonSafe,
   ToolArgumentsError,
 } from "../core/mod.ts";
@@ -64,7 +64,7 @@ export interface FunctionCallingInit {
  * );
  * ```
  */
-export class FunctionCalling extends Event {
+export class FunctionCalling extends Operation {
   /** The tool being called. */
   readonly tool: Tool;
   /** The arguments: validated at construction, replaced by the final ones after preprocessing. */
@@ -108,7 +108,7 @@ export class FunctionCalling extends Event {
   }
 
   /**
-   * Runs the call once (see {@linkcode Event.invoke} for the status rules). The whole run is one
+   * Runs the call once (see {@linkcode Operation.invoke} for the status rules). The whole run is one
    * step when the processors and the function are synchronous: nothing is awaited that is not a
    * thenable.
    */

@@ -1,12 +1,13 @@
 /**
- * Security pre hooks: `guardDestructive` (refuses destructive shell commands) and `guardPaths`
- * (confines `path` / `filePath` arguments), with the reference messages.
+ * The path guard `guardPaths` (confines `path` / `filePath` arguments) and the protected-name
+ * list, with the reference messages. Web-standard: the file system is injected (`fs`); the
+ * shell-command guard lives in `@hookscope/core/coding` (it needs a WebAssembly parser loaded
+ * through `node:*`).
  *
  * @module
  */
 
 import { PermissionDeniedError } from "../core/mod.ts";
-import { parseArgv } from "./_argv.ts";
 import { realpathLoose } from "./_realpath.ts";
 import {
   baseName,
@@ -17,121 +18,6 @@ import {
   normalizePath,
   resolvePath,
 } from "./_path.ts";
-
-const DESTRUCTIVE: readonly RegExp[] = [
-  /\brm\s+-(?:[a-z]*r[a-z]*f|[a-z]*f[a-z]*r)[a-z]*\b/i,
-  /\bgit\s+push\s+(?:.*\s)?(?:--force\b|-f\b)/i,
-  /\bgit\s+reset\s+(?:.*\s)?--hard\b/i,
-  /\bgit\s+clean\s+-[a-z]*f[a-z]*d|\bgit\s+clean\s+-[a-z]*d[a-z]*f/i,
-  /\bdrop\s+table\b/i,
-  /\bdrop\s+database\b/i,
-  /\btruncate\s+table\b/i,
-  /\bmkfs\b/i,
-  /\bdd\s+if=/i,
-  />\s*\/dev\/sd[a-z]\b/i,
-];
-
-/** Words that end a command inside a command line (for the split-flag check). */
-const COMMAND_BREAKS = new Set([";", "&&", "||", "|", "&"]);
-
-/** Whether the words starting at `start` carry all of `needed` (short letters or long names). */
-function hasFlags(
-  words: readonly string[],
-  start: number,
-  needed: readonly (readonly [short: string, long: string])[],
-): boolean {
-  const seen = new Set<string>();
-  for (let i = start; i < words.length && !COMMAND_BREAKS.has(words[i]); i++) {
-    const word = words[i];
-    if (word === "--") break;
-    if (word.startsWith("--")) {
-      for (const [short, long] of needed) if (word === long) seen.add(short);
-    } else if (word.startsWith("-")) {
-      for (const [short] of needed) if (word.toLowerCase().includes(short)) seen.add(short);
-    }
-  }
-  return needed.every(([short]) => seen.has(short));
-}
-
-/** `rm` with recursive and force flags, or `git clean` with force and directory flags. */
-function hasDestructiveFlags(line: string): boolean {
-  const words = line.split(/\s+/).filter((word) => word !== "");
-  for (let i = 0; i < words.length; i++) {
-    const name = words[i].slice(words[i].lastIndexOf("/") + 1).toLowerCase();
-    if (name === "rm" && hasFlags(words, i + 1, [["r", "--recursive"], ["f", "--force"]])) {
-      return true;
-    }
-    if (
-      name === "git" && words[i + 1]?.toLowerCase() === "clean" &&
-      hasFlags(words, i + 2, [["f", "--force"], ["d", "-d"]])
-    ) return true;
-  }
-  return false;
-}
-
-/**
- * The command as written plus up to three levels of it with quoting and escapes undone
- * (`"rm" -rf`, `r\m -rf`, `sh -c 'rm -rf /'`), so quoting cannot hide a pattern.
- */
-function commandForms(command: string): string[] {
-  const forms = [command];
-  let current = command;
-  for (let depth = 0; depth < 3; depth++) {
-    let argv: string[];
-    try {
-      argv = parseArgv(current);
-    } catch {
-      break;
-    }
-    const next = argv.join(" ");
-    if (next === current) break;
-    forms.push(next);
-    current = next;
-  }
-  return forms;
-}
-
-/**
- * A security pre hook for shell tools: throws `PermissionDeniedError` when `args.command`
- * contains `rm -rf`, `git push --force`, `git reset --hard`, `git clean -fd`, `drop table`,
- * `drop database`, `truncate table`, `mkfs`, `dd if=` or `> /dev/sd<letter>`
- * (case-insensitive). Other commands pass.
- *
- * Beyond the reference, quoting cannot hide a pattern: the command is also checked with its
- * quotes and backslash escapes undone (`"rm" -rf /`, `r\m -rf /`, `sh -c "rm -rf /"`), and
- * split or long flags count (`rm -r -f`, `rm --recursive --force`, `/bin/rm -R -f`,
- * `git clean -f -d`).
- *
- * @example Refuse a destructive command
- * ```ts
- * import { guardDestructive } from "@hookscope/core/action";
- * import assert from "node:assert/strict";
- *
- * assert.throws(() => guardDestructive("bash", "", { command: "rm -rf /" }), {
- *   name: "PermissionDeniedError",
- *   message: /^Blocked destructive command: rm -rf \//,
- * });
- * assert.equal(guardDestructive("bash", "", { command: "ls -la" }), undefined);
- * ```
- */
-export function guardDestructive(
-  _toolName: string,
-  _action: string,
-  args: Record<string, unknown>,
-): void {
-  const command = args?.command;
-  if (typeof command !== "string") return;
-  const forms = commandForms(command);
-  if (
-    forms.some((form) =>
-      DESTRUCTIVE.some((pattern) => pattern.test(form)) || hasDestructiveFlags(form)
-    )
-  ) {
-    throw new PermissionDeniedError(
-      `Blocked destructive command: ${command}\nIf you need this, explain why and ask the user to run it manually.`,
-    );
-  }
-}
 
 /**
  * The file-system access `guardPaths` needs beyond lexical path arithmetic. `nodeFileSystem`
@@ -144,6 +30,11 @@ export interface PathFileSystem {
   realpath(path: string): Promise<string>;
   /** Whether the path itself is a symbolic link (`false` when missing). */
   isSymlink(path: string): Promise<boolean>;
+  /**
+   * How many hard links a regular file has (`0` when missing or not a regular file). Optional:
+   * without it the guard cannot see hard links.
+   */
+  linkCount?(path: string): Promise<number>;
 }
 
 /** The hook {@linkcode guardPaths} makes: a security pre hook that resolves or rejects. */
@@ -163,8 +54,17 @@ export interface GuardPathsOptions {
    * paths containing it (raw) or whose basename contains it.
    */
   deniedPaths?: readonly string[];
-  /** Realpath and symlink checks; without it the guard is lexical only. */
+  /**
+   * The file system for the realpath, symlink and hard-link checks (for example
+   * `nodeFileSystem` from `@hookscope/core/coding`, whose own `guardPaths` passes it by
+   * default). Required unless `lexicalOnly` is `true`: this entry loads no host module.
+   */
   fs?: PathFileSystem;
+  /**
+   * `true` asks for a lexical-only guard (path arithmetic, no file-system access): symlinks and
+   * hard links inside the roots that point elsewhere then pass. Insecure, so explicit.
+   */
+  lexicalOnly?: boolean;
 }
 
 /** The argument keys `guardPaths` checks, every one that is present. */
@@ -173,15 +73,39 @@ const PATH_KEYS: readonly string[] = ["path", "filePath", "file_path"];
 /** File names never handed to a tool, compared case-insensitively. */
 export const PROTECTED_BASENAMES: readonly string[] = [
   ".env",
+  ".envrc",
   ".netrc",
+  "_netrc",
   "id_rsa",
+  "id_dsa",
   "id_ed25519",
   "id_ecdsa",
   ".htpasswd",
+  ".pgpass",
+  ".npmrc",
+  ".pypirc",
+  ".git-credentials",
+  ".my.cnf",
 ];
 
 /**
- * Whether a file name is protected (see {@linkcode PROTECTED_BASENAMES}).
+ * Name patterns of protected files, matched against the whole lower-case file name:
+ * every `.env` variant (`.env.local`, `.env.production`, `prod.env`), private keys and
+ * certificates (`*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`), and SSH keys
+ * under any suffix (`id_rsa.bak`, `id_ed25519-old`).
+ */
+export const PROTECTED_PATTERNS: readonly RegExp[] = [
+  /^\.env(\..*|-.*|_.*)?$/,
+  /\.env$/,
+  /\.(pem|key|p12|pfx|jks|keystore|ppk|asc|gpg|kdbx)$/,
+  /^id_(rsa|dsa|ecdsa|ed25519)([._-].*)?$/,
+  /^\.?(netrc|pgpass|git-credentials|htpasswd)([._-].*)?$/,
+];
+
+/**
+ * Whether a file name is protected (see {@linkcode PROTECTED_BASENAMES} and
+ * {@linkcode PROTECTED_PATTERNS}). The reader, the editor, `search` and `guardPaths` all use
+ * this one list, on the name given and on the name the path resolves to.
  *
  * @example
  * ```ts
@@ -189,11 +113,15 @@ export const PROTECTED_BASENAMES: readonly string[] = [
  * import assert from "node:assert/strict";
  *
  * assert.equal(isProtectedBasename(".ENV"), true);
+ * assert.equal(isProtectedBasename(".env.production"), true);
+ * assert.equal(isProtectedBasename("server.pem"), true);
  * assert.equal(isProtectedBasename("env.ts"), false);
  * ```
  */
 export function isProtectedBasename(name: string): boolean {
-  return PROTECTED_BASENAMES.includes(name.toLowerCase());
+  const lower = String(name).toLowerCase();
+  return PROTECTED_BASENAMES.includes(lower) ||
+    PROTECTED_PATTERNS.some((pattern) => pattern.test(lower));
 }
 
 /**
@@ -209,12 +137,16 @@ export function isProtectedBasename(name: string): boolean {
  * (`/ws` vs `/ws-evil`). Arguments without a path pass. Glob deny rules are compiled once and
  * matched without backtracking; a rule whose braces expand too far throws `TypeError` here.
  *
+ * This entry loads no host module, so the file system is a required option: without `fs` and
+ * without `lexicalOnly: true` the guard throws `TypeError` when made. `guardPaths` from
+ * `@hookscope/core/coding` passes `nodeFileSystem` by default.
+ *
  * @example Confine paths to a root (lexical, no file system)
  * ```ts
  * import { guardPaths } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
- * const guard = guardPaths({ allowedPaths: ["/ws"] });
+ * const guard = guardPaths({ allowedPaths: ["/ws"], lexicalOnly: true });
  * assert.equal(await guard("reader", "read", { path: "src/weird;name.py" }), undefined);
  * await assert.rejects(guard("reader", "read", { path: "../../etc/passwd" }), {
  *   message: "Path not in allowed list: ../../etc/passwd",
@@ -227,7 +159,18 @@ export function isProtectedBasename(name: string): boolean {
 export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
   const allowed = [...(options?.allowedPaths ?? [])];
   const denied = [...(options?.deniedPaths ?? [])];
-  const fs = options?.fs;
+  if (options?.lexicalOnly === true && options.fs) {
+    throw new TypeError("Cannot create path guard: lexicalOnly and fs exclude each other");
+  }
+  const lexicalOnly = options?.lexicalOnly === true;
+  if (!lexicalOnly && !options?.fs) {
+    throw new TypeError(
+      "Cannot create path guard: pass fs (for example nodeFileSystem from " +
+        "@hookscope/core/coding, whose guardPaths uses it by default) for the symlink and " +
+        "hard-link checks, or lexicalOnly: true for an insecure lexical-only guard",
+    );
+  }
+  const fs: PathFileSystem | undefined = lexicalOnly ? undefined : options?.fs;
   for (const list of [allowed, denied]) {
     for (const entry of list) {
       if (typeof entry !== "string" || entry === "" || entry.includes("\0")) {
@@ -271,6 +214,14 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     if (isProtectedBasename(name)) {
       throw new PermissionDeniedError(`Refusing to access protected path: '${name}'`);
     }
+    if (fs?.linkCount) {
+      const links = await fs.linkCount(candidate);
+      if (links > 1) {
+        throw new PermissionDeniedError(
+          `Refusing to access a hard-linked file: '${raw}' (${links} links)`,
+        );
+      }
+    }
     for (const rule of denyRules) {
       if (rule(raw, candidate)) {
         throw new PermissionDeniedError(`Path matches deny rule: ${raw}`);
@@ -279,6 +230,9 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
     if (roots.length === 0) return;
     const refuse = () => new PermissionDeniedError(`Refusing to access symlink: '${raw}'`);
     const real = fs ? await realpathLoose(fs, candidate, refuse) : candidate;
+    if (fs && isProtectedBasename(baseName(real))) {
+      throw new PermissionDeniedError(`Refusing to access protected path: '${baseName(real)}'`);
+    }
     for (const root of roots) {
       if (!isInside(root, candidate)) continue;
       const realRoot = fs ? await realpathLoose(fs, root, refuse) : root;

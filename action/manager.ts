@@ -1,6 +1,6 @@
 /**
  * `ActionManager`: the tool registry and the invocation entry point. A manager that carries an
- * {@linkcode AgentSpec} attaches its hook chains to every tool registered on it (X16).
+ * {@linkcode AgentSpec} attaches its hook chains to every tool registered on it.
  *
  * @module
  */

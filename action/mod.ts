@@ -1,17 +1,20 @@
 /**
- * The Tool scope (ADR-0047 D5): per-Tool mutable interception. A {@linkcode Tool} owns its
+ * The Tool scope: per-Tool mutable interception. A {@linkcode Tool} owns its
  * preprocessor, postprocessor and error processor; a {@linkcode FunctionCalling} runs them in
  * order; an {@linkcode ActionManager} registers tools and, when it carries an
  * {@linkcode AgentSpec}, attaches the spec's hook chains to every tool. Web-standard only.
  *
  * @example A tool with hook chains, without a Session
  * ```ts
- * import { ActionManager, AgentSpec, guardDestructive, Tool } from "@hookscope/core/action";
+ * import { ActionManager, AgentSpec, Tool } from "@hookscope/core/action";
  * import { z } from "zod";
  * import assert from "node:assert/strict";
  *
+ * const noRm = (_tool: string, _action: string, args: Record<string, unknown>): void => {
+ *   if (/\brm\b/.test(String(args.command))) throw new Error("Blocked destructive command");
+ * };
  * const spec = new AgentSpec()
- *   .securityPre("run", guardDestructive)
+ *   .securityPre("run", noRm)
  *   .pre("run", (_t, _a, args) => ({ ...args, command: String(args.command).trim() }));
  * const manager = new ActionManager({ spec });
  * manager.register(new Tool({
@@ -29,8 +32,8 @@
  * @module
  */
 
-export { Element, Event, EventStatus } from "../core/mod.ts";
-export type { ElementInit, EventRunOptions, Execution } from "../core/mod.ts";
+export { Entity, EventStatus, Operation } from "../core/mod.ts";
+export type { EntityInit, EventRunOptions, Execution } from "../core/mod.ts";
 export * from "./tool.ts";
 export * from "./function_calling.ts";
 export * from "./manager.ts";

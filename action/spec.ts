@@ -1,11 +1,11 @@
 /**
- * `AgentSpec`: declarative per-tool hook lists (the ADR's `HooksMixin`) and the `coding` preset.
+ * `AgentSpec`: declarative per-tool hook lists; the coding preset is `codingSpec()` in
+ * `@hookscope/core/coding`.
  *
  * @module
  */
 
 import { SPEC_VERSION } from "./_spec_version.ts";
-import { guardDestructive, guardPaths, type PathFileSystem } from "./guards.ts";
 
 /**
  * A pre hook: gets the canonical tool name, the `action` argument (or `""`) and a copy of the
@@ -18,7 +18,7 @@ export type PreToolHook = (
   args: Record<string, unknown>,
 ) => Record<string, unknown> | void | Promise<Record<string, unknown> | void>;
 
-/** A post hook (X13): real action, final arguments and the result; non-`undefined` replaces it. */
+/** A post hook: real action, final arguments and the result; non-`undefined` replaces it. */
 export type PostToolHook = (
   toolName: string,
   action: string,
@@ -26,7 +26,7 @@ export type PostToolHook = (
   result: unknown,
 ) => unknown;
 
-/** An error hook (X12): a non-`undefined` return recovers with that result. */
+/** An error hook: a non-`undefined` return recovers with that result. */
 export type ErrorToolHook = (
   toolName: string,
   action: string,
@@ -37,9 +37,9 @@ export type ErrorToolHook = (
 /** Any tool hook. */
 export type ToolHook = PreToolHook | PostToolHook | ErrorToolHook;
 
-/** The hook phases and their `hookHandlers` key prefixes. */
-export const TOOL_HOOK_PHASES: readonly ["security_pre", "pre", "post", "error"] = [
-  "security_pre",
+/** The hook phases, in the order a call meets them. */
+export const TOOL_HOOK_PHASES: readonly ["securityPre", "pre", "post", "error"] = [
+  "securityPre",
   "pre",
   "post",
   "error",
@@ -60,25 +60,20 @@ export interface AgentSpecInit {
   cwd?: string;
 }
 
-/** Options of {@linkcode AgentSpec.coding}. */
-export interface CodingSpecOptions {
-  /** The workspace root the path guard allows; default `"."` (resolved through `fs`). */
-  cwd?: string;
-  /** Install `guardDestructive` on bash and `guardPaths` on reader and editor (default true). */
-  secure?: boolean;
-  /**
-   * File-system access for `guardPaths` (realpath, symlinks, cwd); pass `nodeFileSystem` from
-   * `@hookscope/core/coding`. Without it the path guard is lexical only and a relative `cwd`
-   * cannot be resolved, so every path is denied (fail closed).
-   */
-  fs?: PathFileSystem;
+/** One registered hook, as {@linkcode AgentSpec.registered} lists it. */
+export interface RegisteredToolHook {
+  /** The phase. */
+  readonly phase: ToolHookPhase;
+  /** The tool name it was registered for (`"*"` for every tool). */
+  readonly toolName: string;
+  /** The hook. */
+  readonly handler: ToolHook;
 }
 
 /**
- * Declarative tool hooks. `pre`, `securityPre`, `post` and `onError` append under
- * `"pre:<tool>"`, `"security_pre:<tool>"`, `"post:<tool>"` and `"error:<tool>"` and return the
- * same spec; `"*"` as the tool name applies to every tool. Lookup order everywhere (X15):
- * `"*"`, the exact name, then `"<name>_tool"`.
+ * Declarative tool hooks. `pre`, `securityPre`, `post` and `onError` append a hook for a tool
+ * (`"*"` for every tool) and return the same spec. Lookup order everywhere: `"*"`, the exact
+ * name, then `"<name>_tool"`.
  *
  * @example Declare hooks
  * ```ts
@@ -88,12 +83,11 @@ export interface CodingSpecOptions {
  * const spec = new AgentSpec({ name: "demo" })
  *   .pre("search", (_tool, _action, args) => ({ ...args, maxResults: 5 }))
  *   .post("*", (_tool, _action, _args, result) => result);
- * assert.deepEqual(Object.keys(spec.hookHandlers), ["pre:search", "post:*"]);
+ * assert.deepEqual(spec.registered().map((h) => `${h.phase} ${h.toolName}`), ["pre search", "post *"]);
  * ```
  */
 export class AgentSpec {
-  /** The hook lists by `"<phase>:<tool>"` key. */
-  readonly hookHandlers: Record<string, ToolHook[]> = {};
+  #hooks = new Map<string, ToolHook[]>();
   /** The agent's name. */
   name: string | undefined;
   /** A role label. */
@@ -102,7 +96,7 @@ export class AgentSpec {
   tools: string[];
   /** The workspace directory. */
   cwd: string | undefined;
-  /** Bumped when a hook list is created (private to the action scope). */
+  /** Bumped whenever a hook is added (private to the action scope: tool chains cache by it). */
   [SPEC_VERSION] = 0;
 
   /** Makes an empty spec. */
@@ -120,7 +114,7 @@ export class AgentSpec {
 
   /** Appends a security pre hook; security hooks run before and after the user pre hooks. */
   securityPre(toolName: string, handler: PreToolHook): this {
-    return this.#add("security_pre", toolName, handler);
+    return this.#add("securityPre", toolName, handler);
   }
 
   /** Appends a post hook. */
@@ -128,7 +122,7 @@ export class AgentSpec {
     return this.#add("post", toolName, handler);
   }
 
-  /** Appends an error hook (they run, X12). */
+  /** Appends an error hook (they run). */
   onError(toolName: string, handler: ErrorToolHook): this {
     return this.#add("error", toolName, handler);
   }
@@ -139,43 +133,10 @@ export class AgentSpec {
     const keys = ["*", canonical, `${canonical}_tool`];
     const out: ToolHook[] = [];
     for (const key of keys) {
-      const list = this.hookHandlers[`${phase}:${key}`];
+      const list = this.#hooks.get(`${phase}\u0000${key}`);
       if (list) out.push(...list);
     }
     return out;
-  }
-
-  /**
-   * The coding preset: role `"implementer"`, tools `["coding"]`; when `secure` (default), the
-   * `guardDestructive` security hook on `bash` and one shared `guardPaths({ allowedPaths: [cwd] })`
-   * on `reader` and `editor`.
-   *
-   * @example The coding preset
-   * ```ts
-   * import { AgentSpec } from "@hookscope/core/action";
-   * import assert from "node:assert/strict";
-   *
-   * const spec = AgentSpec.coding({ cwd: "/ws" });
-   * assert.deepEqual(Object.keys(spec.hookHandlers).sort(), [
-   *   "security_pre:bash",
-   *   "security_pre:editor",
-   *   "security_pre:reader",
-   * ]);
-   * ```
-   */
-  static coding(options?: CodingSpecOptions): AgentSpec {
-    const spec = new AgentSpec({ name: "coding", role: "implementer", tools: ["coding"] });
-    if (options?.cwd !== undefined) spec.cwd = options.cwd;
-    if (options?.secure ?? true) {
-      spec.securityPre("bash", guardDestructive);
-      const guard = guardPaths({
-        allowedPaths: [options?.cwd ?? "."],
-        ...(options?.fs ? { fs: options.fs } : {}),
-      });
-      spec.securityPre("reader", guard);
-      spec.securityPre("editor", guard);
-    }
-    return spec;
   }
 
   #add(phase: ToolHookPhase, toolName: string, handler: ToolHook): this {
@@ -187,14 +148,33 @@ export class AgentSpec {
         `Cannot add ${phase} hook for ${JSON.stringify(toolName)}: handler must be a function`,
       );
     }
-    const key = `${phase}:${toolName}`;
-    const list = this.hookHandlers[key];
+    const key = `${phase}\u0000${toolName}`;
+    const list = this.#hooks.get(key);
     if (list) list.push(handler);
-    else {
-      this.hookHandlers[key] = [handler];
-      this[SPEC_VERSION]++;
-    }
+    else this.#hooks.set(key, [handler]);
+    this[SPEC_VERSION]++;
     return this;
+  }
+
+  /**
+   * Every hook registered on this spec, in registration order per phase and tool (a copy).
+   *
+   * @param phase Only this phase.
+   * @param toolName Only hooks registered under exactly this name (no lookup order).
+   * @returns The hooks with their phase and tool name.
+   */
+  registered(phase?: ToolHookPhase, toolName?: string): RegisteredToolHook[] {
+    const out: RegisteredToolHook[] = [];
+    for (const [key, list] of this.#hooks) {
+      const at = key.indexOf("\u0000");
+      const p = key.slice(0, at) as ToolHookPhase;
+      const t = key.slice(at + 1);
+      if ((phase !== undefined && p !== phase) || (toolName !== undefined && t !== toolName)) {
+        continue;
+      }
+      for (const handler of list) out.push({ phase: p, toolName: t, handler });
+    }
+    return out;
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * `Tool`: a callable with a zod request schema, an OpenAI-style function schema and per-Tool
- * pre, post and error processors (ADR-0047 D5, X12).
+ * pre, post and error processors.
  *
  * @module
  */
@@ -8,7 +8,7 @@
 // Named imports, not the `z` namespace: bundlers can then leave out what is unused (zod's
 // locales alone are ~260 KB minified).
 import { toJSONSchema, ZodObject, ZodType } from "zod";
-import { Element, type ElementInit, toJsonSafe } from "../core/mod.ts";
+import { Entity, type EntityInit, toJsonSafe, type ToolSource } from "../core/mod.ts";
 
 /** What a tool function receives besides its arguments. */
 export interface ToolContext {
@@ -41,7 +41,7 @@ export type ToolPostprocessor = (
 ) => unknown;
 
 /**
- * Runs when the invocation fails (X12): a non-`undefined` return becomes the result, otherwise
+ * Runs when the invocation fails: a non-`undefined` return becomes the result, otherwise
  * the error stands. A throw replaces the error.
  */
 export type ToolErrorProcessor = (
@@ -57,10 +57,12 @@ export type ToolErrorProcessor = (
 export type ToolFunction<A extends Record<string, unknown> = Record<string, unknown>, R = unknown> =
   { bivariant(args: A, context: ToolContext): R | Promise<R> }["bivariant"];
 
+const LOCAL_SOURCE: ToolSource = Object.freeze({ kind: "local" });
+
 /**
- * The argument schema a tool takes: structurally what it needs of a zod 4 schema. At runtime it
- * must be a zod schema (`z.object({...})` and friends), since its JSON Schema is generated with
- * `z.toJSONSchema`.
+ * The argument schema a tool takes: structurally what it needs of a zod 4 schema. It must be a zod
+ * schema (its JSON Schema is generated with `toJSONSchema`), unless the tool is given its JSON
+ * Schema as `parameters`; then any validator with this `safeParse` shape will do.
  */
 export interface RequestSchema<A = unknown> {
   /** Validates without throwing. */
@@ -69,7 +71,7 @@ export interface RequestSchema<A = unknown> {
 
 /** Options of {@linkcode Tool}. */
 export interface ToolInit<A extends Record<string, unknown> = Record<string, unknown>, R = unknown>
-  extends ElementInit {
+  extends EntityInit {
   /** The function to run. */
   func: ToolFunction<A, R>;
   /** The tool name; defaults to the function's name. */
@@ -80,6 +82,14 @@ export interface ToolInit<A extends Record<string, unknown> = Record<string, unk
   requestOptions?: RequestSchema<A>;
   /** Reject unknown argument keys (a strict object) instead of keeping them. */
   strictFuncCall?: boolean;
+  /**
+   * The arguments' JSON Schema, for tools whose schema comes from elsewhere (an MCP server, an AI
+   * SDK tool). It becomes the function's `parameters`; `requestOptions` may then be any
+   * {@linkcode RequestSchema} (a validator for that JSON Schema) instead of a zod schema.
+   */
+  parameters?: Record<string, unknown>;
+  /** Where the tool comes from; `{ kind: "local" }` by default. Hook payloads carry it. */
+  source?: ToolSource;
   /** Runs before the function; an object return replaces the arguments. */
   preprocessor?: ToolPreprocessor | null;
   /** Second argument of the preprocessor. */
@@ -88,7 +98,7 @@ export interface ToolInit<A extends Record<string, unknown> = Record<string, unk
   postprocessor?: ToolPostprocessor | null;
   /** Second argument of the postprocessor. */
   postprocessorOptions?: Record<string, unknown>;
-  /** Runs on any invocation failure (X12). */
+  /** Runs on any invocation failure. */
   errorProcessor?: ToolErrorProcessor | null;
 }
 
@@ -121,7 +131,7 @@ const OPEN_PARAMETERS = Object.freeze({
  * ```
  */
 export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R = unknown>
-  extends Element {
+  extends Entity {
   /** The function the tool runs. */
   readonly func: ToolFunction<A, R>;
   /** The tool name (the function name in the schema). */
@@ -142,8 +152,11 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
   readonly postprocessorOptions: Record<string, unknown>;
   /** Runs on any invocation failure. */
   readonly errorProcessor: ToolErrorProcessor | null;
+  /** Where the tool comes from (`{ kind: "local" }` unless an adapter says otherwise). */
+  readonly source: ToolSource;
   #schema: Record<string, unknown> | null = null;
-  #validator: ZodType | null;
+  #parameters: Record<string, unknown> | null;
+  #validator: RequestSchema | null;
 
   /** Makes a tool; see {@linkcode ToolInit}. */
   constructor(init: ToolInit<A, R>) {
@@ -165,7 +178,37 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
         );
       }
     }
-    if (init.requestOptions != null && !(init.requestOptions instanceof ZodType)) {
+    const parameters = init.parameters;
+    if (parameters !== undefined) {
+      if (
+        parameters === null || typeof parameters !== "object" || Array.isArray(parameters) ||
+        parameters.type !== "object"
+      ) {
+        throw new TypeError(
+          `Cannot create tool ${
+            JSON.stringify(name)
+          }: parameters must be a JSON Schema object with type "object"`,
+        );
+      }
+    }
+    const source = init.source ?? LOCAL_SOURCE;
+    if (source === null || typeof source !== "object" || typeof source.kind !== "string") {
+      throw new TypeError(
+        `Cannot create tool ${JSON.stringify(name)}: source must be an object with a string kind`,
+      );
+    }
+    if (
+      init.requestOptions != null && parameters !== undefined &&
+      typeof (init.requestOptions as { safeParse?: unknown }).safeParse !== "function"
+    ) {
+      throw new TypeError(
+        `Cannot create tool ${JSON.stringify(name)}: requestOptions must have a safeParse method`,
+      );
+    }
+    if (
+      init.requestOptions != null && parameters === undefined &&
+      !(init.requestOptions instanceof ZodType)
+    ) {
       throw new TypeError(
         `Cannot create tool ${JSON.stringify(name)}: requestOptions must be a zod schema`,
       );
@@ -181,10 +224,11 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     this.postprocessor = init.postprocessor ?? null;
     this.postprocessorOptions = { ...init.postprocessorOptions };
     this.errorProcessor = init.errorProcessor ?? null;
-    this.#validator = buildValidator(
-      (init.requestOptions ?? null) as ZodType | null,
-      this.strictFuncCall,
-    );
+    this.source = source === LOCAL_SOURCE ? source : Object.freeze({ ...source });
+    this.#parameters = parameters === undefined ? null : structuredClone(parameters);
+    this.#validator = parameters === undefined
+      ? buildValidator((init.requestOptions ?? null) as ZodType | null, this.strictFuncCall)
+      : init.requestOptions ?? null;
   }
 
   /**
@@ -195,7 +239,9 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
   get schema(): Record<string, unknown> {
     if (this.#schema) return this.#schema;
     let parameters: Record<string, unknown> = { ...OPEN_PARAMETERS, properties: {} };
-    if (this.requestOptions) {
+    if (this.#parameters) {
+      parameters = this.#parameters;
+    } else if (this.requestOptions) {
       const json = toJSONSchema(this.#validator as ZodType, {
         unrepresentable: "any",
         io: "input",
@@ -211,6 +257,11 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     if (this.description) fn.description = this.description;
     this.#schema = { type: "function", function: fn };
     return this.#schema;
+  }
+
+  /** The JSON Schema given as `parameters`, when the tool was made with one. */
+  get parameters(): Record<string, unknown> | undefined {
+    return this.#parameters ?? undefined;
   }
 
   /**

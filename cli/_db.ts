@@ -1,15 +1,56 @@
 /**
- * Opening an existing session database for the read-only subcommands.
+ * Opening a session database for the subcommands: a SQLite file path or a `postgres://` URL.
  *
  * @module
  */
 
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import type { SessionStore } from "../store/session_store.ts";
 import { SqliteStore } from "../store/sqlite/mod.ts";
 import { CliError } from "./_output.ts";
 
-/** Opens an existing SQLite session database read-only, with clear errors. */
-export async function openExistingDb(path: string): Promise<SqliteStore> {
+/** Whether a DB argument is a PostgreSQL URL rather than a file path. */
+export function isDbUrl(target: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(target);
+}
+
+/** A DB argument as the store needs it: a URL unchanged, a path made absolute. */
+export function dbTarget(value: string): string {
+  return isDbUrl(value) ? value : resolve(value);
+}
+
+/** A DB argument for messages: the URL without its password, or the path. */
+export function displayDb(target: string): string {
+  if (!isDbUrl(target)) return target;
+  try {
+    const url = new URL(target);
+    if (url.password !== "") url.password = "***";
+    return url.toString();
+  } catch {
+    return target;
+  }
+}
+
+async function openPostgres(url: string, migrate: boolean): Promise<SessionStore> {
+  // Loaded only for a URL, so SQLite-only use never loads the PostgreSQL client.
+  const { PostgresStore } = await import("../store/postgres/mod.ts");
+  try {
+    return await PostgresStore.open(url, { migrate, timeoutMs: 15_000 });
+  } catch (error) {
+    throw new CliError(
+      `Cannot open database ${JSON.stringify(displayDb(url))}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Opens an existing session database for reading, with clear errors: a SQLite file read-only, or
+ * a PostgreSQL schema that must already hold hookscope tables (nothing is created).
+ */
+export async function openExistingDb(path: string): Promise<SessionStore> {
+  if (isDbUrl(path)) return await openPostgres(path, false);
   let isFile = false;
   try {
     isFile = statSync(path).isFile();
@@ -62,8 +103,55 @@ function foreignDatabase(path: string): string | null {
   return null;
 }
 
+/**
+ * Opens a session database for writing, creating it when absent: a SQLite file, or a PostgreSQL
+ * schema (created and migrated).
+ */
+export async function openOrCreateDb(target: string): Promise<SessionStore> {
+  if (isDbUrl(target)) return await openPostgres(target, true);
+  try {
+    return await SqliteStore.open(target);
+  } catch (error) {
+    throw new CliError(
+      `Cannot open database ${JSON.stringify(target)}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
 /** Renders a millisecond timestamp for tables. */
 export function formatTime(ms: number | null | undefined): string {
   if (typeof ms !== "number" || !Number.isFinite(ms)) return "-";
   return new Date(ms).toISOString().replace("T", " ").replace("Z", "");
+}
+
+/**
+ * Opens an existing session database for writing (answers, resumed runs), with clear errors: a
+ * SQLite file or a `postgres://` URL. The file or schema must exist: a typo must not create an
+ * empty database.
+ */
+export async function openWritableDb(path: string): Promise<SessionStore> {
+  if (isDbUrl(path)) {
+    // The schema must exist (a typo must not create one); an older one is migrated.
+    return await openPostgres(path, false).catch((error) => {
+      if (error instanceof CliError && /needs migrating/.test(error.message)) {
+        return openPostgres(path, true);
+      }
+      throw error;
+    });
+  }
+  const probe = await openExistingDb(path).catch((error) => {
+    // A file of an older schema cannot be opened read-only; writable opening migrates it.
+    if (error instanceof CliError && /needs migrating/.test(error.message)) return null;
+    throw error;
+  });
+  await probe?.close();
+  try {
+    return await SqliteStore.open(path);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new CliError(`Cannot open database ${JSON.stringify(path)} for writing: ${reason}`, {
+      cause: error,
+    });
+  }
 }

@@ -6,15 +6,20 @@
  * @module
  */
 
-import { nodeFileSystem } from "../action/coding/mod.ts";
+import { codingSpec, nodeFileSystem } from "../action/coding/mod.ts";
 import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
-import { AgentSpec } from "../action/mod.ts";
+import { realpath } from "node:fs/promises";
+import { isProtectedBasename } from "../action/mod.ts";
+import { baseName, globMatcher, hasGlobChars, resolvePath } from "../action/_path.ts";
+import { loadShellParser } from "../action/coding/_shell_parse.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
 import { redactSecrets } from "../core/redact.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
 import { bridgeModelToSession, createAgent, HookBlocked, Session } from "../session/mod.ts";
-import { SqliteStore } from "../store/sqlite/mod.ts";
+import { displayDb, openOrCreateDb } from "./_db.ts";
 import { CliError, type CliIO } from "./_output.ts";
+import type { PendingApproval } from "../core/approval.ts";
+import { askBeforeHook, saveResumeInfo } from "./_resume_info.ts";
 
 /** What the agent run needs. */
 export interface AgentRunConfig {
@@ -28,6 +33,11 @@ export interface AgentRunConfig {
   dbPath: string;
   /** The folder the coding tools are confined to. */
   workspace: string;
+  /**
+   * Tools whose calls need a person's approval: a `tool.pre` hook asks, the run stops and is
+   * saved, and `hookscope approve`/`reject` + `hookscope resume` continue it.
+   */
+  askBefore?: readonly string[];
   /** What the agent is asked to do. */
   instruction: string;
   /** At most this many model turns (default 8). */
@@ -54,36 +64,116 @@ export interface AgentRunSummary {
   turns: number;
   /** Tool calls blocked by a guard. */
   blocked: number;
+  /** The agent run's id. */
+  runId?: string;
+  /** With status `waiting_approval`: the calls waiting for an answer. */
+  pending?: readonly PendingApproval[];
 }
 
 const SYSTEM_PROMPT = "You are a careful coding agent. Use the tools to inspect and change the " +
   "workspace. Never run destructive commands and never read secrets.";
 
-/**
- * Blocks any tool call whose arguments mention a secrets file (a session `tool.pre` guard). It
- * reads every string in the real arguments, under any key and at any depth, never the summary.
- */
-export function secretsGuard(
-  { toolName, args }: { toolName: string; args: Readonly<Record<string, unknown>> },
-): void {
-  const found = findString(args, (text) => /(^|[^\w.])\.env\b|id_rsa|\.netrc/.test(text));
-  if (found !== undefined) {
-    throw new Error(`${toolName} may not touch secrets (${JSON.stringify(found.slice(-120))})`);
+/** Names a protected-file glob is tried against (`cat .en?` names `.env`). */
+const SECRET_SAMPLES = [".env", ".env.local", ".env.production", "id_rsa", "id_ed25519", ".netrc"];
+
+/** Every string in `value` with the key it sits under (arguments may nest), at most 1 000. */
+function stringsIn(
+  value: unknown,
+  key = "",
+  out: [string, string][] = [],
+  depth = 0,
+): [string, string][] {
+  if (out.length >= 1000 || depth > 8) return out;
+  if (typeof value === "string") out.push([key, value]);
+  else if (Array.isArray(value)) { for (const item of value) stringsIn(item, key, out, depth + 1); }
+  else if (value !== null && typeof value === "object") {
+    for (const [name, item] of Object.entries(value)) stringsIn(item, name, out, depth + 1);
+  }
+  return out;
+}
+
+/** The words a command line passes to programs (parsed), or its whitespace-split text. */
+async function wordsOf(command: string): Promise<string[]> {
+  try {
+    const parsed = (await loadShellParser())(command);
+    const words = parsed.commands.flatMap((cmd) => cmd.words.map((word) => word.value));
+    for (const redirect of parsed.redirects) if (redirect.target) words.push(redirect.target.value);
+    return words;
+  } catch {
+    return command.split(/[\s'"`;|&<>()]+/);
   }
 }
 
-function findString(
-  value: unknown,
-  test: (text: string) => boolean,
-  depth = 0,
-): string | undefined {
-  if (typeof value === "string") return test(value) ? value : undefined;
-  if (value === null || typeof value !== "object" || depth > 64) return undefined;
-  for (const item of Array.isArray(value) ? value : Object.values(value)) {
-    const found = findString(item, test, depth + 1);
-    if (found !== undefined) return found;
+/** Why `token` names (or resolves to) a protected file, or `null`. */
+async function secretIn(token: string, workspace: string): Promise<string | null> {
+  if (token === "" || token.includes("\0") || token.length > 4096) return null;
+  for (const part of token.split(/[=:,]/)) {
+    const name = baseName(part.replaceAll("\u0000", ""));
+    if (isProtectedBasename(name)) return name;
+    if (hasGlobChars(name)) {
+      try {
+        const matches = globMatcher(name);
+        const hit = SECRET_SAMPLES.find((sample) => matches(sample));
+        if (hit) return `${name} (matches ${hit})`;
+      } catch {
+        // not a glob after all
+      }
+    }
   }
-  return undefined;
+  // The name may be innocent while the file it resolves to is not (`notes.txt -> .env`).
+  try {
+    const real = await realpath(resolvePath(workspace, token));
+    if (isProtectedBasename(baseName(real))) return `${token} -> ${baseName(real)}`;
+  } catch {
+    // missing: nothing to resolve
+  }
+  return null;
+}
+
+/**
+ * Blocks any tool call whose real arguments name a secrets file (a session `tool.pre` guard):
+ * a `command` judged from its parsed words (quotes undone, globs tried), every other
+ * whitespace-free string argument as a path, and each path resolved in the workspace, so a
+ * symlink with an innocent name is caught too.
+ * Falls back to the argument summary when the payload carries no arguments.
+ */
+export function secretsGuard(payload: SecretsGuardPayload): Promise<void> {
+  return checkSecrets(payload, ".");
+}
+
+/** {@linkcode secretsGuard} resolving relative paths in `workspace` (the agent run's). */
+export function secretsGuardIn(workspace: string): (payload: SecretsGuardPayload) => Promise<void> {
+  return (payload) => checkSecrets(payload, workspace);
+}
+
+/** What the secrets guard reads of a `tool.pre` payload. */
+export interface SecretsGuardPayload {
+  /** The called tool. */
+  toolName: string;
+  /** The rendering for logs; used only when the payload carries no `args`. */
+  argsSummary?: string;
+  /** The call's real arguments. */
+  args?: Readonly<Record<string, unknown>>;
+}
+
+async function checkSecrets(payload: SecretsGuardPayload, workspace: string): Promise<void> {
+  const { toolName, argsSummary, args } = payload;
+  const strings: [string, string][] = args && typeof args === "object"
+    ? stringsIn(args)
+    : [["command", String(argsSummary ?? "")]];
+  for (const [key, text] of strings) {
+    // A command is judged on its parsed words; a path-like value as itself; free text (file
+    // content, messages) is not a path and is left alone.
+    const tokens = key === "command"
+      ? new Set([text, ...(await wordsOf(text))])
+      : /\s/.test(text)
+      ? new Set<string>()
+      : new Set([text]);
+    for (const token of tokens) {
+      const found = await secretIn(token, workspace);
+      if (found) throw new Error(`${toolName} may not touch secrets (${found})`);
+    }
+  }
 }
 
 function clock(): string {
@@ -126,15 +216,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     endText();
     io.out(`${clock()}  ${tag.padEnd(8)} ${text.replace(/\s+/g, " ")}`);
   };
-  let store: SqliteStore;
-  try {
-    store = await SqliteStore.open(config.dbPath);
-  } catch (error) {
-    throw new CliError(
-      clean(`Cannot open database ${JSON.stringify(config.dbPath)}: ${(error as Error).message}`),
-      { cause: error },
-    );
-  }
+  const store = await openOrCreateDb(config.dbPath);
   const failures: string[] = [];
   const session = new Session({
     store,
@@ -164,7 +246,8 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
       ),
   );
   bus.on("tool.pre", ({ toolName, argsSummary }) => line("tool.pre", `${toolName} ${argsSummary}`));
-  bus.on("tool.pre", secretsGuard);
+  bus.on("tool.pre", secretsGuardIn(config.workspace));
+  if (config.askBefore?.length) bus.on("tool.pre", askBeforeHook(config.askBefore));
   bus.on(
     "tool.post",
     ({ toolName, resultSummary, durationMs }) =>
@@ -182,7 +265,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   });
   bus.on(
     "message.add",
-    ({ message }) => line("persist", `message ${message.role} → ${config.dbPath}`),
+    ({ message }) => line("persist", `message ${message.role} → ${displayDb(config.dbPath)}`),
   );
   session.observer.observe({ type: HookBlocked }, (signal) => {
     blocked++;
@@ -191,7 +274,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
 
   const bridge = bridgeModelToSession(model, session, { chunks: false });
 
-  const spec = AgentSpec.coding({ cwd: config.workspace, secure: true, fs: nodeFileSystem });
+  const spec = codingSpec({ cwd: config.workspace, secure: true, fs: nodeFileSystem });
   const agent = createAgent(spec, { session, model, system: SYSTEM_PROMPT });
   const toolkit = new CodingToolkit({
     workspaceRoot: config.workspace,
@@ -211,11 +294,14 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   let status = "completed";
   let turns = 0;
   let error: unknown = null;
+  let stopped: { runId: string; stoppedBy: string; pending?: readonly PendingApproval[] } | null =
+    null;
   await session.start({
     model: config.model,
     provider: model.endpoint.name,
     agentName: spec.name ?? "coding",
   });
+  await saveResumeInfo(store, session.id, config);
   try {
     for await (
       const event of agent.operateStream(config.instruction, { maxTurns: config.maxTurns ?? 8 })
@@ -238,6 +324,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
       } else {
         endText();
         turns = event.result.turns;
+        stopped = event.result;
       }
     }
   } catch (caught) {
@@ -245,7 +332,11 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     status = "failed";
   }
   await bridge.drain();
-  await session.end({
+  const waiting = stopped?.stoppedBy === "approval";
+  if (waiting) status = "waiting_approval";
+  // A run waiting for approval leaves the session open: `hookscope resume` ends it.
+  const end: Session["end"] = waiting ? () => Promise.resolve() : (r) => session.end(r);
+  await end({
     status,
     numTurns: turns,
     ...(error ? { error: clean(error instanceof Error ? error.message : String(error)) } : {}),
@@ -260,5 +351,8 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     // No cause: a runtime's error may quote a credential that the message no longer carries.
     throw new CliError(`The agent run failed: ${reason}`);
   }
-  return { sessionId: session.id, status, turns, blocked };
+  const summary: AgentRunSummary = { sessionId: session.id, status, turns, blocked };
+  if (stopped !== null) summary.runId = stopped.runId;
+  if (waiting && stopped?.pending) summary.pending = stopped.pending;
+  return summary;
 }

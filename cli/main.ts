@@ -21,11 +21,16 @@
  */
 
 import { CliError, type CliIO, processIO, UsageError } from "./_output.ts";
+import { APPROVE_HELP, approveCommand } from "./approve.ts";
 import { DEMO_HELP, demoCommand } from "./demo.ts";
+import { PENDING_HELP, pendingCommand } from "./pending.ts";
+import { REJECT_HELP, rejectCommand } from "./reject.ts";
+import { RESUME_HELP, resumeCommand } from "./resume.ts";
 import { POINTS_HELP, pointsCommand } from "./points.ts";
 import { RUN_HELP, runCommand } from "./run.ts";
 import { SESSIONS_HELP, sessionsCommand } from "./sessions.ts";
 import { SHOW_HELP, showCommand } from "./show.ts";
+import { TAIL_HELP, tailCommand } from "./tail.ts";
 
 export type { CliIO } from "./_output.ts";
 
@@ -35,8 +40,15 @@ Commands:
   demo                      a scripted coding-agent session, fully offline
   run --base-url URL --model NAME
                             the same agent against any OpenAI-compatible server
-  sessions DB               list the sessions persisted in a SQLite file
+  sessions DB               list the sessions persisted in a SQLite file or postgres:// URL
   show DB SESSION           print one session's timeline (messages and signals)
+  pending DB                list the tool calls waiting for approval
+  approve DB CALL_ID [--args JSON] [--by NAME]
+                            approve a pending call (optionally with edited arguments)
+  reject DB CALL_ID [--reason TEXT]
+                            reject a pending call; the reason reaches the model
+  resume DB RUN_ID          continue a run once its pending calls are answered
+  tail URL [SESSION]        follow the signals written to a postgres:// store, live
   points                    the hook point catalogue with wiring status
 
 Run 'hookscope <command> --help' for a command's options.`;
@@ -46,6 +58,11 @@ const HELPS: Record<string, string> = {
   run: RUN_HELP,
   sessions: SESSIONS_HELP,
   show: SHOW_HELP,
+  pending: PENDING_HELP,
+  approve: APPROVE_HELP,
+  reject: REJECT_HELP,
+  resume: RESUME_HELP,
+  tail: TAIL_HELP,
   points: POINTS_HELP,
 };
 
@@ -77,8 +94,18 @@ export async function main(args: readonly string[], io: CliIO = processIO): Prom
         return await sessionsCommand(rest, io);
       case "show":
         return await showCommand(rest, io);
+      case "pending":
+        return await pendingCommand(rest, io);
+      case "approve":
+        return await approveCommand(rest, io);
+      case "reject":
+        return await rejectCommand(rest, io);
+      case "resume":
+        return await resumeCommand(rest, io);
       case "points":
         return pointsCommand(rest, io);
+      case "tail":
+        return await tailCommand(rest, io);
       default:
         io.err(`hookscope: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
         return 2;

@@ -8,6 +8,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { timeoutSignal } from "../core/_abort.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { dbTarget, displayDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { redactSecrets } from "../core/redact.ts";
 import { runCodingAgent } from "./agent_run.ts";
@@ -17,7 +18,10 @@ const FLAGS: Record<string, FlagSpec> = {
   model: { type: "string", help: "the model name (required)" },
   prompt: { type: "string", help: "what to ask (default: summarise the workspace)" },
   workspace: { type: "string", help: "the folder the tools are confined to (default .)" },
-  db: { type: "string", help: "the SQLite file to persist to (default ./hookscope-runs.db)" },
+  db: {
+    type: "string",
+    help: "the SQLite file or postgres:// URL to persist to (default ./hookscope-runs.db)",
+  },
   "max-turns": { type: "string", help: "at most this many model turns (default 8)" },
   sandbox: {
     type: "string",
@@ -122,7 +126,7 @@ export async function runCommand(
   }
   // The reachability check waits at most 5 s, and no longer than the idle timeout (from 1 s on).
   await checkReachable(baseURL, Math.min(5000, Math.max(1000, idleTimeoutMs ?? 5000)));
-  const dbPath = resolve(typeof values.db === "string" ? values.db : "hookscope-runs.db");
+  const dbPath = dbTarget(typeof values.db === "string" ? values.db : "hookscope-runs.db");
   const apiKey = env("HOOKSCOPE_API_KEY") ?? env("OPENAI_API_KEY");
   let summary;
   try {
@@ -152,6 +156,6 @@ export async function runCommand(
     );
   }
   io.out(`\nsession ${summary.sessionId} ${summary.status}: ${summary.turns} turns`);
-  io.out(`inspect it:  hookscope show ${dbPath} ${summary.sessionId}`);
+  io.out(`inspect it:  hookscope show ${displayDb(dbPath)} ${summary.sessionId}`);
   return 0;
 }

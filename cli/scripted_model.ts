@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 
 /** One scripted model turn: text streamed in pieces, then optional tool calls. */
 export interface ScriptedTurn {
-  /** Text pieces, streamed one Server-Sent Event each. */
+  /** Text pieces, streamed one Server-Sent Operation each. */
   text?: readonly string[];
   /** Tool calls the model makes after the text. */
   toolCalls?: readonly { name: string; arguments: Record<string, unknown> }[];
@@ -54,18 +54,18 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 }
 
 /**
- * Which turn a request is at: the number of assistant turns (assistant messages that are not
- * pure tool calls) since the last user message. Falls back to the request count.
+ * Which turn a request is at: the number of assistant messages since the last user message (the
+ * OpenAI format sends one assistant message per turn, carrying that turn's tool calls). Falls
+ * back to the request count.
  */
 function turnIndex(body: unknown, answered: number): number {
-  const messages = (body as { messages?: { role?: string; tool_calls?: unknown }[] } | null)
-    ?.messages;
+  const messages = (body as { messages?: { role?: string }[] } | null)?.messages;
   if (!Array.isArray(messages)) return answered;
   let turns = 0;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (m?.role === "user") return turns;
-    if (m?.role === "assistant" && !Array.isArray(m.tool_calls)) turns++;
+    if (m?.role === "assistant") turns++;
   }
   return answered;
 }

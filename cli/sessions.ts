@@ -14,7 +14,7 @@ const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print 
 /** Help text for `hookscope sessions`. */
 export const SESSIONS_HELP: string = `Usage: hookscope sessions DB [--json]
 
-Lists the sessions persisted in the SQLite file DB, oldest first.
+Lists the sessions persisted in DB (a SQLite file or a postgres:// URL), oldest first.
 
 ${flagHelp(FLAGS)}`;
 

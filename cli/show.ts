@@ -16,8 +16,8 @@ const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print 
 /** Help text for `hookscope show`. */
 export const SHOW_HELP: string = `Usage: hookscope show DB SESSION [--json]
 
-Prints one session's timeline from the SQLite file DB: its messages and persisted signals,
-in order of time (signals by sequence number).
+Prints one session's timeline from DB (a SQLite file or a postgres:// URL): its messages and
+persisted signals, in order of time (signals by sequence number).
 
 ${flagHelp(FLAGS)}`;
 
@@ -35,20 +35,60 @@ export interface TimelineEntry {
 
 function signalDetail(row: SignalRow): string {
   const p = row.payload as Record<string, unknown>;
+  const decided = decisionDetail(row.kind, p.data);
+  if (decided !== null) return decided;
+  if (row.kind === "HookBlocked") {
+    const e = p.error as { message?: string } | undefined;
+    return `BLOCKED ${String(p.toolName)}: ${e?.message ?? ""}`;
+  }
   if (typeof p.point === "string") {
     const payload = (p.payload ?? {}) as Record<string, unknown>;
     const tool = typeof payload.toolName === "string" ? ` ${payload.toolName}` : "";
     return `${p.point}${tool}`;
-  }
-  if (row.kind === "HookBlocked") {
-    const e = p.error as { message?: string } | undefined;
-    return `BLOCKED ${String(p.toolName)}: ${e?.message ?? ""}`;
   }
   if (row.kind === "MessageAdded") {
     const ref = p.messageRef as { role?: string; id?: string } | undefined;
     return `message ${ref?.role ?? ""} ${ref?.id ?? ""}`.trim();
   }
   return summarize(p, 120);
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/**
+ * The decision signals (denials, asks, answers, shadow verdicts, gate denials) as one line each,
+ * with the tool, the call, the reason and who decided; `null` for any other signal.
+ */
+function decisionDetail(kind: string, data: unknown): string | null {
+  const d = (data !== null && typeof data === "object" ? data : {}) as Record<string, unknown>;
+  const tool = text(d.toolName) ?? text(d.function) ?? "?";
+  const call = text(d.callId) ? ` call ${d.callId}` : "";
+  const reason = text(d.reason) ? `: ${d.reason}` : "";
+  const hook = text(d.hook) ? ` by ${d.hook}` : "";
+  switch (kind) {
+    case "ToolDenied":
+      return `DENIED ${tool}${call}${hook}${reason}`;
+    case "WouldDeny":
+      return `would deny (shadow) ${tool}${call}${hook}${reason}`;
+    case "WouldAsk":
+      return `would ask (shadow) ${tool}${call}${hook}${reason}`;
+    case "ApprovalRequested":
+      return `ASK ${tool}${call}${reason} args=${summarize(d.args ?? {}, 80)}`;
+    case "ApprovalAnswered": {
+      const verdict = d.approve === true ? "APPROVED" : "REJECTED";
+      const by = text(d.by) ? ` by ${d.by}` : "";
+      const edited = d.updatedArgs !== undefined && d.updatedArgs !== null
+        ? ` args=${summarize(d.updatedArgs, 80)}`
+        : "";
+      return `${verdict} ${tool}${call}${by}${reason}${edited}`;
+    }
+    case "GateDenied":
+      return `GATE DENIED ${tool}`;
+    default:
+      return null;
+  }
 }
 
 /** Merges messages and signals into one ordered timeline. */

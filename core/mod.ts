@@ -14,10 +14,11 @@
  */
 
 export * from "./approval.ts";
-export * from "./element.ts";
+export * from "./entity.ts";
 export * from "./errors.ts";
-export * from "./event.ts";
+export * from "./operation.ts";
 export * from "./json_safe.ts";
 export * from "./logger.ts";
 export * from "./redact.ts";
 export * from "./signal.ts";
+export * from "./tool_source.ts";

@@ -4,10 +4,10 @@
  * @module
  */
 
-import { Element, type ElementInit } from "./element.ts";
+import { Entity, type EntityInit } from "./entity.ts";
 
 /** What a {@linkcode Signal} may be constructed from. */
-export interface SignalInit extends ElementInit {
+export interface SignalInit extends EntityInit {
   /** The signal's payload; `null` when absent. */
   data?: unknown;
   /** Who emitted it (used by role filters); `null` when absent. */
@@ -27,7 +27,7 @@ export interface SignalInit extends ElementInit {
  * assert.deepEqual(signal.schemaVersion, 1);
  * ```
  */
-export class Signal extends Element {
+export class Signal extends Entity {
   /** The payload (`null` by default). */
   data: unknown;
   /** The emitter's role, or `null`. */

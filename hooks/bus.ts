@@ -189,7 +189,7 @@ function checkSink(observer: unknown): SignalSink | null {
 }
 
 /**
- * Ordered Session hook dispatch (ADR-0047 D2).
+ * Ordered Session hook dispatch.
  *
  * - `on()` inserts by `priority` (higher first; ties and handlers without options keep
  *   registration order; duplicates run twice) and returns a disposer; `off()` removes the first
@@ -202,7 +202,7 @@ function checkSink(observer: unknown): SignalSink | null {
  *   uses it).
  * - Each emission uses the handler list as it was when the emission began.
  * - After the chain (completed or stopped), a bound observer records a {@linkcode HookSignal};
- *   recording failures are reported, never thrown. `message.add` is never recorded (X9): the
+ *   recording failures are reported, never thrown. `message.add` is never recorded: the
  *   branch emits its own `MessageAdded`.
  * - Deadlines: a handler registered with options, and every handler of an emission given
  *   {@linkcode EmitOptions} (the act path always gives them) or of `decide()`, has

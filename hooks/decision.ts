@@ -5,24 +5,7 @@
  * @module
  */
 
-/**
- * Where a tool came from: a local `Tool`, an MCP server, an AI SDK tool, or another source.
- *
- * @example
- * ```ts
- * import type { ToolSource } from "@hookscope/core";
- * import assert from "node:assert/strict";
- *
- * const source: ToolSource = { kind: "mcp", server: "files" };
- * assert.equal(source.kind, "mcp");
- * ```
- */
-export interface ToolSource {
-  /** `"local"` for a `Tool` registered on the branch; adapters name their own kind. */
-  readonly kind: "local" | "mcp" | "ai-sdk" | (string & Record<never, never>);
-  /** The server the tool came from (MCP). */
-  readonly server?: string;
-}
+export type { ToolSource } from "../core/tool_source.ts";
 
 /** A `tool.pre` handler lets the call run, optionally with rewritten arguments. */
 export interface ToolPreAllow {

@@ -17,7 +17,7 @@ export interface HookPointWiring {
 }
 
 /**
- * The emit matrix (ADR-0047 D2, with X5): which points fire, from where, and which block.
+ * The emit matrix: which points fire, from where, and which block.
  *
  * @example
  * ```ts
@@ -36,18 +36,18 @@ export const HOOK_POINT_WIRING: Readonly<Record<HookPoint, HookPointWiring>> = O
     wired: true,
     blocking: false,
     source:
-      "bridgeModelToSession() (optional adapter, X5): when a model call starts, before its pre-invoke hook",
+      "bridgeModelToSession() (optional adapter): when a model call starts, before its pre-invoke hook",
   },
   "api.post_call": {
     wired: true,
     blocking: false,
-    source: "bridgeModelToSession() (optional adapter, X5): after the model call ended, any status",
+    source: "bridgeModelToSession() (optional adapter): after the model call ended, any status",
   },
   "api.stream_chunk": {
     wired: true,
     blocking: false,
     source:
-      "bridgeModelToSession() (optional adapter, X5): per delivered chunk, after the service chunk handler",
+      "bridgeModelToSession() (optional adapter): per delivered chunk, after the service chunk handler",
   },
   "tool.pre": {
     wired: true,
@@ -58,12 +58,12 @@ export const HOOK_POINT_WIRING: Readonly<Record<HookPoint, HookPointWiring>> = O
   "tool.error": {
     wired: true,
     blocking: false,
-    source: "Branch.act() on any invocation failure (X8)",
+    source: "Branch.act() on any invocation failure",
   },
   "message.add": {
     wired: true,
     blocking: false,
-    source: "Branch.addMessage() when the branch has a session bus (X7)",
+    source: "Branch.addMessage() when the branch has a session bus",
   },
   "artifact.created": {
     wired: false,

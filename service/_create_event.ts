@@ -1,4 +1,4 @@
-// Event creation for IModel (private): the pre-create hook, the event, and its invocation hooks.
+// Operation creation for IModel (private): the pre-create hook, the event, and its invocation hooks.
 
 import { HookPhaseError } from "../core/mod.ts";
 import { APICalling } from "./api_calling.ts";
@@ -77,7 +77,7 @@ export async function createModelEvent(
   if (preCreate) {
     preCreate.associatedEventInfo = {
       ...preCreate.associatedEventInfo,
-      lionClass: event.constructor.name,
+      eventClass: event.constructor.name,
       eventId: event.id,
       eventCreatedAt: event.createdAt,
     };

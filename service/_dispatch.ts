@@ -149,7 +149,7 @@ function failed(
   info: AssociatedEventInfo | undefined,
 ): HookCallResult {
   const out: HookCallResult = isCancellation(error, signal)
-    ? { result: [undefined, error], error, shouldExit: true, status: EventStatus.CANCELLED }
+    ? { result: undefined, error, shouldExit: true, status: EventStatus.CANCELLED }
     : { result: error, error, shouldExit: exit, status: failStatus };
   if (info) out.info = info;
   return out;
@@ -158,7 +158,7 @@ function failed(
 function infoFor(type: HookEventType, eventLike: unknown): AssociatedEventInfo {
   const info: AssociatedEventInfo = {};
   const name = className(eventLike);
-  if (name !== undefined) info.lionClass = name;
+  if (name !== undefined) info.eventClass = name;
   if (
     type !== HookEventType.PreEventCreate && typeof eventLike === "object" && eventLike !== null
   ) {

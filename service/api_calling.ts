@@ -4,13 +4,13 @@
  * @module
  */
 
-import type { ElementInit } from "../core/mod.ts";
+import type { EntityInit } from "../core/mod.ts";
 import type { Endpoint, StreamChunk } from "./endpoint.ts";
 import { HookedEvent } from "./hooked_event.ts";
 import { internals } from "./_stream_run.ts";
 
 /** What an {@linkcode APICalling} is made from. */
-export interface APICallingInit extends ElementInit {
+export interface APICallingInit extends EntityInit {
   /** The endpoint to call. */
   endpoint: Endpoint;
   /** The request body (model, messages, …). */

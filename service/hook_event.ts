@@ -4,7 +4,7 @@
  * @module
  */
 
-import { Event, EventStatus, toJsonSafe } from "../core/mod.ts";
+import { EventStatus, Operation, toJsonSafe } from "../core/mod.ts";
 import type { EventRunOptions } from "../core/mod.ts";
 import { HOOK_EVENT_TYPES, type HookEventType, toHookEventType } from "./hook_event_type.ts";
 import { HookRegistry } from "./hook_registry.ts";
@@ -63,7 +63,7 @@ export interface HookEventInit {
  * - The caller's signal aborts: CANCELLED and the reason is rethrown.
  *
  * Unlike other events it can be invoked again. Associated event info is stamped whatever the
- * outcome (X17).
+ * outcome.
  *
  * @example A pre-invocation check that times out
  * ```ts
@@ -88,7 +88,7 @@ export interface HookEventInit {
  * assert.equal(hook.associatedEventInfo?.eventId, "e1");
  * ```
  */
-export class HookEvent extends Event {
+export class HookEvent extends Operation {
   /** The registry holding the handler. */
   readonly registry: HookRegistry;
   /** The phase this event runs. */
@@ -194,8 +194,8 @@ export class HookEvent extends Event {
       const result = outcome.result;
       this.#shouldExit = outcome.shouldExit;
       if (
-        outcome.status === EventStatus.CANCELLED && Array.isArray(result) &&
-        result.length === 2 && result[0] === undefined && result[1] === outcome.error
+        outcome.status === EventStatus.CANCELLED && result === undefined &&
+        outcome.error !== undefined
       ) {
         // A cancellation the handler raised by itself: it propagates.
         execution.status = EventStatus.CANCELLED;
@@ -209,7 +209,7 @@ export class HookEvent extends Event {
         execution.error = outcome.error;
         this.#exitCause = outcome.error;
       } else if (result instanceof Error) {
-        // Returned, not thrown (§2.10): recorded as the error, the status stays COMPLETED. Only a
+        // Returned, not thrown: recorded as the error, the status stays COMPLETED. Only a
         // real Error counts; a plain object that has `name` and `message` is a response.
         execution.error = result;
         this.#exitCause = result;
@@ -281,7 +281,7 @@ function stampFor(hook: HookEvent): AssociatedEventInfo {
   const info: AssociatedEventInfo = {};
   const target = hook.eventLike;
   const name = className(target);
-  if (name !== undefined) info.lionClass = name;
+  if (name !== undefined) info.eventClass = name;
   if (typeof target === "object" && target !== null) {
     const { id, createdAt } = target as { id?: unknown; createdAt?: unknown };
     if (typeof id === "string") info.eventId = id;

@@ -128,7 +128,7 @@ export type HookKey = { hookType: HookEventType } | { chunkType: StreamChunkType
  * One handler per service phase and one per stream chunk type, attached to an `IModel`.
  *
  * `call()` never rejects for a handler failure or an abort: it reports them as a
- * {@linkcode HookCallResult} per the ADR's matrix. Only bad input (no phase and no chunk type, an
+ * {@linkcode HookCallResult} (see its table). Only bad input (no phase and no chunk type, an
  * unknown phase) rejects, with a `TypeError`.
  *
  * @example Register handlers and call one

@@ -5,8 +5,8 @@
  * @module
  */
 
-import { Event, EventStatus, HookPhaseError, logger } from "../core/mod.ts";
-import type { ElementInit } from "../core/mod.ts";
+import { EventStatus, HookPhaseError, logger, Operation } from "../core/mod.ts";
+import type { EntityInit } from "../core/mod.ts";
 import { HookEventType } from "./hook_event_type.ts";
 import { DEFAULT_HOOK_TIMEOUT_MS, HookEvent } from "./hook_event.ts";
 import type { HookRegistry } from "./hook_registry.ts";
@@ -25,7 +25,7 @@ export interface PhaseHookOptions {
 }
 
 /**
- * An event whose core work runs between a pre-invocation and a post-invocation hook (ADR D4).
+ * An event whose core work runs between a pre-invocation and a post-invocation hook.
  *
  * `invoke()`:
  * 1. The pre hook runs; if it FAILED or was CANCELLED the core never runs (even with
@@ -62,14 +62,14 @@ export interface PhaseHookOptions {
  * assert.equal(event.ran, false);
  * ```
  */
-export abstract class HookedEvent extends Event {
+export abstract class HookedEvent extends Operation {
   /** The pre-invocation hook, if attached. */
   preInvokeHook: HookEvent | null = null;
   /** The post-invocation hook, if attached. */
   postInvokeHook: HookEvent | null = null;
 
   /** Makes a PENDING event. */
-  constructor(init?: ElementInit) {
+  constructor(init?: EntityInit) {
     super(init);
   }
 

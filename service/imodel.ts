@@ -1,5 +1,5 @@
 /**
- * `IModel`: a model bound to an endpoint and its own hook registry. It needs no Session (D1).
+ * `IModel`: a model bound to an endpoint and its own hook registry. It needs no Session.
  *
  * @module
  */
@@ -31,11 +31,11 @@ export type ModelNotice =
 export type ModelObserver = (notice: ModelNotice) => unknown;
 
 /**
- * A model: an endpoint, a hook registry and the hook defaults of ADR D4. Works standalone.
+ * A model: an endpoint, a hook registry and its hook defaults. Works standalone.
  *
  * - `createEvent(request, options)` runs the pre-create hook (if registered) with the event class,
  *   builds the event with `payload = { model, ...request }`, and attaches the pre/post-invocation
- *   hooks that have handlers. It resolves to the event (X6).
+ *   hooks that have handlers. It resolves to the event.
  * - `invoke(request)` resolves to the event after it ran: COMPLETED or FAILED (an abort rejects).
  * - `stream(request)` is a `ReadableStream` of chunks after {@linkcode IModel.processChunk}.
  *
@@ -119,7 +119,7 @@ export class IModel {
 
   /**
    * Observes this model's `invoke()` and `stream()` calls (and those of its copies) without
-   * taking a hook slot: observation only (ADR D6). Observers run in registration order; a
+   * taking a hook slot: observation only. Observers run in registration order; a
    * throwing or rejecting observer is logged and never affects the call. Returns a disposer.
    *
    * @example

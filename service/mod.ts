@@ -1,7 +1,7 @@
 /**
  * Service hooks: a per-model hook registry, hook events with deadlines, the pre/core/post
  * template around provider events, and models over an OpenAI-compatible endpoint with streaming.
- * Needs no Session (ADR-0047 D1, D4).
+ * Needs no Session.
  *
  * @example A hooked model call against an in-process endpoint
  * ```ts

@@ -37,10 +37,10 @@ export type StreamHandler<C = unknown> = {
 /** One optional handler per phase. */
 export type HookDict = Partial<Record<HookEventType, PhaseHandler>>;
 
-/** The event a hook ran for (X17: always stamped, whatever the outcome). */
+/** The event a hook ran for (always stamped, whatever the outcome). */
 export interface AssociatedEventInfo {
   /** The event's class name. */
-  lionClass?: string;
+  eventClass?: string;
   /** The event's id (absent for the pre-create phase until the event exists). */
   eventId?: string;
   /** The event's creation time, ms since the epoch. */
@@ -48,17 +48,17 @@ export interface AssociatedEventInfo {
 }
 
 /**
- * What `HookRegistry.call` reports (the ADR's registry result matrix):
+ * What `HookRegistry.call` reports:
  *
  * | path | result | shouldExit | status |
  * |---|---|---|---|
  * | success | the handler's return value | `false` | `completed` (`null` for stream handlers) |
- * | cancellation (abort) | `[undefined, reason]` | `true` | `cancelled` |
+ * | cancellation (abort) | `undefined` (the reason is in `error`) | `true` | `cancelled` |
  * | pre phase throws | the error | configured exit | `cancelled` |
  * | post phase or stream handler throws | the error | configured exit | `aborted` |
  */
 export interface HookCallResult {
-  /** The handler's return value, the thrown error, or `[undefined, reason]` on cancellation. */
+  /** The handler's return value, the thrown error, or `undefined` on cancellation (see `error`). */
   result: unknown;
   /** The thrown error or abort reason; `null` on success. */
   error: unknown;

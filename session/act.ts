@@ -1,5 +1,5 @@
 /**
- * The tool action path of a branch, in the exact order of ADR-0047 D5 with X3 and X8:
+ * The tool action path of a branch, in this order:
  * validate → governance gate → `tool.pre` (blocking) → `ActionManager.invoke` (preprocessor →
  * tool → postprocessor) → `tool.post` on success or `tool.error` on any invocation failure.
  *
@@ -8,7 +8,7 @@
 
 import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
-import { EventStatus, isAbortError } from "../core/event.ts";
+import { EventStatus, isAbortError } from "../core/operation.ts";
 import { deepFrozenCopy, isPlainObject } from "../core/_freeze.ts";
 import { summarize } from "../core/json_safe.ts";
 import type { FunctionCalling } from "../action/function_calling.ts";
@@ -202,7 +202,7 @@ async function safeEmit(host: ActHost, event: unknown, op: Operation, step: stri
   try {
     await op.run(step, emitted);
   } catch (error) {
-    // Observation is best effort (D6): it never changes the action's outcome, but an abort or a
+    // Observation is best effort: it never changes the action's outcome, but an abort or a
     // missed deadline still ends the act.
     if (op.aborted) throw error;
   }
@@ -216,7 +216,7 @@ async function safeEmit(host: ActHost, event: unknown, op: Operation, step: stri
  *    request and a denial response to the branch, and returns the denial output. No hook fires.
  * 3. `tool.pre` `{ toolName, callId, args, argsSummary, branchId, source }` runs and its typed
  *    decisions are folded (deny > ask > allow, rewrites in chain order):
- *    - a handler that throws (or times out) records `HookBlocked` (X3) and `act` rejects with
+ *    - a handler that throws (or times out) records `HookBlocked` and `act` rejects with
  *      its error; nothing else happens;
  *    - `deny` records `ToolDenied` and rejects with `ToolDeniedError`;
  *    - `ask` with `options.approve` asks it; without, records `ApprovalRequested` and rejects
@@ -229,7 +229,7 @@ async function safeEmit(host: ActHost, event: unknown, op: Operation, step: stri
  *    to the observer, request and response messages are added (the response carries the
  *    `context` strings of the hooks, if any). Any failure (unknown tool, bad arguments,
  *    preprocessor, tool, postprocessor): `tool.error` `{ callId, toolName, error, durationMs,
- *    branchId }` (X8), then rejection, or with `suppressErrors` an error output (and the
+ *    branchId }`, then rejection, or with `suppressErrors` an error output (and the
  *    request/response messages).
  *
  * `options.signal` and `options.timeoutMs` reach every awaited step; an abort or the deadline
@@ -375,7 +375,7 @@ async function runAction(
         args: frozenArgs,
         argsSummary: summarize(args),
         branchId: host.id,
-        source: LOCAL_SOURCE,
+        source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
       }, emitOptions),
       true,
     ).catch((error) => {
@@ -495,7 +495,7 @@ async function runAction(
         resultSummary: summarize(output),
         durationMs,
         branchId: host.id,
-        source: LOCAL_SOURCE,
+        source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
       }, emitOptions),
       true,
     );

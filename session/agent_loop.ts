@@ -7,15 +7,27 @@
  */
 
 import { anySignal } from "../core/_abort.ts";
-import { EventStatus } from "../core/event.ts";
-import { renderJson } from "../core/json_safe.ts";
+import type { ApprovalHandler, PendingApproval } from "../core/approval.ts";
 import type { ActionManager } from "../action/manager.ts";
 import type { StreamChunk } from "../service/endpoint.ts";
 import type { IModel } from "../service/imodel.ts";
 import type { ActionRequestInit } from "../action/manager.ts";
+import { type OpenAIChatMessage, toOpenAIMessages } from "../service/endpoints/openai_messages.ts";
+import type { SessionStore } from "../store/session_store.ts";
 import type { ActionResult, ActOptions } from "./act.ts";
-import { isBlocked } from "./_blocked.ts";
 import type { Message, MessageInit } from "./message.ts";
+import {
+  agentLoop,
+  checkApprove,
+  invokeModel,
+  invokeTurn,
+  type LoopStart,
+  newRun,
+  requireModel,
+  runToEnd,
+  storeOf,
+  streamTurn,
+} from "./_loop.ts";
 
 /** The part of a branch the agent loop uses. */
 export interface AgentHost {
@@ -31,19 +43,14 @@ export interface AgentHost {
   addMessage(message: MessageInit): Promise<Message>;
   /** Runs one tool action through the gate, the hooks and the tool. */
   act(request: ActionRequestInit, options?: ActOptions): Promise<ActionResult>;
+  /** Emits a signal to the session's observer (audit signals of answered approvals). */
+  emit?(event: unknown): Promise<unknown[]>;
+  /** The owning session (its id and store name where runs are saved), or `null`. */
+  readonly session?: { readonly id: string; readonly store?: SessionStore | undefined } | null;
 }
 
-/** One message in OpenAI chat-completions form. */
-export interface ChatMessage {
-  /** `system`, `user`, `assistant` or `tool`. */
-  role: "system" | "user" | "assistant" | "tool";
-  /** The text, or `null` for a pure tool-call message. */
-  content: string | null;
-  /** Tool calls the assistant made. */
-  tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
-  /** Which tool call a `tool` message answers. */
-  tool_call_id?: string;
-}
+/** One message in OpenAI chat-completions form (see {@linkcode toOpenAIMessages}). */
+export type ChatMessage = OpenAIChatMessage;
 
 /** A tool call the model asked for. */
 export interface ModelToolCall {
@@ -57,24 +64,44 @@ export interface ModelToolCall {
 
 /** Options for {@linkcode chat}, {@linkcode operate} and {@linkcode operateStream}. */
 export interface AgentRunOptions {
-  /** Cancels the model call and the tools. */
+  /** Cancels the model call and the tools; the run then stops with `stoppedBy: "aborted"`. */
   signal?: AbortSignal;
   /** At most this many model turns in `operate` (default 8). */
   maxTurns?: number;
   /** Extra request fields (`temperature`, …) sent with every model call. */
   request?: Record<string, unknown>;
+  /**
+   * Answers approvals inline: a `tool.pre` hook's `ask` calls it and the run goes on with the
+   * answer. Without it, an `ask` stops the run with `stoppedBy: "approval"` (resumable with
+   * `Session.resume`).
+   */
+  approve?: ApprovalHandler;
 }
+
+/** Why an agent run stopped. */
+export type StoppedBy = "answer" | "maxTurns" | "approval" | "denied" | "aborted";
 
 /** What {@linkcode operate} resolves to. */
 export interface OperateResult {
-  /** The last assistant message. */
+  /**
+   * The last assistant message (the last message of the branch when the run stopped before the
+   * model answered).
+   */
   message: Message;
-  /** How many model turns ran. */
+  /** How many model turns ran (in the whole run, across resumes). */
   turns: number;
-  /** Every tool action taken, in order. */
+  /** Every tool action taken in this call, in order. */
   actions: ActionResult[];
-  /** `"answer"` when the model stopped calling tools, `"maxTurns"` when the limit was hit. */
-  stoppedBy: "answer" | "maxTurns";
+  /** The run's id (`SessionStore.getRun`, `Session.resume`). */
+  runId: string;
+  /**
+   * `"answer"`: the model answered without tool calls; `"maxTurns"`: the limit was hit;
+   * `"approval"`: calls wait for a person's answer (see `pending`); `"denied"`: a denial with
+   * `interrupt: true` ended the run; `"aborted"`: the signal was aborted.
+   */
+  stoppedBy: StoppedBy;
+  /** With `stoppedBy: "approval"`: the calls waiting for an answer, in call order. */
+  pending?: readonly PendingApproval[];
 }
 
 /** What {@linkcode operateStream} yields. */
@@ -83,10 +110,6 @@ export type AgentStreamEvent =
   | { type: "tool_call"; call: ModelToolCall; turn: number }
   | { type: "tool_result"; result: ActionResult; blocked: boolean; turn: number }
   | { type: "done"; result: OperateResult };
-
-function text(content: unknown): string {
-  return typeof content === "string" ? content : renderJson(content);
-}
 
 /**
  * Renders branch messages as OpenAI chat messages: each action request becomes an assistant
@@ -109,186 +132,7 @@ function text(content: unknown): string {
  * ```
  */
 export function toChatMessages(messages: readonly Message[]): ChatMessage[] {
-  const out: ChatMessage[] = [];
-  for (const m of messages) {
-    if (m.role === "system" || m.role === "user") {
-      out.push({ role: m.role, content: text(m.content) });
-    } else if (m.role === "assistant") {
-      const content = m.content as { text?: unknown } | string;
-      out.push({
-        role: "assistant",
-        content: typeof content === "string" ? content : text(content?.text ?? content),
-      });
-    } else {
-      const c = (m.content ?? {}) as {
-        function?: string;
-        arguments?: unknown;
-        output?: unknown;
-        callId?: string;
-      };
-      const id = c.callId ?? m.id;
-      if (m.role === "action_request") {
-        out.push({
-          role: "assistant",
-          content: null,
-          tool_calls: [{
-            id,
-            type: "function",
-            function: { name: String(c.function ?? ""), arguments: renderJson(c.arguments ?? {}) },
-          }],
-        });
-      } else {
-        out.push({ role: "tool", tool_call_id: id, content: text(c.output) });
-      }
-    }
-  }
-  return out;
-}
-
-function requireModel(host: AgentHost): IModel {
-  if (!host.model) throw new TypeError(`Cannot run the agent: branch ${host.id} has no model`);
-  return host.model;
-}
-
-function buildRequest(host: AgentHost, options: AgentRunOptions | undefined, withTools: boolean) {
-  const request: Record<string, unknown> = {
-    ...(options?.request ?? {}),
-    messages: toChatMessages(host.messages),
-  };
-  const schemas = withTools ? host.actions.schemas() : [];
-  if (schemas.length > 0) request.tools = schemas;
-  return request;
-}
-
-function parseCompletion(response: unknown): { text: string; toolCalls: ModelToolCall[] } {
-  const message = (response as { choices?: { message?: Record<string, unknown> }[] } | null)
-    ?.choices?.[0]?.message;
-  if (!message || typeof message !== "object") {
-    throw new TypeError(`Cannot read the model's answer: the response has no choices[0].message`);
-  }
-  const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-  const toolCalls: ModelToolCall[] = [];
-  for (
-    const call of calls as { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[]
-  ) {
-    const name = checkToolName(call?.function?.name, call?.id);
-    toolCalls.push({
-      id: typeof call.id === "string" && call.id ? call.id : crypto.randomUUID(),
-      name,
-      arguments: argumentsText(call.function?.arguments),
-    });
-  }
-  return { text: typeof message.content === "string" ? message.content : "", toolCalls };
-}
-
-/**
- * A tool call's function name. A call without one cannot be run or answered (the conversation
- * would hold a tool call with no name), so it is a `TypeError` rather than silently dropped.
- */
-function checkToolName(name: unknown, id: unknown): string {
-  if (typeof name === "string" && name.length > 0) return name;
-  throw new TypeError(
-    `Cannot run the model's tool call${
-      typeof id === "string" && id ? ` "${id}"` : ""
-    }: it has no function name`,
-  );
-}
-
-/**
- * A tool call's arguments as JSON text. Some OpenAI-compatible servers send an object instead of
- * a string: it is kept (as its JSON). Absent arguments are `{}`. Any other value is kept as its
- * JSON too, so the tool call is answered with "Invalid tool arguments" instead of running the
- * tool with arguments the model never gave.
- */
-function argumentsText(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (value === undefined || value === null) return "{}";
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-async function invokeModel(
-  host: AgentHost,
-  options: AgentRunOptions | undefined,
-  withTools: boolean,
-  signal?: AbortSignal,
-) {
-  const model = requireModel(host);
-  const abort = signal ?? options?.signal;
-  const event = await model.invoke(
-    buildRequest(host, options, withTools),
-    abort ? { signal: abort } : undefined,
-  );
-  if (event.status !== EventStatus.COMPLETED) throw event.execution.error;
-  return parseCompletion(event.response);
-}
-
-/** One model turn: yields events while it runs and returns the answer and the tool calls. */
-type ModelTurn = (
-  turn: number,
-  signal: AbortSignal,
-) => AsyncGenerator<AgentStreamEvent, { text: string; toolCalls: ModelToolCall[] }>;
-
-/**
- * Runs one tool call from the model. Malformed JSON arguments and a blocking `tool.pre` guard do
- * not end the loop: the model is told what went wrong in the tool's response message. Any other
- * rejection of `act` (an abort, a failing message callback) ends the loop with that error; it is
- * not reported as a block and adds no second request/response pair.
- */
-async function runToolCall(
-  host: AgentHost,
-  call: ModelToolCall,
-  signal: AbortSignal | undefined,
-): Promise<{ result: ActionResult; blocked: boolean }> {
-  let args: Record<string, unknown>;
-  try {
-    const parsed = JSON.parse(call.arguments || "{}");
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-      throw new TypeError("arguments must be a JSON object");
-    }
-    args = parsed;
-  } catch (error) {
-    const output = { error: `Invalid tool arguments: ${(error as Error).message}` };
-    await addToolExchange(host, call, {}, output);
-    return { result: { function: call.name, arguments: {}, output }, blocked: false };
-  }
-  const options: ActOptions = { suppressErrors: true, callId: call.id };
-  if (signal) options.signal = signal;
-  try {
-    return {
-      result: await host.act({ function: call.name, arguments: args }, options),
-      blocked: false,
-    };
-  } catch (error) {
-    if (signal?.aborted || !isBlocked(error)) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    const output = { error: `Blocked by a tool.pre guard: ${message}` };
-    await addToolExchange(host, call, args, output);
-    return { result: { function: call.name, arguments: args, output }, blocked: true };
-  }
-}
-
-async function addToolExchange(
-  host: AgentHost,
-  call: ModelToolCall,
-  args: Record<string, unknown>,
-  output: unknown,
-): Promise<void> {
-  await host.addMessage({
-    role: "action_request",
-    content: { function: call.name, arguments: args, callId: call.id },
-    sender: host.id,
-    recipient: call.name,
-  });
-  await host.addMessage({
-    role: "action_response",
-    content: { function: call.name, arguments: args, output, callId: call.id },
-    sender: call.name,
-    recipient: host.id,
-  });
+  return toOpenAIMessages(messages);
 }
 
 /**
@@ -322,46 +166,8 @@ export async function chat(
   }
   requireModel(host);
   await host.addMessage({ role: "user", content: instruction });
-  const answer = await invokeModel(host, options, false);
+  const answer = await invokeModel(host, options?.request, false, options?.signal);
   return await host.addMessage({ role: "assistant", content: answer.text });
-}
-
-function checkTurns(options: AgentRunOptions | undefined): number {
-  const maxTurns = options?.maxTurns ?? 8;
-  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
-    throw new RangeError(
-      `Cannot operate: maxTurns must be a positive integer; got ${String(maxTurns)}`,
-    );
-  }
-  return maxTurns;
-}
-
-async function* agentLoop(
-  host: AgentHost,
-  instruction: string,
-  maxTurns: number,
-  signal: AbortSignal,
-  modelTurn: ModelTurn,
-): AsyncGenerator<AgentStreamEvent> {
-  await host.addMessage({ role: "user", content: instruction });
-  const actions: ActionResult[] = [];
-  for (let turn = 1;; turn++) {
-    const answer = yield* modelTurn(turn, signal);
-    const message = await host.addMessage({ role: "assistant", content: answer.text });
-    if (answer.toolCalls.length === 0) {
-      yield { type: "done", result: { message, turns: turn, actions, stoppedBy: "answer" } };
-      return;
-    }
-    for (const call of answer.toolCalls) {
-      const { result, blocked } = await runToolCall(host, call, signal);
-      actions.push(result);
-      yield { type: "tool_result", result, blocked, turn };
-    }
-    if (turn >= maxTurns) {
-      yield { type: "done", result: { message, turns: turn, actions, stoppedBy: "maxTurns" } };
-      return;
-    }
-  }
 }
 
 function checkInstruction(instruction: unknown): void {
@@ -372,15 +178,26 @@ function checkInstruction(instruction: unknown): void {
 
 /**
  * The tool-calling loop: ask the model (one `invoke` per turn) with the branch's tool schemas;
- * run each tool call it makes through `act` (gate, `tool.pre`, tool hooks, `tool.post` or
- * `tool.error`); send the results back; stop when it answers without tool calls or after
- * `maxTurns` turns. A tool call with malformed JSON arguments (or arguments that are not a JSON
- * object, whether sent as text or as a bare value), and one a `tool.pre` guard blocks, is
- * answered with an error the model can read; the loop goes on. Arguments a server sends as an
- * object instead of JSON text are used as sent. Any other rejection of `act` (an abort, a
- * failing message callback) rejects `operate` with that error, and so does a tool call without
- * a function name (a `TypeError`; it used to be dropped silently, which could end the loop as if
- * the model had answered).
+ * run each tool call it makes through `act` (gate, `tool.pre` decisions, tool hooks, `tool.post`
+ * or `tool.error`); send the results back (one assistant message carrying every tool call of the
+ * turn, then one `tool` message per call); stop when it answers without tool calls or after
+ * `maxTurns` turns.
+ *
+ * - Every call is a run with a `runId`, saved in the session's store (`SessionStore.getRun`;
+ *   a private in-memory store without one) as it starts and when it stops.
+ * - A `tool.pre` **deny** (or a rejected approval) is answered to the model as a tool message
+ *   with the reason and the loop goes on; a deny with `interrupt: true` ends the run with
+ *   `stoppedBy: "denied"`. `context` strings of an allow are appended to the tool message.
+ * - An **ask** calls `options.approve` inline. Without it, the other calls of the turn still run,
+ *   the run is saved with status `waiting_approval`, and `operate` resolves with
+ *   `stoppedBy: "approval"`, `runId` and `pending`; `Session.resume(runId, answers)` continues it,
+ *   in this process or any other sharing the store.
+ * - Aborting `options.signal` resolves with `stoppedBy: "aborted"` (the run is saved as aborted).
+ * - A tool call with malformed JSON arguments (or arguments that are not a JSON object), and one
+ *   a throwing `tool.pre` guard blocks, is answered with an error the model can read; the loop
+ *   goes on. Arguments a server sends as an object instead of JSON text are used as sent. Any
+ *   other rejection of `act` (a failing message callback) rejects `operate` with that error, and
+ *   so does a tool call without a function name (a `TypeError`).
  *
  * @example
  * ```ts
@@ -412,22 +229,20 @@ export async function operate(
 ): Promise<OperateResult> {
   checkInstruction(instruction);
   requireModel(host);
-  const maxTurns = checkTurns(options);
+  const approve = checkApprove(options?.approve);
+  const run = newRun(host, options);
   const signal = options?.signal ?? new AbortController().signal;
-  // deno-lint-ignore require-yield
-  const invokeTurn: ModelTurn = async function* (_turn, turnSignal) {
-    return await invokeModel(host, options, true, turnSignal);
-  };
-  for await (const event of agentLoop(host, instruction, maxTurns, signal, invokeTurn)) {
-    if (event.type === "done") return event.result;
-  }
-  throw new Error(`Cannot operate: the agent loop ended without a result`);
+  const start: LoopStart = { run, store: storeOf(host), instruction };
+  if (approve !== undefined) start.approve = approve;
+  return await runToEnd(agentLoop(host, start, signal, invokeTurn(host, run)));
 }
 
 /**
  * {@linkcode operate} over a streaming model: yields text chunks as the model streams them, each
- * tool call and its result, then `done` with the result. Cancelling the stream (or aborting the
- * signal) cancels the model call in flight. A streamed tool call without a function name errors
+ * tool call and its result, then `done` with the result (with `stoppedBy: "approval"` and
+ * `pending` when a call waits for approval; a resumed run streams too). Cancelling the stream
+ * cancels the model call in flight and saves the run as aborted; aborting the signal ends the
+ * stream with a `done` event whose `stoppedBy` is `"aborted"`. A streamed tool call without a function name errors
  * the stream with a `TypeError`, as in `operate`.
  *
  * @example
@@ -462,42 +277,17 @@ export function operateStream(
   options?: AgentRunOptions,
 ): ReadableStream<AgentStreamEvent> {
   checkInstruction(instruction);
-  const model = requireModel(host);
-  const maxTurns = checkTurns(options);
+  requireModel(host);
+  const approve = checkApprove(options?.approve);
+  const run = newRun(host, options, true);
   const internal = new AbortController();
   const signal = options?.signal ? anySignal([options.signal, internal.signal]) : internal.signal;
   let modelReader: ReadableStreamDefaultReader<StreamChunk> | null = null;
+  const turnOf = streamTurn(host, run, (reader) => (modelReader = reader));
 
-  const streamTurn: ModelTurn = async function* (turn, turnSignal) {
-    const stream = model.stream(buildRequest(host, options, true), { signal: turnSignal });
-    const reader = (stream as ReadableStream<StreamChunk>).getReader();
-    modelReader = reader;
-    let text = "";
-    const toolCalls: ModelToolCall[] = [];
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        if (value.type === "text") {
-          text += value.text;
-          yield { type: "text", text: value.text, turn };
-        } else if (value.type === "tool_call") {
-          const call = {
-            id: value.id || crypto.randomUUID(),
-            name: checkToolName(value.name, value.id),
-            arguments: value.arguments,
-          };
-          toolCalls.push(call);
-          yield { type: "tool_call", call, turn };
-        }
-      }
-    } finally {
-      modelReader = null;
-    }
-    return { text, toolCalls };
-  };
-
-  const iterator = agentLoop(host, instruction, maxTurns, signal, streamTurn);
+  const start: LoopStart = { run, store: storeOf(host), instruction };
+  if (approve !== undefined) start.approve = approve;
+  const iterator = agentLoop(host, start, signal, turnOf);
   return new ReadableStream<AgentStreamEvent>({
     async pull(controller) {
       try {

@@ -5,12 +5,13 @@
  * @module
  */
 
-import { Element } from "../core/element.ts";
+import { Entity } from "../core/entity.ts";
 import { ActionManager, type AgentSpec, type Tool } from "../action/mod.ts";
 import type { EmitOptions, HookBus } from "../hooks/mod.ts";
 import { race } from "../core/_race.ts";
 import type { IModel } from "../service/mod.ts";
 import { registerAttacher } from "./_attach.ts";
+import { registerHistory } from "./_history.ts";
 import { createMessage, type Message, type MessageInit, toMessageRecord } from "./message.ts";
 import type { SessionObserver } from "./observer.ts";
 import type { Session } from "./session.ts";
@@ -64,12 +65,12 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * A conversation thread. Standalone, `emit` resolves to `[]` and `authorize` to `true`; once a
  * Session includes it, both go to the session's observer, and `hooks` is the session's bus.
  *
- * `addMessage` is async only (X20): the message is stored, then the message callbacks run in
+ * `addMessage` is async only: the message is stored, then the message callbacks run in
  * registration order (async ones awaited one after another); their failures are collected and
  * thrown together after all ran (one as-is, several as an `AggregateError`). The first two
  * callbacks are built in: one emits {@linkcode MessageAdded} to the observer (in the background;
  * `drainSignals()` waits for it), the other, {@linkcode Branch.persistViaBus}, emits `message.add`
- * with `{ sessionId, branchId, message }` (a `MessageRecord`, X7) on the bus when there is one.
+ * with `{ sessionId, branchId, message }` (a `MessageRecord`) on the bus when there is one.
  *
  * @example Messages on a standalone branch
  * ```ts
@@ -86,7 +87,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * assert.equal(await branch.authorize("anything"), true);
  * ```
  */
-export class Branch extends Element {
+export class Branch extends Entity {
   /** The model, or `null`. */
   readonly model: IModel | null;
   /** The name, or `null`. */
@@ -159,6 +160,7 @@ export class Branch extends Element {
       );
     };
     this.#callbacks = [scheduleEmit, this.persistViaBus];
+    registerHistory(this, (messages) => void this.#messages.push(...messages));
     registerAttacher(this, (session, observer) => {
       this.#session = session;
       this.#observer = observer;
@@ -295,7 +297,7 @@ export class Branch extends Element {
   }
 
   /**
-   * Runs one tool action in the order of ADR-0047 D5 (see {@linkcode act}): gate → `tool.pre` →
+   * Runs one tool action in the documented order (see {@linkcode act}): gate → `tool.pre` →
    * the tool with its processors → `tool.post` or `tool.error`.
    */
   act(request: ActionRequestInit, options?: ActOptions): Promise<ActionResult> {

@@ -1,6 +1,6 @@
 /**
- * `bridgeModelToSession` (X5): the optional, observation-only adapter that gives the dormant
- * `api.*` hook points an emit site. The model keeps working without it (ADR-0047 D6).
+ * `bridgeModelToSession`: the optional, observation-only adapter that gives the dormant
+ * `api.*` hook points an emit site. The model keeps working without it.
  *
  * @module
  */
@@ -61,7 +61,7 @@ function errorText(error: unknown): string | null {
 
 /**
  * Emits a model's calls into a session bus as the three `api.*` hook points, without changing
- * what the model does (X5, D6):
+ * what the model does:
  *
  * - `api.pre_call` `{ model, provider, eventId, streaming, requestSummary }` when a call starts,
  *   before the model's pre-invocation hook runs. It observes; it cannot block the call (the

@@ -15,7 +15,7 @@ export interface CreateAgentOptions {
   model?: IModel;
   /** The session that owns the agent's branch (it emits `branch.create`). */
   session?: Session;
-  /** Tools to register; each gets the spec's hook chains (X16). */
+  /** Tools to register; each gets the spec's hook chains. */
   tools?: readonly Tool[];
   /** A system prompt. */
   system?: string;

@@ -36,3 +36,5 @@ export * from "./act.ts";
 export * from "./agent_loop.ts";
 export * from "./bridge.ts";
 export * from "./create_agent.ts";
+export * from "./restore.ts";
+export * from "./resume.ts";

@@ -1,10 +1,10 @@
 /**
- * `SessionObserver`: the session's recording and reactive fan-out transport (ADR-0047 D3).
+ * `SessionObserver`: the session's recording and reactive fan-out transport.
  *
  * @module
  */
 
-import { Element } from "../core/element.ts";
+import { Entity } from "../core/entity.ts";
 import { reportFailure } from "./_loud_failures.ts";
 import { Signal } from "../core/signal.ts";
 import { RECORD } from "../core/_record.ts";
@@ -39,7 +39,7 @@ export type ObserverHandler<T> = (value: T, context: Session | SessionObserver) 
  *   must be an instance of `type` (when given) and satisfy `where`; the value is the payload.
  *
  * The payload is the signal's `data` when that is not `null`/`undefined`, otherwise the signal
- * itself (X19).
+ * itself.
  */
 export interface ObserveSpec<T> {
   /** A class the value must be an instance of. */
@@ -101,7 +101,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value != null && typeof (value as { then?: unknown }).then === "function";
 }
 
-/** X19: `data` when it is not null/undefined, otherwise the envelope itself. */
+/** What gates, routes and predicates see: `data` when it is not null/undefined, otherwise the envelope itself. */
 function payloadOf(envelope: object): unknown {
   if (envelope instanceof Signal) {
     const data = envelope.data;
@@ -152,14 +152,14 @@ function defaultOnError(error: unknown, where: string): void {
  * The session's recording and reactive fan-out transport: one ordered Flow of events, named
  * streams, typed subscriptions, one governance gate and optional database persistence.
  *
- * `emit(event)` runs in the ADR-0047 D3 order: coerce a non-element value to
+ * `emit(event)` runs in this order: coerce a non-element value to
  * `Signal({ data: value })` → ask the gate about the payload (audit signals `GateDenied` and
- * `HookBlocked` bypass it, X4) → store the event in the Flow even when denied → if allowed,
+ * `HookBlocked` bypass it) → store the event in the Flow even when denied → if allowed,
  * append it to matching routes → call matching subscribers in registration order → gather the
  * async ones with one `Promise.all` → resolve to the sync results (registration order) followed
  * by the async results (registration order). Denied events resolve to `[]`.
  *
- * Subscriber, route and predicate failures are isolated (X10): the event stays stored, the other
+ * Subscriber, route and predicate failures are isolated: the event stays stored, the other
  * subscribers run, the failure goes to `onError`, and a failed subscriber contributes no result.
  *
  * @example Observe, route and gate
@@ -362,7 +362,7 @@ export class SessionObserver {
   /**
    * Asks the gate about an action. No gate → `true`, nothing recorded. A falsy or throwing gate
    * denies: a {@linkcode GateDenied} with the action as data is emitted (stored, delivered to
-   * subscribers, persisted; the gate does not see it, X4) and the result is `false`. A gate
+   * subscribers, persisted; the gate does not see it) and the result is `false`. A gate
    * that does not settle within `options.timeoutMs` (default 30 000) denies too; an abort of
    * `options.signal` rejects with its reason.
    *
@@ -409,7 +409,7 @@ export class SessionObserver {
     return allowed;
   }
 
-  /** Emits an event in the ADR-0047 D3 order (see the class description). */
+  /** Emits an event in the order the class description gives. */
   emit(event: unknown): Promise<unknown[]> {
     const out = this.#emit(event);
     return Array.isArray(out) ? Promise.resolve(out) : out;
@@ -426,7 +426,7 @@ export class SessionObserver {
   }
 
   #emit(event: unknown): unknown[] | Promise<unknown[]> {
-    const envelope = event instanceof Element ? event : new Signal({ data: event });
+    const envelope = event instanceof Entity ? event : new Signal({ data: event });
     const payload = payloadOf(envelope);
     const gate = this.#gate;
     if (gate === null || isAudit(envelope)) {
@@ -445,7 +445,7 @@ export class SessionObserver {
   }
 
   async #emitAfterGate(
-    envelope: Element,
+    envelope: Entity,
     payload: unknown,
     verdict: PromiseLike<unknown>,
   ): Promise<unknown[]> {
@@ -461,7 +461,7 @@ export class SessionObserver {
   }
 
   /** Stores an event; returns its absolute position. */
-  #store(envelope: Element): number {
+  #store(envelope: Entity): number {
     const position = this.#offset + this.#events.push(envelope) - 1;
     if (this.#events.length - this.#head > this.#maxEvents) this.#evictOldest();
     return position;
@@ -486,7 +486,7 @@ export class SessionObserver {
   }
 
   #deliver(
-    envelope: Element,
+    envelope: Entity,
     payload: unknown,
     position: number,
   ): unknown[] | Promise<unknown[]> {
@@ -527,7 +527,7 @@ export class SessionObserver {
   /** Matches one subscription and calls its handler for each matched value. */
   #match(
     sub: Subscription,
-    envelope: Element,
+    envelope: Entity,
     payload: unknown,
     context: Session | SessionObserver,
     results: unknown[],
@@ -684,7 +684,7 @@ export class SessionObserver {
     const out: T[] = [];
     const events = this.#events;
     for (let i = this.#head; i < events.length; i++) {
-      const envelope = events[i] as Element;
+      const envelope = events[i] as Entity;
       const payload = payloadOf(envelope);
       try {
         if (payload instanceof type) out.push(payload as T);

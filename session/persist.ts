@@ -1,6 +1,6 @@
 /**
  * Message-persistence routing: send a branch's messages to one caller-supplied callback through
- * the session's bus instead of the default `persistMessage` handler (reference §2.6, X18).
+ * the session's bus instead of the default `persistMessage` handler.
  *
  * Written against structural types: a `Session` and a `Branch` satisfy
  * {@linkcode RoutableSession} and {@linkcode RoutableBranch}.
@@ -35,7 +35,7 @@ export interface RoutableBranch<M = unknown> {
   offMessageAdded(callback: (message: M) => unknown): number;
 }
 
-/** The forwarding handlers made so far, per branch and callback (X18). */
+/** The forwarding handlers made so far, per branch and callback. */
 const routes = new WeakMap<object, Map<(message: never) => unknown, HookHandler>>();
 
 /**
@@ -48,7 +48,7 @@ const routes = new WeakMap<object, Map<(message: never) => unknown, HookHandler>
  * 5. registers a `message.add` handler that calls `onMessage(payload.message)` when the payload's
  *    `branchId` is absent or is this branch's id, and returns it.
  *
- * Idempotent per (branch, callback) (X18): routing the same pair again returns the same handler
+ * Idempotent per (branch, callback): routing the same pair again returns the same handler
  * and registers nothing twice, so each message is forwarded once. The forwarded message is the
  * payload's `message` (a `MessageRecord` when a Branch emitted it).
  *

@@ -97,7 +97,7 @@ export async function persistSessionStart(
 
 /**
  * Closes a session row: status (default `completed`) with its reason code, `endedAt`, the error
- * merged into `nodeMetadata`, and usage. A row already terminal only receives usage.
+ * merged into `metadata`, and usage. A row already terminal only receives usage.
  *
  * @example
  * ```ts
@@ -113,7 +113,7 @@ export async function persistSessionStart(
  * await bus.emit("session.end", { sessionId: "s1", status: "failed", error: "boom" });
  * const row = await store.getSession("s1");
  * assert.equal(row?.statusReasonCode, "run.failed.exception");
- * assert.deepEqual(row?.nodeMetadata, { error: "boom" });
+ * assert.deepEqual(row?.metadata, { error: "boom" });
  * ```
  */
 export async function persistSessionEnd(
@@ -146,7 +146,7 @@ export async function persistSessionEnd(
     statusReasonCode: END_REASON_CODES[status] ?? "run.failed.exception",
   };
   if (payload.error !== undefined && payload.error !== null) {
-    fields.nodeMetadata = { ...(row.nodeMetadata ?? {}), error: payload.error };
+    fields.metadata = { ...(row.metadata ?? {}), error: payload.error };
   }
   await store.updateSession(sessionId, fields);
 }
@@ -190,19 +190,19 @@ export interface PersistMessagePayload {
   sessionId: string;
   /** The branch, if any. */
   branchId?: string;
-  /** The branch's progression to append to. */
-  branchProgressionId?: string;
-  /** The session's progression to append to. */
-  sessionProgressionId?: string;
-  /** Legacy name for the branch progression. */
-  progressionId?: string;
+  /** The branch's sequence to append to. */
+  branchSequenceId?: string;
+  /** The session's sequence to append to. */
+  sessionSequenceId?: string;
+  /** Legacy name for the branch sequence. */
+  sequenceId?: string;
   /** Other keys are ignored. */
   [key: string]: unknown;
 }
 
 /**
- * Persists a message: insert, append to the branch progression, append to the session
- * progression, remember a system message on its branch, then touch the session's activity.
+ * Persists a message: insert, append to the branch sequence, append to the session
+ * sequence, remember a system message on its branch, then touch the session's activity.
  *
  * @example
  * ```ts
@@ -256,9 +256,9 @@ export async function persistMessage(
     createdAt: typeof m.createdAt === "number" ? m.createdAt : Date.now(),
   };
   await store.insertMessage(record);
-  const branchProgression = p.branchProgressionId ?? p.progressionId;
-  if (branchProgression) await store.appendToProgression(branchProgression, id);
-  if (p.sessionProgressionId) await store.appendToProgression(p.sessionProgressionId, id);
+  const branchProgression = p.branchSequenceId ?? p.sequenceId;
+  if (branchProgression) await store.appendToSequence(branchProgression, id);
+  if (p.sessionSequenceId) await store.appendToSequence(p.sessionSequenceId, id);
   if (role === "system" && p.branchId) {
     await store.updateBranch(p.branchId, { systemMessageId: id });
   }

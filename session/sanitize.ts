@@ -4,12 +4,12 @@
  * @module
  */
 
-import { Element } from "../core/element.ts";
+import { Entity } from "../core/entity.ts";
 import { cutText, toJsonSafe } from "../core/json_safe.ts";
 import type { Signal } from "../core/signal.ts";
 import { MessageAdded } from "./signal.ts";
 
-/** The default payload cap: 16 KiB of UTF-8 JSON (ADR-0047 D3). */
+/** The default payload cap: 16 KiB of UTF-8 JSON. */
 export const MAX_SIGNAL_PAYLOAD_BYTES = 16_384;
 
 /** Nesting levels a signal payload keeps; deeper values become `"[Depth]"` and the payload is marked. */
@@ -86,7 +86,7 @@ function fittingPrefix(text: string, budget: number): string {
 }
 
 function renderData(data: unknown): unknown {
-  if (data instanceof Element) return data.toJSON();
+  if (data instanceof Entity) return data.toJSON();
   if (typeof data === "string") return data;
   if (data !== null && typeof data === "object") {
     return toJsonSafe(data, { maxDepth: MAX_SIGNAL_PAYLOAD_DEPTH });
@@ -126,7 +126,7 @@ function collect(signal: Signal): Record<string, unknown> {
 
 /**
  * The JSON-safe payload persisted for a signal, at most `maxBytes` (default 16 384) bytes of
- * UTF-8 JSON (ADR-0047 D3, reference §2.8):
+ * UTF-8 JSON:
  *
  * - every own field of the signal except `id`, `data` and `emitterRole`, skipping `null`,
  *   `undefined` and `""` (so `createdAt`, `metadata` (even `{}`), `schemaVersion` and subclass

@@ -1,11 +1,11 @@
 /**
- * `Session`: owns branches, one lazy `SessionObserver` and one lazy `HookBus` (ADR-0047 D3).
+ * `Session`: owns branches, one lazy `SessionObserver` and one lazy `HookBus`.
  *
  * @module
  */
 
 import { reportFailure } from "./_loud_failures.ts";
-import { Element } from "../core/element.ts";
+import { Entity } from "../core/entity.ts";
 import { BranchOwnershipError } from "../core/errors.ts";
 import {
   type AgentHooks,
@@ -23,10 +23,14 @@ import { DEFAULT_HOOKS } from "./persist_handlers.ts";
 import { Branch, type BranchOptions } from "./branch.ts";
 import { bridgeModelToSession, type BridgeOptions, type ModelBridge } from "./bridge.ts";
 import { type Gate, type ObserverHandler, type ObserveSpec, SessionObserver } from "./observer.ts";
+import type { ApprovalAnswer } from "../core/approval.ts";
+import type { OperateResult } from "./agent_loop.ts";
+import { type RestoreOptions, restoreSession } from "./restore.ts";
+import { type ResumeOptions, resumeRun } from "./resume.ts";
 
 /** What a {@linkcode Session} is made from. */
 export interface SessionOptions {
-  /** Declarative hook overrides passed to `buildSessionBus` (X2); validated at construction. */
+  /** Declarative hook overrides passed to `buildSessionBus`; validated at construction. */
   hooks?: AgentHooks;
   /**
    * Where the session persists. With a store the observer and the bus are created at once: the
@@ -68,10 +72,10 @@ export interface SessionOptions {
  * the hook bus (ordered dispatch). Both are lazy and made once; with a store they are made at
  * construction so persistence never depends on access order.
  *
- * - Creating the bus attaches it to every branch already included (X1); branches included later
+ * - Creating the bus attaches it to every branch already included; branches included later
  *   get it at inclusion. Order of access never changes delivery.
  * - The bus is `buildSessionBus(options.hooks, { observer, store, sessionId, defaults })` with
- *   the persistence handlers of `DEFAULT_HOOKS` as defaults (X2).
+ *   the persistence handlers of `DEFAULT_HOOKS` as defaults.
  * - `includeBranches` checks the whole batch first: a branch another session owns throws
  *   `BranchOwnershipError` and nothing changes.
  * - With a `model`, the model's calls are emitted on the bus as the `api.*` hook points
@@ -99,7 +103,7 @@ export interface SessionOptions {
  * assert.ok((await store.listSessionSignals(session.id)).length >= 3);
  * ```
  */
-export class Session extends Element {
+export class Session extends Entity {
   /** The store, or `undefined`. */
   readonly store: SessionStore | undefined;
   /** The name, or `null`. */
@@ -149,7 +153,7 @@ export class Session extends Element {
     if (options?.name !== undefined && typeof options.name !== "string") {
       throw new TypeError("Cannot create session: name must be a string");
     }
-    loadHooksForAgent(options?.hooks); // validates the declarative config now (X2)
+    loadHooksForAgent(options?.hooks); // validates the declarative config now
     super(options?.id === undefined ? undefined : { id: options.id });
     this.store = store;
     this.name = options?.name ?? null;
@@ -186,7 +190,7 @@ export class Session extends Element {
   /**
    * The session's bus: made on first access (or at construction with a store) with the
    * declarative overrides, the observer, the store and the session id, then attached to every
-   * included branch (X1, X2).
+   * included branch.
    */
   get hooks(): HookBus {
     let bus = this.#bus;
@@ -205,7 +209,7 @@ export class Session extends Element {
           : {}),
       });
       this.#bus = bus;
-      for (const branch of this.#branches) branch.bindHooks(bus); // X1: backfill
+      for (const branch of this.#branches) branch.bindHooks(bus); // backfill
     }
     return bus;
   }
@@ -246,6 +250,52 @@ export class Session extends Element {
     const branch = new Branch(init);
     this.includeBranches(branch);
     return branch;
+  }
+
+  /**
+   * Rebuilds a session from its store: branches and messages come back as stored, nothing is
+   * written again (see {@linkcode restoreSession}).
+   *
+   * @example
+   * ```ts
+   * import { MemoryStore } from "@hookscope/core";
+   * import { Session } from "@hookscope/core/session";
+   * import assert from "node:assert/strict";
+   *
+   * const store = new MemoryStore();
+   * const first = new Session({ store });
+   * await first.start();
+   * await first.defaultBranch!.addMessage({ role: "user", content: "hi" });
+   * const again = await Session.restore(store, first.id);
+   * assert.equal(again.branches[0].messages[0].content, "hi");
+   * ```
+   */
+  static restore(
+    store: SessionStore,
+    sessionId: string,
+    options?: RestoreOptions,
+  ): Promise<Session> {
+    return restoreSession(this, store, sessionId, options);
+  }
+
+  /**
+   * Continues a run that stopped for approval exactly where it stopped, once, even when another
+   * process resumes it at the same time (see {@linkcode resumeRun}).
+   *
+   * @example An unknown run
+   * ```ts
+   * import { RunNotResumableError, Session } from "@hookscope/core/session";
+   * import assert from "node:assert/strict";
+   *
+   * await assert.rejects(new Session().resume("nope", {}), RunNotResumableError);
+   * ```
+   */
+  resume(
+    runId: string,
+    answers: Readonly<Record<string, ApprovalAnswer>>,
+    options?: ResumeOptions,
+  ): Promise<OperateResult> {
+    return resumeRun(this, runId, answers, options);
   }
 
   /**

@@ -34,7 +34,7 @@ export class MessageAdded extends Signal {
 
 /**
  * A governance gate denied an action; `data` is the denied action (a {@linkcode ToolInvocation}
- * for tool calls). It is an audit signal: the gate never suppresses it (X4).
+ * for tool calls). It is an audit signal: the gate never suppresses it.
  *
  * @example Denials are recorded and delivered
  * ```ts
@@ -69,7 +69,7 @@ export interface HookBlockedInit extends Omit<SignalInit, "data"> {
 }
 
 /**
- * A blocking hook (a `tool.pre` guard) threw and stopped a tool call (X3). The bus records no
+ * A blocking hook (a `tool.pre` guard) threw and stopped a tool call. The bus records no
  * `HookSignal` for it; this audit signal says who was blocked and why, and bypasses the gate.
  * `opId` is the `callId`.
  *

@@ -124,7 +124,7 @@ export const SESSION_FIELDS: Readonly<Record<string, "string" | "number" | "obje
   agentName: "string",
   agentHash: "string",
   invocationId: "string",
-  nodeMetadata: "object",
+  metadata: "object",
   inputTokens: "number",
   outputTokens: "number",
   totalCostUsd: "number",
@@ -346,14 +346,14 @@ export function normalizeSignalQuery(
 /** Validates `listMessages` options. */
 export function normalizeMessageQuery(
   options: unknown,
-): { sessionId?: string; branchId?: string; progressionId?: string } {
+): { sessionId?: string; branchId?: string; sequenceId?: string } {
   const action = "list messages";
   if (options === undefined || options === null) return {};
   if (!isRecord(options)) {
     throw new TypeError(`Cannot ${action}: options must be an object; got ${quote(options)}`);
   }
-  const out: { sessionId?: string; branchId?: string; progressionId?: string } = {};
-  for (const key of ["sessionId", "branchId", "progressionId"] as const) {
+  const out: { sessionId?: string; branchId?: string; sequenceId?: string } = {};
+  for (const key of ["sessionId", "branchId", "sequenceId"] as const) {
     const value = options[key];
     if (value === undefined) continue;
     out[key] = checkId(value, key, action);

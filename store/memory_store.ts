@@ -6,6 +6,10 @@
 
 import type {
   MessageRecord,
+  PendingApprovalFilter,
+  PendingApprovalRow,
+  RunAnswer,
+  RunRecord,
   SessionRow,
   SessionStore,
   SignalInsert,
@@ -24,6 +28,14 @@ import {
   normalizeSignalQuery,
   presentSession,
 } from "./_rows.ts";
+import {
+  normalizeAnswer,
+  normalizePendingFilter,
+  normalizeRun,
+  pendingRowsOf,
+  withAnswer,
+  withClaim,
+} from "./_runs.ts";
 
 /**
  * A complete {@linkcode SessionStore} held in memory.
@@ -59,6 +71,7 @@ export class MemoryStore implements SessionStore {
   #messages = new Map<string, MessageRecord>();
   #progressions = new Map<string, string[]>();
   #signals: SignalRow[] = [];
+  #runs = new Map<string, RunRecord>();
 
   /** Whether {@linkcode MemoryStore.close} was called. */
   get closed(): boolean {
@@ -146,29 +159,29 @@ export class MemoryStore implements SessionStore {
     await undefined;
   }
 
-  /** Appends a message id to a progression; an id already in that progression is not repeated. */
-  async appendToProgression(progressionId: string, messageId: string): Promise<void> {
-    this.#open("append to progression");
-    checkId(progressionId, "progressionId", "append to progression");
-    checkId(messageId, "messageId", "append to progression");
-    const list = this.#progressions.get(progressionId);
-    if (list === undefined) this.#progressions.set(progressionId, [messageId]);
+  /** Appends a message id to a sequence; an id already in that sequence is not repeated. */
+  async appendToSequence(sequenceId: string, messageId: string): Promise<void> {
+    this.#open("append to sequence");
+    checkId(sequenceId, "sequenceId", "append to sequence");
+    checkId(messageId, "messageId", "append to sequence");
+    const list = this.#progressions.get(sequenceId);
+    if (list === undefined) this.#progressions.set(sequenceId, [messageId]);
     else if (!list.includes(messageId)) list.push(messageId);
     await undefined;
   }
 
   /**
-   * Messages (copies) in insertion order, or in progression order when `progressionId` is given;
+   * Messages (copies) in insertion order, or in sequence order when `sequenceId` is given;
    * every given filter must match.
    */
   async listMessages(
-    options: { sessionId?: string; branchId?: string; progressionId?: string },
+    options: { sessionId?: string; branchId?: string; sequenceId?: string },
   ): Promise<MessageRecord[]> {
     this.#open("list messages");
     const query = normalizeMessageQuery(options);
     let source: Iterable<MessageRecord>;
-    if (query.progressionId !== undefined) {
-      const ids = this.#progressions.get(query.progressionId) ?? [];
+    if (query.sequenceId !== undefined) {
+      const ids = this.#progressions.get(query.sequenceId) ?? [];
       const found: MessageRecord[] = [];
       for (const id of ids) {
         const message = this.#messages.get(id);
@@ -214,6 +227,64 @@ export class MemoryStore implements SessionStore {
     return out;
   }
 
+  /** Inserts or replaces a run (a JSON-safe copy). */
+  async saveRun(run: RunRecord): Promise<void> {
+    this.#open("save run");
+    const normalized = normalizeRun(run);
+    this.#runs.set(normalized.runId, normalized);
+    await undefined;
+  }
+
+  /** The run (a copy), or `undefined`. */
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    this.#open("get run");
+    checkId(runId, "runId", "get run");
+    const stored = this.#runs.get(runId);
+    await undefined;
+    return stored === undefined ? undefined : structuredClone(stored);
+  }
+
+  /**
+   * Claims a run waiting for approval (status `running`, `owner`, `claimedAt`); `false` when it
+   * is unknown or not waiting. Check and write happen in one synchronous step, so exactly one of
+   * concurrent claimers wins.
+   */
+  async claimRun(runId: string, owner: string): Promise<boolean> {
+    this.#open("claim run");
+    checkId(runId, "runId", "claim run");
+    checkId(owner, "owner", "claim run");
+    const stored = this.#runs.get(runId);
+    const claimed = stored === undefined ? undefined : withClaim(stored, owner, Date.now());
+    if (claimed !== undefined) this.#runs.set(runId, claimed);
+    await undefined;
+    return claimed !== undefined;
+  }
+
+  /** Records an answer to a pending call of a waiting run; `false` when there is no such call. */
+  async answerApproval(runId: string, callId: string, answer: RunAnswer): Promise<boolean> {
+    this.#open("answer approval");
+    checkId(runId, "runId", "answer approval");
+    checkId(callId, "callId", "answer approval");
+    const now = Date.now();
+    const normalized = normalizeAnswer(answer, "answer approval", now);
+    const stored = this.#runs.get(runId);
+    const next = stored === undefined ? undefined : withAnswer(stored, callId, normalized, now);
+    if (next !== undefined) this.#runs.set(runId, next);
+    await undefined;
+    return next !== undefined;
+  }
+
+  /** The pending calls of waiting runs (copies), oldest run first, in call order. */
+  async listPendingApprovals(filter?: PendingApprovalFilter): Promise<PendingApprovalRow[]> {
+    this.#open("list pending approvals");
+    const query = normalizePendingFilter(filter);
+    const runs = [...this.#runs.values()].sort((a, b) => a.createdAt - b.createdAt);
+    const out: PendingApprovalRow[] = [];
+    for (const run of runs) out.push(...pendingRowsOf(run, query));
+    await undefined;
+    return out;
+  }
+
   /** Drops everything; later calls reject with {@linkcode StoreClosedError}. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -222,6 +293,7 @@ export class MemoryStore implements SessionStore {
     this.#messages.clear();
     this.#progressions.clear();
     this.#signals = [];
+    this.#runs.clear();
     await undefined;
   }
 }

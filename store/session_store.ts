@@ -52,7 +52,7 @@ export interface SessionRow {
   /** The invocation id. */
   invocationId?: string | null;
   /** Free-form metadata. */
-  nodeMetadata?: Record<string, unknown> | null;
+  metadata?: Record<string, unknown> | null;
   /** Input tokens used. */
   inputTokens?: number | null;
   /** Output tokens used. */
@@ -148,11 +148,11 @@ export interface SessionStore {
   getBranch(id: string): Promise<Record<string, unknown> | undefined>;
   /** Inserts a message; the same id twice is stored once. */
   insertMessage(message: MessageRecord): Promise<void>;
-  /** Appends a message id to a progression (an ordered list of message ids). */
-  appendToProgression(progressionId: string, messageId: string): Promise<void>;
+  /** Appends a message id to a sequence (an ordered list of message ids). */
+  appendToSequence(sequenceId: string, messageId: string): Promise<void>;
   /** Messages in insertion order, filtered. */
   listMessages(
-    options: { sessionId?: string; branchId?: string; progressionId?: string },
+    options: { sessionId?: string; branchId?: string; sequenceId?: string },
   ): Promise<MessageRecord[]>;
   /** Appends a signal row; the store assigns `seq`. */
   insertSessionSignal(row: SignalInsert): Promise<void>;
@@ -164,6 +164,169 @@ export interface SessionStore {
     sessionId: string,
     options?: { afterSeq?: number; limit?: number },
   ): Promise<SignalRow[]>;
+  /**
+   * Inserts or replaces a run (by `runId`). Stores a JSON-safe copy; `updatedAt` is kept as given.
+   * A malformed record rejects with a `TypeError` and stores nothing.
+   */
+  saveRun(run: RunRecord): Promise<void>;
+  /** The run (a copy), or `undefined`. */
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /**
+   * Claims a run waiting for approval, atomically: when its status is `waiting_approval` it
+   * becomes `running` with `owner` and `claimedAt` set, and the call resolves to `true`; in every
+   * other case (unknown run, already claimed, finished) nothing changes and it resolves to
+   * `false`. Of any number of concurrent claimers, in this process or in others sharing the
+   * store, exactly one gets `true`.
+   */
+  claimRun(runId: string, owner: string): Promise<boolean>;
+  /**
+   * Records a person's answer to one pending call of a run waiting for approval; resolves to
+   * `true`. Resolves to `false` and changes nothing when the run is unknown, is not waiting for
+   * approval (claimed, finished) or has no pending call `callId`. A later answer to the same call
+   * replaces the earlier one until the run is claimed. `answeredAt` defaults to now.
+   */
+  answerApproval(runId: string, callId: string, answer: RunAnswer): Promise<boolean>;
+  /**
+   * The pending calls of every run waiting for approval, oldest run first and in call order
+   * within a run, each with the answer given so far.
+   */
+  listPendingApprovals(filter?: PendingApprovalFilter): Promise<PendingApprovalRow[]>;
   /** Releases resources; later calls reject. */
   close(): Promise<void>;
+}
+
+/** Where a resumable agent run stands. */
+export type RunStatus = "running" | "waiting_approval" | "completed" | "failed" | "aborted";
+
+/**
+ * The run statuses, in no particular order: what stores accept.
+ *
+ * @example
+ * ```ts
+ * import { RUN_STATUSES } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.ok(RUN_STATUSES.includes("waiting_approval"));
+ * ```
+ */
+export const RUN_STATUSES: readonly RunStatus[] = Object.freeze([
+  "running",
+  "waiting_approval",
+  "completed",
+  "failed",
+  "aborted",
+]);
+
+/** A tool call waiting for a person's answer (the stored form of a `PendingApproval`). */
+export interface RunApproval {
+  /** The run it belongs to. */
+  runId: string;
+  /** The session, when the run has one. */
+  sessionId?: string;
+  /** The branch, when the run has one. */
+  branchId?: string;
+  /** The tool call's id (the model's call id). */
+  callId: string;
+  /** The tool's name. */
+  toolName: string;
+  /** The arguments the tool would receive (after the `tool.pre` rewrites). */
+  args: Record<string, unknown>;
+  /** Why a hook asked. */
+  reason?: string;
+  /** Milliseconds since the epoch. */
+  requestedAt: number;
+}
+
+/** A person's answer to one {@linkcode RunApproval} (the stored form of an `ApprovalAnswer`). */
+export interface RunAnswer {
+  /** `true` to run the call, `false` to refuse it. */
+  approve: boolean;
+  /** With `approve: true`: the arguments to run the call with instead (validated again). */
+  updatedArgs?: Record<string, unknown>;
+  /** With `approve: false`: why, told to the model. */
+  reason?: string;
+  /** With `approve: false`: end the run instead of telling the model. */
+  interrupt?: boolean;
+  /** Who answered. */
+  by?: string;
+  /** Milliseconds since the epoch (set by the store when absent). */
+  answeredAt?: number;
+}
+
+/** A tool call of the model, as the agent loop keeps it in a run. */
+export interface RunToolCall {
+  /** The model's call id. */
+  id: string;
+  /** The tool's name. */
+  name: string;
+  /** The arguments as the model sent them (JSON text). */
+  arguments: string;
+}
+
+/** What the agent loop needs to continue a run exactly where it stopped. */
+export interface RunState {
+  /** Model turns taken so far. */
+  turn: number;
+  /** The run's turn limit. */
+  maxTurns: number;
+  /** Extra request fields sent with every model call (`temperature`, …). */
+  request?: Record<string, unknown>;
+  /** The tool calls of the last assistant turn, in the model's order. */
+  toolCalls: RunToolCall[];
+  /** Ids of the calls of that turn already answered to the model (ran, denied or failed). */
+  done: string[];
+  /** The id of the last assistant message. */
+  messageId?: string;
+  /** Whether the model is called streaming (`operateStream`); a resumed run does the same. */
+  stream?: boolean;
+}
+
+/**
+ * A resumable agent run. The agent loop saves one per `operate` / `operateStream`; a run that
+ * stops for approval has status `waiting_approval`, its `pending` calls and, once people answer,
+ * their `answers` (by call id).
+ */
+export interface RunRecord {
+  /** The run id. */
+  runId: string;
+  /** The session, or `null` for a branch outside a session. */
+  sessionId: string | null;
+  /** The branch, or `null`. */
+  branchId: string | null;
+  /** Where the run stands. */
+  status: RunStatus;
+  /** Why the run stopped last (`answer`, `maxTurns`, `approval`, `denied`, `aborted`), or `null`. */
+  stoppedBy: string | null;
+  /** The calls waiting for an answer (empty unless `waiting_approval`). */
+  pending: RunApproval[];
+  /** Answers by call id. */
+  answers: Record<string, RunAnswer>;
+  /** The agent-loop state. */
+  state: RunState;
+  /** Who claimed the run last (see {@linkcode SessionStore.claimRun}), or `null`. */
+  owner: string | null;
+  /** When it was claimed, or `null`. */
+  claimedAt: number | null;
+  /** A failure message, or `null`. */
+  error: string | null;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  /** Milliseconds since the epoch. */
+  updatedAt: number;
+}
+
+/** Filters for {@linkcode SessionStore.listPendingApprovals}; every given one must match. */
+export interface PendingApprovalFilter {
+  /** Only this session's runs. */
+  sessionId?: string;
+  /** Only this run. */
+  runId?: string;
+  /** Only this call. */
+  callId?: string;
+}
+
+/** One unanswered or answered approval of a waiting run, as listed by a store. */
+export interface PendingApprovalRow extends RunApproval {
+  /** The answer given so far, or `undefined`. */
+  answer?: RunAnswer;
 }

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { type FileHandle, lstat, mkdir } from "node:fs/promises";
 import { z } from "zod";
 import { parentPath } from "../_path.ts";
 import { Tool } from "../tool.ts";
@@ -22,22 +22,33 @@ const request = z.object({
 });
 
 /**
- * The file's current bytes when it is unchanged since the last read or write, otherwise the
- * refusal. Unchanged means same mtime, size and content digest.
+ * The file's current bytes (read through the open descriptor) when it is unchanged since the
+ * last read or write, otherwise the refusal. Unchanged means same mtime, size and digest.
  */
 async function checkFresh(
   workspace: Workspace,
   path: string,
   raw: string,
+  handle: FileHandle,
 ): Promise<{ error: string } | { bytes: Uint8Array }> {
   const record = workspace.reads.get(path);
   if (!record) return { error: `Must read file before editing: ${raw}` };
   const changed = { error: `File changed since last read: ${raw}. Read it again.` };
-  const info = await stat(path);
+  const info = await handle.stat();
   if (info.mtimeMs !== record.mtimeMs || info.size !== record.size) return changed;
-  const bytes = await readFile(path);
+  const bytes = await handle.readFile();
   if (await digestOf(bytes) !== record.digest) return changed;
   return { bytes };
+}
+
+/** Replaces the whole content of the open file with `bytes`. */
+async function overwrite(handle: FileHandle, bytes: Uint8Array): Promise<void> {
+  await handle.truncate(0);
+  let offset = 0;
+  while (offset < bytes.byteLength) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.byteLength - offset, offset);
+    offset += bytesWritten;
+  }
 }
 
 function countOccurrences(text: string, needle: string): number {
@@ -59,10 +70,14 @@ export function editorTool(workspace: Workspace): Tool {
       if (raw === "") return failure("'filePath' is required");
       try {
         const path = await workspace.resolve(raw);
-        const exists = await stat(path).then((info) => info, () => null);
+        // lstat: the resolved path is symlink-free; whatever is there now is opened below
+        // without following symlinks and checked by descriptor.
+        const exists = await lstat(path).then((info) => info, () => null);
         if (exists?.isDirectory()) return failure(`Is a directory: ${raw}`);
         // Writing to or reading a FIFO, socket or device would block or never end.
-        if (exists && !exists.isFile()) return failure(`Not a regular file: ${raw}`);
+        if (exists && !exists.isFile() && !exists.isSymbolicLink()) {
+          return failure(`Not a regular file: ${raw}`);
+        }
         // Writing through a hard link would change the same file wherever else it is linked,
         // possibly outside the workspace (`ln ~/.bashrc ws/x`), which no path check can see.
         if (exists && exists.nlink > 1) {
@@ -70,28 +85,47 @@ export function editorTool(workspace: Workspace): Tool {
         }
         if (input.action === "write") {
           if (input.content === undefined) return failure("'content' is required for write");
+          const written = new TextEncoder().encode(input.content);
           if (exists) {
-            const fresh = await checkFresh(workspace, path, raw);
-            if ("error" in fresh) return failure(fresh.error);
+            const handle = await workspace.openFile(path, raw, "update");
+            try {
+              const fresh = await checkFresh(workspace, path, raw, handle);
+              if ("error" in fresh) return failure(fresh.error);
+              await overwrite(handle, written);
+              await workspace.remember(path, written, handle);
+            } finally {
+              await handle.close();
+            }
+            return {
+              success: true,
+              path: workspace.relative(path),
+              bytes: written.byteLength,
+              created: false,
+            };
           }
           await mkdir(parentPath(path), { recursive: true });
           // The parent may only now exist: resolve again so a racing symlink cannot redirect us.
           const again = await workspace.resolve(raw);
+          let handle: FileHandle;
           try {
-            // A new file is created exclusively: a file (or symlink) that appeared since the
-            // check above is never overwritten or followed without being read.
-            await writeFile(again, input.content, exists ? undefined : { flag: "wx" });
+            // A new file is created exclusively and without following a symlink: a file (or
+            // symlink) that appeared since the check above is never overwritten or followed.
+            handle = await workspace.openFile(again, raw, "create");
           } catch (error) {
             if ((error as { code?: unknown })?.code !== "EEXIST") throw error;
             return failure(`File appeared since it was checked: ${raw}. Read it first.`);
           }
-          const written = new TextEncoder().encode(input.content);
-          await workspace.remember(again, written);
+          try {
+            await overwrite(handle, written);
+            await workspace.remember(again, written, handle);
+          } finally {
+            await handle.close();
+          }
           return {
             success: true,
             path: workspace.relative(again),
             bytes: written.byteLength,
-            created: !exists,
+            created: true,
           };
         }
         if (input.oldString === undefined || input.newString === undefined) {
@@ -99,31 +133,36 @@ export function editorTool(workspace: Workspace): Tool {
         }
         if (input.oldString === "") return failure("'oldString' must not be empty");
         if (!exists) return failure(`File not found: ${raw}`);
-        const fresh = await checkFresh(workspace, path, raw);
-        if ("error" in fresh) return failure(fresh.error);
-        const text = new TextDecoder().decode(fresh.bytes);
-        const count = countOccurrences(text, input.oldString);
-        if (count === 0) {
-          return failure(
-            `old_string not found in ${raw}. Check whitespace and line breaks; read the file again and copy the exact text.`,
-          );
+        const handle = await workspace.openFile(path, raw, "update");
+        try {
+          const fresh = await checkFresh(workspace, path, raw, handle);
+          if ("error" in fresh) return failure(fresh.error);
+          const text = new TextDecoder().decode(fresh.bytes);
+          const count = countOccurrences(text, input.oldString);
+          if (count === 0) {
+            return failure(
+              `old_string not found in ${raw}. Check whitespace and line breaks; read the file again and copy the exact text.`,
+            );
+          }
+          if (count > 1 && !input.replaceAll) {
+            return failure(
+              `old_string appears ${count} times in ${raw}; add surrounding context to make it unique or set replaceAll.`,
+            );
+          }
+          const updated = input.replaceAll
+            ? text.split(input.oldString).join(input.newString)
+            : text.replace(input.oldString, () => input.newString as string);
+          const encoded = new TextEncoder().encode(updated);
+          await overwrite(handle, encoded);
+          await workspace.remember(path, encoded, handle);
+          return {
+            success: true,
+            path: workspace.relative(path),
+            replacements: input.replaceAll ? count : 1,
+          };
+        } finally {
+          await handle.close();
         }
-        if (count > 1 && !input.replaceAll) {
-          return failure(
-            `old_string appears ${count} times in ${raw}; add surrounding context to make it unique or set replaceAll.`,
-          );
-        }
-        const updated = input.replaceAll
-          ? text.split(input.oldString).join(input.newString)
-          : text.replace(input.oldString, () => input.newString as string);
-        const encoded = new TextEncoder().encode(updated);
-        await writeFile(path, encoded);
-        await workspace.remember(path, encoded);
-        return {
-          success: true,
-          path: workspace.relative(path),
-          replacements: input.replaceAll ? count : 1,
-        };
       } catch (error) {
         return toFailure(error, raw);
       }

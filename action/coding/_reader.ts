@@ -4,11 +4,10 @@
  * @module
  */
 
-import { readdir, readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import { Tool } from "../tool.ts";
 import { type CodingResult, failure, looksBinary, toFailure } from "./_results.ts";
-import { digestOf, type Workspace } from "./_workspace.ts";
+import { digestOf, type Workspace, WorkspaceError } from "./_workspace.ts";
 
 /** The default number of lines `read` returns. */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -37,7 +36,7 @@ export function readerTool(workspace: Workspace): Tool {
       try {
         const path = await workspace.resolve(raw);
         if (action === "list_dir") {
-          const entries = await readdir(path, { withFileTypes: true });
+          const entries = await workspace.readDirectory(path, raw);
           const all = entries
             .map((entry) => entry.isDirectory() ? `${entry.name}/` : entry.name)
             .sort();
@@ -50,16 +49,22 @@ export function readerTool(workspace: Workspace): Tool {
             ...(names.length < all.length ? { totalEntries: all.length, truncated: true } : {}),
           };
         }
-        const info = await stat(path);
-        if (info.isDirectory()) return failure(`Is a directory: ${raw} (use list_dir)`);
-        // A FIFO, socket or device would block the read or never end.
-        if (!info.isFile()) return failure(`Not a regular file: ${raw}`);
-        if (info.size > MAX_READ_BYTES) {
-          return failure(
-            `File too large to read: ${raw} (${info.size} bytes; at most ${MAX_READ_BYTES})`,
-          );
+        // Opened without following symlinks and checked by descriptor: a file swapped for a
+        // symlink (or a hard link) between the path check and the open is refused, not read.
+        const handle = await workspace.openFile(path, raw, "read");
+        let bytes: Uint8Array;
+        let info;
+        try {
+          info = await handle.stat();
+          if (info.size > MAX_READ_BYTES) {
+            return failure(
+              `File too large to read: ${raw} (${info.size} bytes; at most ${MAX_READ_BYTES})`,
+            );
+          }
+          bytes = await handle.readFile();
+        } finally {
+          await handle.close();
         }
-        const bytes = await readFile(path);
         if (looksBinary(bytes)) return failure(`Binary file not supported: ${raw}`);
         // Record the state seen before reading: a change racing the read then counts as a change.
         workspace.reads.set(path, {
@@ -81,6 +86,9 @@ export function readerTool(workspace: Workspace): Tool {
           shown: shown.length,
         };
       } catch (error) {
+        if (error instanceof WorkspaceError && error.message.startsWith("Is a directory")) {
+          return failure(`${error.message} (use list_dir)`);
+        }
         return toFailure(error, raw);
       }
     },

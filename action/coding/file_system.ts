@@ -10,19 +10,18 @@ import process from "node:process";
 import type { PathFileSystem } from "../guards.ts";
 
 /**
- * File-system access for `guardPaths` through `node:fs`: `cwd()`, `realpath()` and
- * `isSymlink()` (false for a missing path).
+ * File-system access for `guardPaths` through `node:fs`: `cwd()`, `realpath()`,
+ * `isSymlink()` (false for a missing path) and `linkCount()` (hard links of a regular file).
+ * `guardPaths` and `codingSpec()` from `@hookscope/core/coding` use it by default; pass it (or
+ * your own) as `fs` to `guardPaths` from `@hookscope/core/action`, which requires one.
  *
  * @example Give the path guard real symlink checks
  * ```ts
- * import { AgentSpec } from "@hookscope/core/action";
+ * import { guardPaths } from "@hookscope/core/action";
  * import { nodeFileSystem } from "@hookscope/core/coding";
  * import assert from "node:assert/strict";
  *
- * const spec = AgentSpec.coding({ cwd: nodeFileSystem.cwd(), fs: nodeFileSystem });
- * const guard = spec.hookHandlers["security_pre:reader"][0] as (
- *   t: string, a: string, args: Record<string, unknown>,
- * ) => Promise<void>;
+ * const guard = guardPaths({ allowedPaths: [nodeFileSystem.cwd()], fs: nodeFileSystem });
  * await assert.rejects(guard("reader", "read", { path: "../../../../etc/passwd" }), {
  *   name: "PermissionDeniedError",
  * });
@@ -40,6 +39,14 @@ export const nodeFileSystem: PathFileSystem = {
       return (await lstat(path)).isSymbolicLink();
     } catch {
       return false;
+    }
+  },
+  async linkCount(path: string): Promise<number> {
+    try {
+      const info = await lstat(path);
+      return info.isFile() ? info.nlink : 0;
+    } catch {
+      return 0;
     }
   },
 };

@@ -1,6 +1,8 @@
 /**
  * The coding toolkit (`@hookscope/core/coding`): reader, editor, bash and search tools confined
- * to a workspace, the `autoFormat` post hook and `nodeFileSystem` for `guardPaths`. Uses
+ * to a workspace, the `autoFormat` post hook, the shell-command guard (`judgeCommand`,
+ * `guardDestructive`, `destructiveCommandGuard`), `guardPaths` backed by `nodeFileSystem`, and
+ * the `codingSpec()` preset. Uses
  * `node:fs`, `node:path`-free POSIX path logic and `node:child_process` (Deno, Bun, Node), and
  * Deno's permission API behind a runtime check. Nothing runs at module load.
  *
@@ -26,3 +28,6 @@ export * from "./toolkit.ts";
 export * from "./auto_format.ts";
 export * from "./file_system.ts";
 export * from "./sandbox.ts";
+export * from "./command_guard.ts";
+export * from "./path_guard.ts";
+export * from "./coding_spec.ts";

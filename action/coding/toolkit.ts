@@ -49,7 +49,7 @@ export interface CodingToolkitOptions {
    */
   sandbox?: SandboxOptions;
   /**
-   * The spec whose hooks the tools run (shared with an agent, for example `AgentSpec.coding()`);
+   * The spec whose hooks the tools run (shared with an agent, for example `codingSpec()`);
    * default: a new empty spec, available as {@linkcode CodingToolkit.spec}.
    */
   spec?: AgentSpec;

@@ -14,3 +14,4 @@
  */
 
 export * from "./openai_compatible.ts";
+export * from "./openai_messages.ts";

@@ -8,6 +8,11 @@ export interface Migration {
   readonly description: string;
   /** The statements, run in one transaction. */
   readonly statements: readonly string[];
+  /**
+   * A read-only store can open a file without this step: its tables are new and reading them
+   * from a file that lacks them returns nothing.
+   */
+  readonly readOptional?: boolean;
 }
 
 /** Every migration, in order. The last one's version is the current schema version. */
@@ -74,6 +79,23 @@ export const MIGRATIONS: readonly Migration[] = [
       "CREATE INDEX messages_by_session ON messages (session_id, position)",
       "CREATE INDEX messages_by_branch ON messages (branch_id, position)",
       "CREATE INDEX session_signals_by_session ON session_signals (session_id, seq)",
+    ],
+  },
+  {
+    version: 3,
+    description: "resumable agent runs and their approvals",
+    readOptional: true,
+    statements: [
+      `CREATE TABLE runs (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL UNIQUE,
+        session_id TEXT,
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        record TEXT NOT NULL
+      )`,
+      "CREATE INDEX runs_by_status ON runs (status, created_at, position)",
+      "CREATE INDEX runs_by_session ON runs (session_id, position)",
     ],
   },
 ];

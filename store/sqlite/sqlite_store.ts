@@ -7,6 +7,10 @@
 import type {
   MessageRecord,
   MessageRole,
+  PendingApprovalFilter,
+  PendingApprovalRow,
+  RunAnswer,
+  RunRecord,
   SessionRow,
   SessionStore,
   SignalInsert,
@@ -29,6 +33,14 @@ import {
 } from "../_rows.ts";
 import { openDriver, type SqlDriver, type SqlRow, type SqlValue } from "./_driver.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./_migrations.ts";
+import { normalizeAnswer, normalizePendingFilter, normalizeRun } from "../_runs.ts";
+import {
+  answerApprovalSql,
+  claimRunSql,
+  getRunSql,
+  listPendingApprovalsSql,
+  saveRunSql,
+} from "./_runs.ts";
 
 /** Options for {@linkcode SqliteStore.open}. */
 export interface SqliteStoreOptions {
@@ -62,8 +74,12 @@ export interface SqliteStoreInfo {
   readonly readOnly: boolean;
 }
 
+// The session's free-form metadata keeps the reference's column name (`node_metadata`), so
+// files written before the field was renamed stay readable.
+const RENAMED_COLUMNS: Readonly<Record<string, string>> = { metadata: "node_metadata" };
+
 function column(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return RENAMED_COLUMNS[field] ?? field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
 const SESSION_COLUMNS: readonly string[] = SESSION_FIELD_NAMES.map(column);
@@ -174,7 +190,7 @@ export class SqliteStore implements SessionStore {
    *
    * try {
    *   const store = await SqliteStore.open(":memory:");
-   *   assert.equal(store.info().schemaVersion, 2);
+   *   assert.equal(store.info().schemaVersion, 3);
    *   await store.close();
    * } catch (error) {
    *   assert.ok(error instanceof StoreUnavailableError); // Node 20: no node:sqlite
@@ -438,36 +454,36 @@ export class SqliteStore implements SessionStore {
     await undefined;
   }
 
-  /** Appends a message id to a progression; an id already in that progression is not repeated. */
-  async appendToProgression(progressionId: string, messageId: string): Promise<void> {
-    this.#use("append to progression");
-    checkId(progressionId, "progressionId", "append to progression");
-    checkId(messageId, "messageId", "append to progression");
-    this.#write("append to progression", (db) => {
+  /** Appends a message id to a sequence; an id already in that sequence is not repeated. */
+  async appendToSequence(sequenceId: string, messageId: string): Promise<void> {
+    this.#use("append to sequence");
+    checkId(sequenceId, "sequenceId", "append to sequence");
+    checkId(messageId, "messageId", "append to sequence");
+    this.#write("append to sequence", (db) => {
       db.run(
         "INSERT INTO progressions (progression_id, message_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-        [progressionId, messageId],
+        [sequenceId, messageId],
       );
     });
     await undefined;
   }
 
   /**
-   * Messages in insertion order, or in progression order when `progressionId` is given; every
+   * Messages in insertion order, or in sequence order when `sequenceId` is given; every
    * given filter must match.
    */
   async listMessages(
-    options: { sessionId?: string; branchId?: string; progressionId?: string },
+    options: { sessionId?: string; branchId?: string; sequenceId?: string },
   ): Promise<MessageRecord[]> {
     this.#use("list messages");
     const query = normalizeMessageQuery(options);
     const where: string[] = [];
     const params: SqlValue[] = [];
     let sql: string;
-    if (query.progressionId !== undefined) {
+    if (query.sequenceId !== undefined) {
       sql = "SELECT m.* FROM progressions p JOIN messages m ON m.id = p.message_id";
       where.push("p.progression_id = ?");
-      params.push(query.progressionId);
+      params.push(query.sequenceId);
     } else {
       sql = "SELECT m.* FROM messages m";
     }
@@ -480,7 +496,7 @@ export class SqliteStore implements SessionStore {
       params.push(query.branchId);
     }
     if (where.length > 0) sql += ` WHERE ${where.join(" AND ")}`;
-    sql += query.progressionId !== undefined ? " ORDER BY p.position" : " ORDER BY m.position";
+    sql += query.sequenceId !== undefined ? " ORDER BY p.position" : " ORDER BY m.position";
     const rows = this.#read("list messages", (db) => db.all(sql, params));
     await undefined;
     return rows.map(toMessage);
@@ -521,6 +537,63 @@ export class SqliteStore implements SessionStore {
       ts: r.ts as number,
       payload: JSON.parse(r.payload as string),
     }));
+  }
+
+  /** Inserts or replaces a run. */
+  async saveRun(run: RunRecord): Promise<void> {
+    this.#use("save run");
+    const normalized = normalizeRun(run);
+    this.#write("save run", (db) => saveRunSql(db, normalized));
+    await undefined;
+  }
+
+  /** The run, or `undefined`. */
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    this.#use("get run");
+    checkId(runId, "runId", "get run");
+    const run = this.#read("get run", (db) => getRunSql(db, runId));
+    await undefined;
+    return run;
+  }
+
+  /**
+   * Claims a run waiting for approval in one `BEGIN IMMEDIATE` transaction: of concurrent
+   * claimers, in any process using the file, exactly one gets `true`.
+   */
+  async claimRun(runId: string, owner: string): Promise<boolean> {
+    this.#use("claim run");
+    checkId(runId, "runId", "claim run");
+    checkId(owner, "owner", "claim run");
+    let claimed = false;
+    this.#write("claim run", (db) => {
+      claimed = claimRunSql(db, runId, owner, Date.now());
+    });
+    await undefined;
+    return claimed;
+  }
+
+  /** Records an answer to a pending call of a waiting run; `false` when there is no such call. */
+  async answerApproval(runId: string, callId: string, answer: RunAnswer): Promise<boolean> {
+    this.#use("answer approval");
+    checkId(runId, "runId", "answer approval");
+    checkId(callId, "callId", "answer approval");
+    const now = Date.now();
+    const normalized = normalizeAnswer(answer, "answer approval", now);
+    let answered = false;
+    this.#write("answer approval", (db) => {
+      answered = answerApprovalSql(db, runId, callId, normalized, now);
+    });
+    await undefined;
+    return answered;
+  }
+
+  /** The pending calls of waiting runs, oldest run first, in call order. */
+  async listPendingApprovals(filter?: PendingApprovalFilter): Promise<PendingApprovalRow[]> {
+    this.#use("list pending approvals");
+    const query = normalizePendingFilter(filter);
+    const rows = this.#read("list pending approvals", (db) => listPendingApprovalsSql(db, query));
+    await undefined;
+    return rows;
   }
 
   /** Closes the file; later calls reject with {@linkcode StoreClosedError}. Idempotent. */
@@ -585,6 +658,10 @@ function migrate(db: SqlDriver, path: string, readOnly: boolean): void {
   const current = Number(db.get("PRAGMA user_version")?.user_version ?? 0);
   if (current > SCHEMA_VERSION) throw newerSchema(path, current);
   if (current === SCHEMA_VERSION) return;
+  // Read-only: a file that lacks only steps whose tables reads can do without is opened as is.
+  if (readOnly && current >= 1 && MIGRATIONS.every((m) => m.version <= current || m.readOptional)) {
+    return;
+  }
   if (readOnly) {
     throw new StoreUnavailableError(
       `Cannot open SQLite store ${JSON.stringify(path)} read-only: schema version ${current} ` +

@@ -11,6 +11,7 @@ import {
   type PreToolHook,
   Tool,
 } from "../../action/mod.ts";
+import { codingSpec } from "../../action/coding/mod.ts";
 import { GateDeniedError, PermissionDeniedError, ToolArgumentsError } from "../../core/mod.ts";
 
 describe("chainPreHooks", () => {
@@ -276,19 +277,19 @@ describe("attachToolHooks", () => {
     assert.throws(() => spec.post("x", "nope" as never), {
       message: 'Cannot add post hook for "x": handler must be a function',
     });
-    assert.deepEqual(spec.hookHandlers, {});
+    assert.deepEqual(spec.registered(), []);
   });
 
-  it("AgentSpec.coding() installs guards only in security_pre buckets, or none when not secure", () => {
-    const spec = AgentSpec.coding({ cwd: "/ws" });
+  it("codingSpec() installs guards only in securityPre buckets, or none when not secure", () => {
+    const spec = codingSpec({ cwd: "/ws" });
     assert.equal(spec.role, "implementer");
     assert.deepEqual(spec.tools, ["coding"]);
     assert.equal(
-      spec.hookHandlers["security_pre:reader"][0],
-      spec.hookHandlers["security_pre:editor"][0],
+      spec.registered("securityPre", "reader")[0].handler,
+      spec.registered("securityPre", "editor")[0].handler,
     );
-    assert.equal(spec.hookHandlers["security_pre:bash"][0].name, "guardDestructive");
-    assert.equal(spec.hookHandlers["security_pre:reader"][0].name, "guardPaths");
-    assert.deepEqual(AgentSpec.coding({ secure: false }).hookHandlers, {});
+    assert.equal(spec.registered("securityPre", "bash")[0].handler.name, "guardDestructive");
+    assert.equal(spec.registered("securityPre", "reader")[0].handler.name, "guardPaths");
+    assert.deepEqual(codingSpec({ secure: false }).registered(), []);
   });
 });

@@ -1,13 +1,22 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { guardDestructive, guardPaths, PROTECTED_BASENAMES } from "../../action/mod.ts";
+import { guardPaths, PROTECTED_BASENAMES } from "../../action/mod.ts";
 import { PermissionDeniedError } from "../../core/mod.ts";
+import {
+  codingSpec,
+  guardDestructive,
+  guardPaths as hostGuardPaths,
+  nodeFileSystem,
+} from "../../action/coding/mod.ts";
+import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const SUFFIX = "\nIf you need this, explain why and ask the user to run it manually.";
 
 describe("guardDestructive", () => {
-  it("guardDestructive() blocks every destructive pattern with the reference message", () => {
+  it("guardDestructive() blocks every destructive pattern with the reference message", async () => {
     const commands = [
       "rm -rf build",
       "RM -RF /",
@@ -24,15 +33,16 @@ describe("guardDestructive", () => {
       "cat x > /dev/sda",
     ];
     for (const command of commands) {
-      assert.throws(() => guardDestructive("bash", "", { command }), (error) => {
+      await assert.rejects(guardDestructive("bash", "", { command }), (error) => {
         assert.ok(error instanceof PermissionDeniedError, command);
-        assert.equal(error.message, `Blocked destructive command: ${command}${SUFFIX}`);
+        assert.ok(error.message.startsWith(`Blocked destructive command: ${command}\n`), command);
+        assert.ok(error.message.endsWith(SUFFIX), command);
         return true;
       });
     }
   });
 
-  it("guardDestructive() lets ordinary commands and non-string commands pass", () => {
+  it("guardDestructive() lets ordinary commands pass and refuses non-string commands", async () => {
     for (
       const command of [
         "ls -la",
@@ -43,15 +53,18 @@ describe("guardDestructive", () => {
         "grep -r mkfsx .",
       ]
     ) {
-      assert.equal(guardDestructive("bash", "", { command }), undefined, command);
+      assert.equal(await guardDestructive("bash", "", { command }), undefined, command);
     }
-    assert.equal(guardDestructive("bash", "", {}), undefined);
-    assert.equal(guardDestructive("bash", "", { command: 42 }), undefined);
+    assert.equal(await guardDestructive("bash", "", {}), undefined);
+    await assert.rejects(guardDestructive("bash", "", { command: 42 }), {
+      name: "PermissionDeniedError",
+      message: /Command is not a string \(number\)/,
+    });
   });
 });
 
 describe("guardPaths (lexical)", () => {
-  const guard = guardPaths({ allowedPaths: ["/ws"] });
+  const guard = guardPaths({ allowedPaths: ["/ws"], lexicalOnly: true });
   const call = (path: unknown) => guard("reader", "read", { path });
 
   it("guardPaths() allows paths inside the root, including src/weird;name.py", async () => {
@@ -90,7 +103,7 @@ describe("guardPaths (lexical)", () => {
   });
 
   it("guardPaths() refuses protected basenames case-insensitively, even without roots", async () => {
-    const open = guardPaths();
+    const open = guardPaths({ lexicalOnly: true });
     for (const name of PROTECTED_BASENAMES) {
       for (const variant of [name, name.toUpperCase()]) {
         await assert.rejects(call(`config/${variant}`), {
@@ -101,45 +114,54 @@ describe("guardPaths (lexical)", () => {
         });
       }
     }
-    assert.equal(await open("reader", "read", { path: "/anywhere/.envrc" }), undefined);
+    for (const name of [".env.local", ".env.production", "prod.env", "server.pem", "id_rsa.bak"]) {
+      await assert.rejects(open("reader", "read", { path: `/anywhere/${name}` }), {
+        message: `Refusing to access protected path: '${name}'`,
+      });
+    }
+    assert.equal(await open("reader", "read", { path: "/anywhere/env.ts" }), undefined);
   });
 
   it("guardPaths() applies absolute, glob and substring deny rules", async () => {
     const denying = guardPaths({
       allowedPaths: ["/ws"],
-      deniedPaths: ["/ws/secrets", "*.pem", "node_modules", "token"],
+      deniedPaths: ["/ws/secrets", "*.crt", "node_modules", "token"],
+      lexicalOnly: true,
     });
     const deny = (path: string) => denying("reader", "read", { path });
     for (
       const path of [
         "/ws/secrets",
         "secrets/a.txt",
-        "keys/server.pem",
+        "keys/server.crt",
         "node_modules/x/index.js",
         "my-token.txt",
       ]
     ) {
       await assert.rejects(deny(path), { message: `Path matches deny rule: ${path}` }, path);
     }
-    for (const path of ["/ws/secrets-public/a", "keys/server.pem.txt", "src/tok.ts"]) {
+    for (const path of ["/ws/secrets-public/a", "keys/server.crt.txt", "src/tok.ts"]) {
       assert.equal(await deny(path), undefined, path);
     }
   });
 
   it("guardPaths() passes arguments without a path and checks any of several roots", async () => {
     assert.equal(await guard("bash", "", { command: "ls" }), undefined);
-    const multi = guardPaths({ allowedPaths: ["/a", "/b"] });
+    const multi = guardPaths({ allowedPaths: ["/a", "/b"], lexicalOnly: true });
     assert.equal(await multi("reader", "read", { path: "/b/file" }), undefined);
     assert.equal(await multi("reader", "read", { path: "rel" }), undefined);
     await assert.rejects(multi("reader", "read", { path: "/c/file" }), PermissionDeniedError);
   });
 
   it("guardPaths() fails closed for a relative root without a file system", async () => {
-    const relative = guardPaths({ allowedPaths: ["."] });
+    const relative = guardPaths({ allowedPaths: ["."], lexicalOnly: true });
     await assert.rejects(relative("reader", "read", { path: "a.txt" }), {
       message: "Cannot resolve allowed path '.' without a file system; refusing 'a.txt'",
     });
-    assert.throws(() => guardPaths({ allowedPaths: ["a\0"] }), TypeError);
+    assert.throws(() => guardPaths({ allowedPaths: ["a\0"], lexicalOnly: true }), {
+      name: "TypeError",
+      message: /invalid path rule/,
+    });
   });
 
   it("guardPaths() never allows a path that resolves outside the root (property)", async () => {
@@ -168,7 +190,7 @@ describe("guardPaths (lexical)", () => {
 });
 
 describe("guardDestructive (quoting and split flags)", () => {
-  it("guardDestructive() sees through quotes, escapes, sh -c and split or long flags", () => {
+  it("guardDestructive() sees through quotes, escapes, sh -c and split or long flags", async () => {
     for (
       const command of [
         `"rm" -rf /`,
@@ -189,34 +211,41 @@ describe("guardDestructive (quoting and split flags)", () => {
         `git 'reset' --hard`,
       ]
     ) {
-      assert.throws(() => guardDestructive("bash", "", { command }), {
-        name: "PermissionDeniedError",
-        message: `Blocked destructive command: ${command}${SUFFIX}`,
-      }, command);
+      await assert.rejects(guardDestructive("bash", "", { command }), (error: Error) => {
+        assert.equal(error.name, "PermissionDeniedError");
+        assert.ok(error.message.startsWith(`Blocked destructive command: ${command}\n`), command);
+        return true;
+      });
     }
   });
 
-  it("guardDestructive() still lets near misses pass", () => {
+  it("guardDestructive() still lets near misses pass", async () => {
     for (
       const command of [
-        "rm -r build",
         "rm -f file.txt",
         "rm -- -rf",
         "git clean -n -d",
-        "git clean -f",
         "ls -rf",
         `echo "r" m -rf`,
-        "rm 'unterminated",
+        "grep -r 'rm -rf' .",
       ]
     ) {
-      assert.equal(guardDestructive("bash", "", { command }), undefined, command);
+      assert.equal(await guardDestructive("bash", "", { command }), undefined, command);
+    }
+  });
+
+  it("guardDestructive() now refuses what the text patterns let through", async () => {
+    for (const command of ["rm -r build", "git clean -f", "rm 'unterminated"]) {
+      await assert.rejects(guardDestructive("bash", "", { command }), {
+        name: "PermissionDeniedError",
+      }, command);
     }
   });
 });
 
 describe("guardPaths (every path key)", () => {
   it("guardPaths() checks path, filePath and file_path, not only the first one present", async () => {
-    const guard = guardPaths({ allowedPaths: ["/ws"] });
+    const guard = guardPaths({ allowedPaths: ["/ws"], lexicalOnly: true });
     for (
       const args of [
         { path: "ok.txt", filePath: "../../etc/passwd" },
@@ -236,14 +265,97 @@ describe("guardPaths (every path key)", () => {
   });
 
   it("guardPaths() matches a backtracking-prone glob deny rule quickly and compiles it once", async () => {
-    const guard = guardPaths({ allowedPaths: ["/ws"], deniedPaths: ["*a*a*a*a*a*a*a*a*a*b"] });
+    const guard = guardPaths({
+      allowedPaths: ["/ws"],
+      deniedPaths: ["*a*a*a*a*a*a*a*a*a*b"],
+      lexicalOnly: true,
+    });
     assert.equal(await guard("reader", "read", { path: "a".repeat(200) }), undefined);
     await assert.rejects(guard("reader", "read", { path: `${"a".repeat(20)}b` }), {
       message: `Path matches deny rule: ${"a".repeat(20)}b`,
     });
     assert.throws(
-      () => guardPaths({ deniedPaths: ["*{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"] }),
+      () =>
+        guardPaths({
+          deniedPaths: ["*{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"],
+          lexicalOnly: true,
+        }),
       { name: "TypeError", message: /brace alternatives/ },
     );
+  });
+});
+
+describe("guardPaths (secure by default: the host file system)", () => {
+  it("guardPaths() from ./action without fs or lexicalOnly throws TypeError when made", () => {
+    for (const options of [undefined, {}, { allowedPaths: ["/ws"] }, { lexicalOnly: false }]) {
+      assert.throws(() => guardPaths(options), {
+        name: "TypeError",
+        message:
+          /^Cannot create path guard: pass fs \(for example nodeFileSystem from @hookscope\/core\/coding/,
+      }, JSON.stringify(options));
+    }
+    assert.equal(typeof guardPaths({ fs: nodeFileSystem }), "function");
+    assert.equal(typeof guardPaths({ lexicalOnly: true }), "function");
+  });
+
+  it("guardPaths() from ./coding without options resolves symlinks and refuses hard links and links to secrets", async () => {
+    const box = mkdtempSync(join(tmpdir(), "hookscope-guard-"));
+    try {
+      const ws = join(box, "ws");
+      const outside = join(box, "outside");
+      mkdirSync(ws);
+      mkdirSync(outside);
+      writeFileSync(join(outside, "secret.txt"), "outside\n");
+      writeFileSync(join(outside, "other.txt"), "outside\n");
+      writeFileSync(join(ws, ".env"), "KEY=1\n");
+      writeFileSync(join(ws, "ok.txt"), "ok\n");
+      symlinkSync(outside, join(ws, "linkdir"));
+      symlinkSync(join(ws, ".env"), join(ws, "notes.txt"));
+      linkSync(join(outside, "secret.txt"), join(ws, "hard.txt"));
+      const guard = hostGuardPaths({ allowedPaths: [ws] });
+      const read = (path: string) => guard("reader", "read", { path });
+      assert.equal(await read("ok.txt"), undefined);
+      await assert.rejects(read("linkdir/other.txt"), {
+        name: "PermissionDeniedError",
+        message: "Path not in allowed list: linkdir/other.txt",
+      });
+      await assert.rejects(read("hard.txt"), {
+        message: "Refusing to access a hard-linked file: 'hard.txt' (2 links)",
+      });
+      await assert.rejects(read("notes.txt"), {
+        message: "Refusing to access symlink: 'notes.txt'",
+      });
+      // The lexical guard has to be asked for by name, and it cannot see any of this.
+      const lexical = guardPaths({ allowedPaths: [ws], lexicalOnly: true });
+      assert.equal(await lexical("reader", "read", { path: "linkdir/other.txt" }), undefined);
+      assert.equal(await lexical("reader", "read", { path: "hard.txt" }), undefined);
+      const hostLexical = hostGuardPaths({ allowedPaths: [ws], lexicalOnly: true });
+      assert.equal(await hostLexical("reader", "read", { path: "hard.txt" }), undefined);
+      assert.throws(() => guardPaths({ lexicalOnly: true, fs: nodeFileSystem }), TypeError);
+      assert.throws(() => hostGuardPaths({ lexicalOnly: true, fs: nodeFileSystem }), TypeError);
+    } finally {
+      rmSync(box, { recursive: true, force: true });
+    }
+  });
+
+  it("codingSpec({ cwd }) gets the file-system guard without an fs option", async () => {
+    const box = mkdtempSync(join(tmpdir(), "hookscope-guard-"));
+    try {
+      const ws = join(box, "ws");
+      mkdirSync(ws);
+      mkdirSync(join(box, "outside"));
+      symlinkSync(join(box, "outside"), join(ws, "escape"));
+      const spec = codingSpec({ cwd: ws });
+      const guard = spec.registered("securityPre", "reader")[0].handler as (
+        t: string,
+        a: string,
+        args: Record<string, unknown>,
+      ) => Promise<void>;
+      await assert.rejects(guard("reader", "read", { path: "escape/x.txt" }), {
+        name: "PermissionDeniedError",
+      });
+    } finally {
+      rmSync(box, { recursive: true, force: true });
+    }
   });
 });

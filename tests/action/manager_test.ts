@@ -7,9 +7,9 @@ import {
   attachToolHooks,
   baseTool,
   FunctionCalling,
-  guardDestructive,
   Tool,
 } from "../../action/mod.ts";
+import { guardDestructive } from "../../action/coding/mod.ts";
 import { GateDeniedError, ToolArgumentsError, ToolNotFoundError } from "../../core/mod.ts";
 
 function echoTool(name = "echo", record?: string[]): Tool {

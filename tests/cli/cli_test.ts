@@ -69,9 +69,16 @@ describe("hookscope demo (subprocess)", () => {
         /tool\.pre reader/,
         /tool\.err bash guardDestructive: Blocked destructive command: rm -rf build/,
         /BLOCKED\s+reader by tool\.pre: reader may not touch secrets/,
-        /tool\.post editor/,
         /persist\s+message assistant/,
-        /session\s+end \(completed\)/,
+        /── approval: run [0-9a-f-]{36} stopped, waiting for a person ──/,
+        /\$\s+hookscope pending /,
+        /│ call_\w+\s+editor\s+[0-9a-f-]{36}/,
+        /\$\s+hookscope approve .* --by demo-reviewer --args /,
+        /│ approved call call_\w+ \(editor\) of run [0-9a-f-]{36} as demo-reviewer/,
+        /\$\s+hookscope resume /,
+        /│ .*answer\s+call_\w+ editor: approved by demo-reviewer with/,
+        /│ .*tool\.post editor/,
+        /│ run [0-9a-f-]{36} stopped by answer after 6 turns/,
         /completed: 6 turns, 2 blocked tool calls/,
       ]
     ) assert.match(out, expected);
@@ -139,6 +146,14 @@ describe("hookscope demo (subprocess)", () => {
     ) {
       assert.ok(points.includes(point), `${point} persisted`);
     }
+    assert.ok(kinds.indexOf("ApprovalRequested") >= 0, "the ask is persisted");
+    const answered = timeline.signals.find((s: { kind: string }) => s.kind === "ApprovalAnswered");
+    assert.equal(answered.payload.data.by, "demo-reviewer");
+    assert.equal(answered.payload.data.approve, true);
+    const write = timeline.messages.find((m: { role: string; content: { function?: string } }) =>
+      m.role === "action_request" && m.content.function === "editor"
+    );
+    assert.match(write.content.arguments.content, /Reviewed by demo-reviewer before writing/);
     const blocked = timeline.signals.find((s: { kind: string }) => s.kind === "HookBlocked");
     assert.equal(blocked.payload.toolName, "reader");
     assert.match(blocked.payload.error.message, /secrets/);

@@ -117,15 +117,15 @@ describe("built-in handlers: persistSessionEnd", () => {
     }
   });
 
-  it("defaults to completed, merges the error into nodeMetadata and adds only present usage", async () => {
-    const store = await storeWith("running", { nodeMetadata: { host: "a" } });
+  it("defaults to completed, merges the error into metadata and adds only present usage", async () => {
+    const store = await storeWith("running", { metadata: { host: "a" } });
     await persistSessionEnd(
       { sessionId: "s1", error: "boom", inputTokens: 10, outputTokens: null },
       contextFor(store),
     );
     const row = await store.getSession("s1");
     assert.equal(row?.status, "completed");
-    assert.deepEqual(row?.nodeMetadata, { host: "a", error: "boom" });
+    assert.deepEqual(row?.metadata, { host: "a", error: "boom" });
     assert.equal(row?.inputTokens, 10);
     assert.equal(row?.outputTokens ?? null, null);
   });
@@ -166,25 +166,25 @@ describe("built-in handlers: persistBranchProvenance and persistMessage", () => 
     await persistMessage({
       sessionId: "s1",
       branchId: "b1",
-      branchProgressionId: "bp",
-      sessionProgressionId: "sp",
+      branchSequenceId: "bp",
+      sessionSequenceId: "sp",
       message: { id: "m1", role: "system", content: "be brief", createdAt: 5 },
     }, ctx);
     await persistMessage({
       sessionId: "s1",
       branchId: "b1",
-      progressionId: "bp",
+      sequenceId: "bp",
       message: { id: "m2", role: "user", content: { text: "hi" }, sender: "u", createdAt: 6 },
     }, ctx);
     const messages = await store.listMessages({ sessionId: "s1" });
     assert.deepEqual(messages.map((m) => m.id), ["m1", "m2"]);
     assert.equal(messages[1].sender, "u");
     assert.equal(messages[1].branchId, "b1");
-    assert.deepEqual((await store.listMessages({ progressionId: "bp" })).map((m) => m.id), [
+    assert.deepEqual((await store.listMessages({ sequenceId: "bp" })).map((m) => m.id), [
       "m1",
       "m2",
     ]);
-    assert.deepEqual((await store.listMessages({ progressionId: "sp" })).map((m) => m.id), ["m1"]);
+    assert.deepEqual((await store.listMessages({ sequenceId: "sp" })).map((m) => m.id), ["m1"]);
     assert.equal((await store.getBranch("b1"))?.systemMessageId, "m1");
     assert.equal(typeof (await store.getSession("s1"))?.lastActivityAt, "number");
   });

@@ -179,7 +179,7 @@ describe("HookEvent", () => {
     deadlines.fire();
     await run;
     assert.deepEqual(hook.associatedEventInfo, {
-      lionClass: "Object",
+      eventClass: "Object",
       eventId: "target",
       eventCreatedAt: 99,
     });
@@ -304,7 +304,7 @@ describe("HookEvent", () => {
     await hook.invoke();
     assert.equal(params.user, "u1");
     assert.equal(params.exit, true);
-    assert.deepEqual(hook.associatedEventInfo, { lionClass: "Target" });
+    assert.deepEqual(hook.associatedEventInfo, { eventClass: "Target" });
   });
 
   it("HookEvent.toJSON() is JSON-safe and omits the registry", async () => {

@@ -249,12 +249,12 @@ describe("HookRegistry.call()", () => {
     });
     const phase = await registry.call(new FakeEvent(), { hookType: HookEventType.PreInvocation });
     assert.deepEqual(phase.info, {
-      lionClass: "FakeEvent",
+      eventClass: "FakeEvent",
       eventId: "evt-1",
       eventCreatedAt: 1234,
     });
     const create = await registry.call(FakeEvent, { hookType: HookEventType.PreEventCreate });
-    assert.deepEqual(create.info, { lionClass: "FakeEvent" });
+    assert.deepEqual(create.info, { eventClass: "FakeEvent" });
   });
 
   it("HookRegistry.call() lets hookType win when both keys are given", async () => {
@@ -374,13 +374,14 @@ describe("HookRegistry.call() result matrix (reference §1.5)", () => {
             assert.equal(out.shouldExit, exit);
             assert.equal(out.status, phase.failStatus);
           } else {
-            assert.deepEqual(out.result, [undefined, controller.signal.reason]);
+            assert.equal(out.result, undefined);
+            assert.equal(out.error, controller.signal.reason);
             assert.equal(out.error, controller.signal.reason);
             assert.equal(out.shouldExit, true);
             assert.equal(out.status, EventStatus.CANCELLED);
           }
           if (phase.stream) assert.equal(out.info, undefined);
-          else assert.equal(out.info?.lionClass, "FakeEvent");
+          else assert.equal(out.info?.eventClass, "FakeEvent");
         });
       }
     }

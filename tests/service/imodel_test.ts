@@ -190,7 +190,7 @@ describe("IModel.createEvent()", () => {
     assert.equal(seen[0][1].exit, false);
     const entry = globalHookLogger.entries.find((e) => e.hookType === "pre_event_create");
     assert.deepEqual(entry?.associatedEventInfo, {
-      lionClass: "APICalling",
+      eventClass: "APICalling",
       eventId: event.id,
       eventCreatedAt: event.createdAt,
     });

@@ -1,7 +1,9 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { AgentSpec, createAgent, guardDestructive, IModel, Session, Tool } from "../../mod.ts";
+import { AgentSpec, createAgent, IModel, type OperateResult, Session, Tool } from "../../mod.ts";
+import { guardDestructive } from "../../action/coding/mod.ts";
+import { runStoreOf } from "../../session/_run_store.ts";
 import {
   jsonReply,
   type OpenAIServer,
@@ -113,6 +115,78 @@ describe("agent loop against a real OpenAI-compatible server", () => {
     assert.match(String(tool.content), /ran ls/);
     const call = second.messages.find((m) => Array.isArray(m.tool_calls))!;
     assert.equal((call.tool_calls as { id: string }[])[0].id, "call_1");
+  });
+
+  it("Branch.operate() sends a multi-tool turn in the OpenAI wire format: one assistant message with every tool call, then one tool message per call", async () => {
+    const withText = toolCallCompletion([
+      { id: "call_a", name: "bash", args: { command: "ls" } },
+      { id: "call_b", name: "bash", args: { command: "pwd" } },
+    ]);
+    (withText.choices as { message: { content: string | null } }[])[0].message.content =
+      "Looking around.";
+    const server = await serve([
+      jsonReply(withText),
+      jsonReply(toolCallCompletion([
+        { id: "call_c", name: "bash", args: { command: "whoami" } },
+        { id: "call_d", name: "bash", args: { command: "date" } },
+      ])),
+      jsonReply(answer("All done.")),
+    ]);
+    const { agent } = agentFor(server);
+    const result = await agent.operate("inspect", { request: { temperature: 0 } });
+    assert.equal(result.stoppedBy, "answer");
+    assert.equal(result.turns, 3);
+    const tools = (server.requests[0].body as { tools: unknown }).tools;
+    const system = { role: "system", content: "You are a test agent." };
+    const user = { role: "user", content: "inspect" };
+    const call = (id: string, command: string) => ({
+      id,
+      type: "function",
+      function: { name: "bash", arguments: JSON.stringify({ command }) },
+    });
+    const toolMessage = (id: string, command: string) => ({
+      role: "tool",
+      tool_call_id: id,
+      content: JSON.stringify({ stdout: `ran ${command}`, returnCode: 0 }),
+    });
+    const turnOne = [
+      {
+        role: "assistant",
+        content: "Looking around.",
+        tool_calls: [call("call_a", "ls"), call("call_b", "pwd")],
+      },
+      toolMessage("call_a", "ls"),
+      toolMessage("call_b", "pwd"),
+    ];
+    assert.deepEqual(server.requests[0].body, {
+      temperature: 0,
+      messages: [system, user],
+      tools,
+      model: "test-model",
+    });
+    assert.deepEqual(server.requests[1].body, {
+      temperature: 0,
+      messages: [system, user, ...turnOne],
+      tools,
+      model: "test-model",
+    });
+    assert.deepEqual(server.requests[2].body, {
+      temperature: 0,
+      messages: [
+        system,
+        user,
+        ...turnOne,
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [call("call_c", "whoami"), call("call_d", "date")],
+        },
+        toolMessage("call_c", "whoami"),
+        toolMessage("call_d", "date"),
+      ],
+      tools,
+      model: "test-model",
+    });
   });
 
   it("Branch.operate() feeds a guard denial back to the model instead of running the tool", async () => {
@@ -298,22 +372,39 @@ describe("agent loop against a real OpenAI-compatible server", () => {
     assert.equal(server.requests[0].clientClosed, true);
   });
 
-  it("aborting the signal of Branch.operateStream() errors the consumer", async () => {
+  it("aborting the signal of Branch.operateStream() ends the stream with stoppedBy aborted and an aborted run", async () => {
     const server = await serve([
       sseReply(textEvents(Array.from({ length: 50 }, (_, i) => `w${i} `)), { gapMs: 20 }),
     ]);
-    const { agent } = agentFor(server);
+    const { agent, session } = agentFor(server);
     const controller = new AbortController();
     const reader = agent.operateStream("talk", { signal: controller.signal }).getReader();
     await reader.read();
     controller.abort(new Error("stop now"));
-    await assert.rejects(async () => {
-      for (;;) {
-        const { done } = await reader.read();
-        if (done) return;
-      }
-    });
+    let result: OperateResult | undefined;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (value.type === "done") result = value.result;
+    }
+    assert.equal(result?.stoppedBy, "aborted");
     await server.requests[0].closed;
+    const run = await runStoreOf(agent).getRun(result!.runId);
+    assert.equal(run?.status, "aborted");
+    assert.equal(run?.sessionId, session.id);
+  });
+
+  it("aborting the signal of Branch.operate() resolves with stoppedBy aborted", async () => {
+    const server = await serve([{ kind: "hang" }]);
+    const { agent } = agentFor(server);
+    const controller = new AbortController();
+    const pending = agent.operate("wait", { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort(new Error("stop now"));
+    const result = await pending;
+    assert.equal(result.stoppedBy, "aborted");
+    assert.equal(result.turns, 0);
+    assert.equal(result.message.role, "user");
   });
 
   it("Branch.chat() surfaces an HTTP failure as the endpoint's typed error", async () => {

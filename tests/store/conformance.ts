@@ -51,7 +51,7 @@ export function runStoreConformance(
         status: "created",
         model: "gpt",
         provider: null,
-        nodeMetadata: { a: [1, "x"] },
+        metadata: { a: [1, "x"] },
         startedAt: 5,
       });
       assert.deepEqual(await store.getSession("s1"), {
@@ -59,7 +59,7 @@ export function runStoreConformance(
         status: "created",
         startedAt: 5,
         model: "gpt",
-        nodeMetadata: { a: [1, "x"] },
+        metadata: { a: [1, "x"] },
       });
       assert.equal(await store.getSession("nope"), undefined);
     });
@@ -111,7 +111,7 @@ export function runStoreConformance(
             ts: 1,
             payload: [] as never,
           }),
-        () => store.appendToProgression("", "m1"),
+        () => store.appendToSequence("", "m1"),
         () => store.listSessionSignals("s1", { limit: -1 }),
       ];
       for (const attempt of bad) await assert.rejects(attempt(), TypeError);
@@ -184,29 +184,29 @@ export function runStoreConformance(
       ]);
     });
 
-    it(`${name}.appendToProgression() orders listMessages({ progressionId }) without repeats`, async () => {
+    it(`${name}.appendToSequence() orders listMessages({ sequenceId }) without repeats`, async () => {
       const store = await open();
       for (const id of ["m1", "m2", "m3"]) await store.insertMessage(message(id));
-      await store.appendToProgression("p1", "m3");
-      await store.appendToProgression("p1", "m1");
-      await store.appendToProgression("p1", "m3");
-      await store.appendToProgression("p2", "m2");
-      assert.deepEqual((await store.listMessages({ progressionId: "p1" })).map((m) => m.id), [
+      await store.appendToSequence("p1", "m3");
+      await store.appendToSequence("p1", "m1");
+      await store.appendToSequence("p1", "m3");
+      await store.appendToSequence("p2", "m2");
+      assert.deepEqual((await store.listMessages({ sequenceId: "p1" })).map((m) => m.id), [
         "m3",
         "m1",
       ]);
-      assert.deepEqual(await store.listMessages({ progressionId: "p1", branchId: "other" }), []);
-      assert.deepEqual(await store.listMessages({ progressionId: "none" }), []);
+      assert.deepEqual(await store.listMessages({ sequenceId: "p1", branchId: "other" }), []);
+      assert.deepEqual(await store.listMessages({ sequenceId: "none" }), []);
     });
 
     it(`${name} keeps deep copies: mutating arguments or results changes nothing stored`, async () => {
       const store = await open();
       const metadata = { nested: { a: 1 } };
-      await store.createSession({ id: "s1", status: "created", nodeMetadata: metadata });
+      await store.createSession({ id: "s1", status: "created", metadata: metadata });
       metadata.nested.a = 2;
       const row = await store.getSession("s1");
-      (row!.nodeMetadata as { nested: { a: number } }).nested.a = 3;
-      assert.deepEqual((await store.getSession("s1"))?.nodeMetadata, { nested: { a: 1 } });
+      (row!.metadata as { nested: { a: number } }).nested.a = 3;
+      assert.deepEqual((await store.getSession("s1"))?.metadata, { nested: { a: 1 } });
 
       const content = { parts: ["x"] };
       await store.insertMessage(message("m1", { content }));
@@ -289,7 +289,7 @@ export function runStoreConformance(
         () => store.updateBranch("b1", {}),
         () => store.getBranch("b1"),
         () => store.insertMessage(message("m1")),
-        () => store.appendToProgression("p1", "m1"),
+        () => store.appendToSequence("p1", "m1"),
         () => store.listMessages({}),
         () =>
           store.insertSessionSignal({ sessionId: "s1", kind: "K", opId: "", ts: 1, payload: {} }),
@@ -312,7 +312,7 @@ export function runStoreConformance(
       const writes: Promise<void>[] = [];
       for (let i = 0; i < 500; i++) {
         writes.push(store.insertMessage(message(`m${i}`)));
-        writes.push(store.appendToProgression("p1", `m${i}`));
+        writes.push(store.appendToSequence("p1", `m${i}`));
         writes.push(
           store.insertSessionSignal({
             sessionId: "s1",
@@ -324,7 +324,7 @@ export function runStoreConformance(
         );
       }
       await Promise.all(writes);
-      const messages = await store.listMessages({ progressionId: "p1" });
+      const messages = await store.listMessages({ sequenceId: "p1" });
       assert.equal(new Set(messages.map((m) => m.id)).size, 500);
       const signals = await store.listSessionSignals("s1");
       assert.equal(signals.length, 500);
@@ -352,7 +352,7 @@ export function runStoreConformance(
             ts: n,
             payload: content,
           });
-          const [stored] = await store.listMessages({ progressionId: undefined, sessionId: "prop" })
+          const [stored] = await store.listMessages({ sequenceId: undefined, sessionId: "prop" })
             .then((all) => all.filter((m) => m.id === id));
           assert.deepEqual(stored.content, content);
           assert.equal(stored.sender, text);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { execFileSync, spawn } from "node:child_process";
 import process from "node:process";
 import { SqliteStore, StoreClosedError, StoreUnavailableError } from "../../store/sqlite/mod.ts";
-import { MIGRATIONS } from "../../store/sqlite/_migrations.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../store/sqlite/_migrations.ts";
 import { message, runStoreConformance } from "./conformance.ts";
 import { sqliteMissing } from "../fixtures/sqlite_support.ts";
 
@@ -74,13 +74,13 @@ if (sqliteMissing) {
         id: "s1",
         status: "created",
         model: "m",
-        nodeMetadata: { k: "v" },
+        metadata: { k: "v" },
       });
       await first.updateSession("s1", { status: "running", startedAt: 1234, totalCostUsd: 0.25 });
       await first.updateBranch("b1", { model: "m", systemMessageId: "m0" });
       for (let i = 0; i < 20; i++) {
         await first.insertMessage(message(`m${i}`, { content: { i, text: `"quoted" \\ ${i}` } }));
-        await first.appendToProgression("b1-prog", `m${i}`);
+        await first.appendToSequence("b1-prog", `m${i}`);
         await first.insertSessionSignal({
           sessionId: "s1",
           kind: "MessageAdded",
@@ -93,7 +93,7 @@ if (sqliteMissing) {
         session: await first.getSession("s1"),
         branch: await first.getBranch("b1"),
         messages: await first.listMessages({ sessionId: "s1" }),
-        progression: await first.listMessages({ progressionId: "b1-prog" }),
+        sequence: await first.listMessages({ sequenceId: "b1-prog" }),
         signals: await first.listSessionSignals("s1"),
       };
       await first.close();
@@ -104,7 +104,7 @@ if (sqliteMissing) {
           session: await second.getSession("s1"),
           branch: await second.getBranch("b1"),
           messages: await second.listMessages({ sessionId: "s1" }),
-          progression: await second.listMessages({ progressionId: "b1-prog" }),
+          sequence: await second.listMessages({ sequenceId: "b1-prog" }),
           signals: await second.listSessionSignals("s1"),
         };
         assert.deepEqual(afterReopen, before);
@@ -136,13 +136,13 @@ if (sqliteMissing) {
       const store = await SqliteStore.open(path);
       assert.deepEqual(store.info(), {
         path,
-        schemaVersion: 2,
+        schemaVersion: SCHEMA_VERSION,
         journalMode: "wal",
         readOnly: false,
       });
       await store.close();
       const again = await SqliteStore.open(path);
-      assert.equal(again.info().schemaVersion, 2);
+      assert.equal(again.info().schemaVersion, SCHEMA_VERSION);
       await again.close();
       const { DatabaseSync } = await loadNodeSqliteForInspection();
       if (DatabaseSync) {
@@ -150,7 +150,10 @@ if (sqliteMissing) {
         const rows = db.prepare("SELECT version, description FROM schema_version ORDER BY version")
           .all();
         db.close();
-        assert.deepEqual(rows.map((r: Record<string, unknown>) => r.version), [1, 2]);
+        assert.deepEqual(
+          rows.map((r: Record<string, unknown>) => r.version),
+          MIGRATIONS.map((m) => m.version),
+        );
       }
     });
 
@@ -178,7 +181,7 @@ if (sqliteMissing) {
       const store = await SqliteStore.open(path);
       try {
         assert.equal(await exited, 0, stderr);
-        assert.equal(store.info().schemaVersion, 2);
+        assert.equal(store.info().schemaVersion, SCHEMA_VERSION);
         await store.createSession({ id: "s1", status: "created" });
         assert.equal((await store.getSession("s1"))?.status, "created");
       } finally {
@@ -189,7 +192,10 @@ if (sqliteMissing) {
         const db = new DatabaseSync(path);
         const rows = db.prepare("SELECT version FROM schema_version ORDER BY version").all();
         db.close();
-        assert.deepEqual(rows.map((r: Record<string, unknown>) => r.version), [1, 2]);
+        assert.deepEqual(
+          rows.map((r: Record<string, unknown>) => r.version),
+          MIGRATIONS.map((m) => m.version),
+        );
       }
     });
 
@@ -206,7 +212,9 @@ if (sqliteMissing) {
         SqliteStore.open(path),
         (error: unknown) =>
           error instanceof StoreUnavailableError &&
-          /schema version 99 is newer than version 2/.test(error.message),
+          new RegExp(`schema version 99 is newer than version ${SCHEMA_VERSION}`).test(
+            error.message,
+          ),
       );
     });
 

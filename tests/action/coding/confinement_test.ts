@@ -2,8 +2,8 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ActionManager, AgentSpec, guardPaths, Tool } from "../../../action/mod.ts";
-import { CodingToolkit, nodeFileSystem } from "../../../action/coding/mod.ts";
+import { ActionManager, guardPaths, Tool } from "../../../action/mod.ts";
+import { codingSpec, CodingToolkit, nodeFileSystem } from "../../../action/coding/mod.ts";
 import { GateDeniedError } from "../../../core/mod.ts";
 import { makeSandbox, managerFor, run, type Sandbox, snapshot } from "./_helpers.ts";
 
@@ -151,9 +151,9 @@ describe("guardPaths with nodeFileSystem", () => {
     });
   });
 
-  it("AgentSpec.coding() without cwd confines paths to the process cwd at call time", async () => {
-    const spec = AgentSpec.coding({ fs: nodeFileSystem });
-    const guard = spec.hookHandlers["security_pre:editor"][0] as (
+  it("codingSpec() without cwd confines paths to the process cwd at call time", async () => {
+    const spec = codingSpec({ fs: nodeFileSystem });
+    const guard = spec.registered("securityPre", "editor")[0].handler as (
       t: string,
       a: string,
       args: Record<string, unknown>,
@@ -164,8 +164,8 @@ describe("guardPaths with nodeFileSystem", () => {
     });
   });
 
-  it("AgentSpec.coding() with nodeFileSystem denies through a spec-carrying ActionManager", async () => {
-    const spec = AgentSpec.coding({ cwd: box.ws, fs: nodeFileSystem });
+  it("codingSpec() with nodeFileSystem denies through a spec-carrying ActionManager", async () => {
+    const spec = codingSpec({ cwd: box.ws, fs: nodeFileSystem });
     const manager = new ActionManager({ spec });
     for (const tool of new CodingToolkit({ workspaceRoot: box.ws }).bind()) manager.register(tool);
     const denied = await manager.invoke({

@@ -7,10 +7,10 @@
 
 import { anySignal, neverAborted } from "./_abort.ts";
 import { durationClock } from "./_util.ts";
-import { Element, type ElementInit } from "./element.ts";
+import { Entity, type EntityInit } from "./entity.ts";
 
 /**
- * The lifecycle states of an {@linkcode Event}.
+ * The lifecycle states of an {@linkcode Operation}.
  *
  * @example
  * ```ts
@@ -63,7 +63,7 @@ export interface Execution {
   error: unknown;
 }
 
-/** Options for {@linkcode Event.invoke} and {@linkcode Event.stream}. */
+/** Options for {@linkcode Operation.invoke} and {@linkcode Operation.stream}. */
 export interface EventRunOptions {
   /** Aborting it cancels the run: the event ends CANCELLED and the reason is rethrown. */
   signal?: AbortSignal;
@@ -97,10 +97,10 @@ export function isAbortError(error: unknown, signal?: AbortSignal): boolean {
  *
  * @example A tiny event
  * ```ts
- * import { Event, EventStatus } from "@hookscope/core";
+ * import { Operation, EventStatus } from "@hookscope/core";
  * import assert from "node:assert/strict";
  *
- * class Add extends Event {
+ * class Add extends Operation {
  *   protected _invoke(): Promise<unknown> { return Promise.resolve(1 + 2); }
  * }
  * const event = new Add();
@@ -109,7 +109,7 @@ export function isAbortError(error: unknown, signal?: AbortSignal): boolean {
  * assert.equal(event.response, 3);
  * ```
  */
-export abstract class Event extends Element {
+export abstract class Operation extends Entity {
   /** Status, duration, response and error of the last run. */
   readonly execution: Execution = {
     status: EventStatus.PENDING,
@@ -119,7 +119,7 @@ export abstract class Event extends Element {
   };
 
   /** Makes an event in the PENDING state. */
-  constructor(init?: ElementInit) {
+  constructor(init?: EntityInit) {
     super(init);
   }
 
@@ -171,7 +171,7 @@ export abstract class Event extends Element {
 
   /**
    * Runs the event as a stream of chunks. From any state but PENDING the stream is empty.
-   * Errors reach the consumer (X11).
+   * Errors reach the consumer.
    */
   stream(options?: EventRunOptions): ReadableStream<unknown> {
     return streamEvent(this, this._stream.bind(this), options?.signal);
@@ -216,7 +216,7 @@ function toSource(source: ReadableStream<unknown> | AsyncIterable<unknown>): Chu
 }
 
 function streamEvent(
-  event: Event,
+  event: Operation,
   open: (signal: AbortSignal) => ReadableStream<unknown> | AsyncIterable<unknown>,
   callerSignal: AbortSignal | undefined,
 ): ReadableStream<unknown> {

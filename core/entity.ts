@@ -6,8 +6,8 @@
 
 import { toJsonSafe } from "./json_safe.ts";
 
-/** What an {@linkcode Element} may be constructed from. */
-export interface ElementInit {
+/** What an {@linkcode Entity} may be constructed from. */
+export interface EntityInit {
   /** A fixed id; a random UUID when absent. */
   id?: string;
   /** Creation time in milliseconds since the epoch; now when absent. */
@@ -21,15 +21,15 @@ export interface ElementInit {
  *
  * @example Create an element and render it as JSON
  * ```ts
- * import { Element } from "@hookscope/core";
+ * import { Entity } from "@hookscope/core";
  * import assert from "node:assert/strict";
  *
- * const element = new Element({ metadata: { owner: "docs" } });
- * assert.deepEqual(element.toJSON().kind, "Element");
+ * const element = new Entity({ metadata: { owner: "docs" } });
+ * assert.deepEqual(element.toJSON().kind, "Entity");
  * assert.deepEqual(element.id.length, 36);
  * ```
  */
-export class Element {
+export class Entity {
   // The id is drawn on first read: a random UUID costs 0.1–0.4 µs, and most short-lived
   // records (tool calls, hook runs, signals) are never asked for theirs.
   #id: string | undefined;
@@ -39,7 +39,7 @@ export class Element {
   metadata: Record<string, unknown>;
 
   /** Makes an element, optionally with a fixed id, time or metadata. */
-  constructor(init?: ElementInit) {
+  constructor(init?: EntityInit) {
     const id = init?.id;
     if (id !== undefined && (typeof id !== "string" || id.length === 0)) {
       throw new TypeError(`Cannot create element: id must be a non-empty string`);

@@ -1,11 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Element, Event, EventStatus, Signal } from "../../mod.ts";
+import { Entity, EventStatus, Operation, Signal } from "../../mod.ts";
 
 type Work = (signal: AbortSignal) => Promise<unknown>;
 type StreamWork = (signal: AbortSignal) => ReadableStream<unknown> | AsyncIterable<unknown>;
 
-class Job extends Event {
+class Job extends Operation {
   #work: Work;
   #streamWork: StreamWork | undefined;
   constructor(work: Work, streamWork?: StreamWork) {
@@ -33,17 +33,17 @@ async function readAll(stream: ReadableStream<unknown>): Promise<unknown[]> {
   }
 }
 
-describe("Element and Signal", () => {
-  it("Element gets a UUID, a creation time and copied metadata; toJSON names the kind", () => {
+describe("Entity and Signal", () => {
+  it("Entity gets a UUID, a creation time and copied metadata; toJSON names the kind", () => {
     const metadata = { a: 1 };
-    const element = new Element({ metadata });
+    const element = new Entity({ metadata });
     metadata.a = 2;
     assert.match(element.id, /^[0-9a-f-]{36}$/);
     assert.equal(element.metadata.a, 1);
     assert.ok(Math.abs(element.createdAt - Date.now()) < 60_000);
-    assert.equal(element.toJSON().kind, "Element");
-    assert.throws(() => new Element({ id: "" }), TypeError);
-    assert.throws(() => new Element({ createdAt: Number.NaN }), TypeError);
+    assert.equal(element.toJSON().kind, "Entity");
+    assert.throws(() => new Entity({ id: "" }), TypeError);
+    assert.throws(() => new Entity({ createdAt: Number.NaN }), TypeError);
   });
 
   it("Signal defaults data and emitterRole to null and schemaVersion to 1", () => {
@@ -55,8 +55,8 @@ describe("Element and Signal", () => {
   });
 });
 
-describe("Event.invoke()", () => {
-  it("Event.invoke() completes with the response and a duration", async () => {
+describe("Operation.invoke()", () => {
+  it("Operation.invoke() completes with the response and a duration", async () => {
     const e = new Job(() => Promise.resolve(42));
     await e.invoke();
     assert.equal(e.status, EventStatus.COMPLETED);
@@ -64,7 +64,7 @@ describe("Event.invoke()", () => {
     assert.equal(typeof e.execution.durationMs, "number");
   });
 
-  it("Event.invoke() records an ordinary failure as FAILED without throwing", async () => {
+  it("Operation.invoke() records an ordinary failure as FAILED without throwing", async () => {
     const boom = new Error("boom");
     const e = new Job(() => Promise.reject(boom));
     await e.invoke();
@@ -73,7 +73,7 @@ describe("Event.invoke()", () => {
     assert.equal(e.response, null);
   });
 
-  it("Event.invoke() ends CANCELLED and rethrows when the caller aborts", async () => {
+  it("Operation.invoke() ends CANCELLED and rethrows when the caller aborts", async () => {
     const controller = new AbortController();
     const e = new Job((signal) =>
       new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)))
@@ -84,7 +84,7 @@ describe("Event.invoke()", () => {
     assert.equal(e.status, EventStatus.CANCELLED);
   });
 
-  it("Event.invoke() with an already aborted signal is CANCELLED before any work", async () => {
+  it("Operation.invoke() with an already aborted signal is CANCELLED before any work", async () => {
     let ran = false;
     const e = new Job(() => {
       ran = true;
@@ -95,7 +95,7 @@ describe("Event.invoke()", () => {
     assert.equal(e.status, EventStatus.CANCELLED);
   });
 
-  it("Event.invoke() runs only from PENDING", async () => {
+  it("Operation.invoke() runs only from PENDING", async () => {
     let runs = 0;
     const e = new Job(() => Promise.resolve(++runs));
     await e.invoke();
@@ -103,7 +103,7 @@ describe("Event.invoke()", () => {
     assert.equal(runs, 1);
   });
 
-  it("Event.status rejects unknown strings with a TypeError", () => {
+  it("Operation.status rejects unknown strings with a TypeError", () => {
     const e = new Job(() => Promise.resolve());
     assert.throws(() => (e.status = "done" as never), TypeError);
     e.status = EventStatus.SKIPPED;
@@ -111,8 +111,8 @@ describe("Event.invoke()", () => {
   });
 });
 
-describe("Event.stream()", () => {
-  it("Event.stream() delivers chunks on demand and completes", async () => {
+describe("Operation.stream()", () => {
+  it("Operation.stream() delivers chunks on demand and completes", async () => {
     const produced: number[] = [];
     const e = new Job(() => Promise.resolve(), () =>
       (async function* () {
@@ -132,7 +132,7 @@ describe("Event.stream()", () => {
     assert.equal(e.status, EventStatus.COMPLETED);
   });
 
-  it("Event.stream() errors reach the consumer and the event ends FAILED (X11)", async () => {
+  it("Operation.stream() errors reach the consumer and the event ends FAILED (X11)", async () => {
     const boom = new Error("midway");
     const e = new Job(() => Promise.resolve(), () =>
       (async function* () {
@@ -144,7 +144,7 @@ describe("Event.stream()", () => {
     assert.equal(e.execution.error, boom);
   });
 
-  it("Event.stream() cancelled by the consumer ends CANCELLED and cancels the source", async () => {
+  it("Operation.stream() cancelled by the consumer ends CANCELLED and cancels the source", async () => {
     let sourceCancelled: unknown = null;
     let seenSignal: AbortSignal | null = null;
     const e = new Job(() => Promise.resolve(), (signal) => {
@@ -166,7 +166,7 @@ describe("Event.stream()", () => {
     assert.equal(seenSignal!.aborted, true);
   });
 
-  it("Event.stream() aborted by the caller's signal errors the consumer and ends CANCELLED", async () => {
+  it("Operation.stream() aborted by the caller's signal errors the consumer and ends CANCELLED", async () => {
     const controller = new AbortController();
     const e = new Job(() => Promise.resolve(), () =>
       new ReadableStream({
@@ -181,7 +181,7 @@ describe("Event.stream()", () => {
     assert.equal(e.status, EventStatus.CANCELLED);
   });
 
-  it("Event.stream() defaults to one chunk from _invoke, and is empty once not PENDING", async () => {
+  it("Operation.stream() defaults to one chunk from _invoke, and is empty once not PENDING", async () => {
     const e = new Job(() => Promise.resolve("only"));
     assert.deepEqual(await readAll(e.stream()), ["only"]);
     assert.deepEqual(await readAll(e.stream()), []);

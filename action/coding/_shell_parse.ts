@@ -1,0 +1,354 @@
+/**
+ * Shell parsing for the command guard: the `tree-sitter-bash` grammar (run by `web-tree-sitter`,
+ * both WebAssembly shipped inside their npm packages) turns a command line into a syntax tree,
+ * and this module reduces the tree to what a judge needs: every simple command at any depth
+ * (lists, pipelines, subshells, command and process substitutions, bodies of `if`, `for`,
+ * `while`, `case` and functions, assignment values) with its words' literal values, and every
+ * redirection. The parser is loaded on first use, never at module load.
+ *
+ * @module
+ */
+
+/** One word of a command after quote removal, with what the shell could still change in it. */
+export interface ShellWord {
+  /** The literal value; a part computed at run time (`$x`, `$(…)`) is `\u0000`. */
+  readonly value: string;
+  /** Some part is computed at run time (an expansion or a substitution). */
+  readonly dynamic: boolean;
+  /** An unquoted expansion: word splitting may turn it into several words, flags included. */
+  readonly splittable: boolean;
+  /** Unquoted glob or brace characters: the shell may turn it into other or several words. */
+  readonly pattern: boolean;
+}
+
+/** A redirection: its operator (`>`, `>>`, `&>`, `>|`, `<`, `<<<`, …) and target word. */
+export interface ShellRedirect {
+  /** The operator as written. */
+  readonly op: string;
+  /** The target (a file, a descriptor number), or `null` for a here-document. */
+  readonly target: ShellWord | null;
+  /** The redirected statement runs no program or a no-op (`> f`, `: > f`): a truncation. */
+  readonly truncates: boolean;
+}
+
+/** A simple command: its words (program first, assignments excluded) and source text. */
+export interface ShellCommand {
+  /** The words: program name and arguments. */
+  readonly words: readonly ShellWord[];
+  /** The command's source text, for reasons. */
+  readonly text: string;
+}
+
+/** A parsed command line. */
+export interface ParsedShell {
+  /** Every simple command at any depth, in source order. */
+  readonly commands: readonly ShellCommand[];
+  /** Every redirection at any depth. */
+  readonly redirects: readonly ShellRedirect[];
+  /** Names of functions whose body calls the function itself (`:(){ :|:& };:`). */
+  readonly recursiveFunctions: readonly string[];
+  /**
+   * Bodies of here-documents with an unquoted delimiter: the shell expands `$(…)` and backticks
+   * in them, so each is judged again as the inside of a double-quoted string.
+   */
+  readonly expandedBodies: readonly string[];
+}
+
+/** A command line the parser could not read completely: the guard denies it. */
+export class ShellParseError extends Error {
+  /** Makes the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "ShellParseError";
+  }
+}
+
+/** The subset of a `web-tree-sitter` node this module reads. */
+interface SyntaxNode {
+  readonly type: string;
+  readonly text: string;
+  readonly isNamed: boolean;
+  readonly isMissing: boolean;
+  readonly hasError: boolean;
+  readonly children: (SyntaxNode | null)[];
+  readonly namedChildren: (SyntaxNode | null)[];
+  childForFieldName(name: string): SyntaxNode | null;
+  childrenForFieldName(name: string): (SyntaxNode | null)[];
+}
+
+interface SyntaxTree {
+  readonly rootNode: SyntaxNode;
+  delete(): void;
+}
+
+interface SyntaxParser {
+  parse(source: string): SyntaxTree | null;
+}
+
+/** A loaded parser: synchronous once loaded. */
+export type ShellParser = (source: string) => ParsedShell;
+
+/** The longest command line parsed, in characters (longer ones are refused). */
+export const MAX_SHELL_SOURCE = 100_000;
+
+let loading: Promise<ShellParser> | null = null;
+
+/**
+ * Loads the bash grammar once (later calls share it). Rejects when the packages are missing or
+ * the runtime cannot run WebAssembly; the guard then fails closed.
+ */
+export function loadShellParser(): Promise<ShellParser> {
+  loading ??= (async () => {
+    const [{ Parser, Language }, { createRequire }, { readFile }] = await Promise.all([
+      import("web-tree-sitter"),
+      import("node:module"),
+      import("node:fs/promises"),
+    ]);
+    await Parser.init();
+    const require = createRequire(import.meta.url);
+    const wasm = await readFile(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+    const language = await Language.load(new Uint8Array(wasm));
+    const parser = new Parser();
+    parser.setLanguage(language);
+    return (source: string) => parseWith(parser as unknown as SyntaxParser, source);
+  })().catch((error) => {
+    loading = null;
+    throw error;
+  });
+  return loading;
+}
+
+function parseWith(parser: SyntaxParser, source: string): ParsedShell {
+  if (source.length > MAX_SHELL_SOURCE) {
+    throw new ShellParseError(`command longer than ${MAX_SHELL_SOURCE} characters`);
+  }
+  if (source.includes("\0")) throw new ShellParseError("command contains a NUL byte");
+  const tree = parser.parse(source);
+  if (!tree) throw new ShellParseError("the parser gave no result");
+  try {
+    const root = tree.rootNode;
+    if (root.hasError) throw new ShellParseError(`syntax error near ${describeError(root)}`);
+    const out: Collected = { commands: [], redirects: [], recursive: [], bodies: [] };
+    visit(root, out);
+    return {
+      commands: out.commands,
+      redirects: out.redirects,
+      recursiveFunctions: out.recursive,
+      expandedBodies: out.bodies,
+    };
+  } finally {
+    tree.delete();
+  }
+}
+
+function describeError(root: SyntaxNode): string {
+  const stack = [root];
+  while (stack.length) {
+    const node = stack.pop() as SyntaxNode;
+    if (node.type === "ERROR" || node.isMissing) {
+      const text = node.text.length > 40 ? `${node.text.slice(0, 40)}…` : node.text;
+      return node.isMissing ? `a missing ${JSON.stringify(node.type)}` : JSON.stringify(text);
+    }
+    for (const child of node.children) if (child) stack.push(child);
+  }
+  return "the end";
+}
+
+/** Node types that run nothing and hold no commands. */
+const TEXT_NODES = new Set(["comment", "heredoc_body", "heredoc_start", "heredoc_end"]);
+
+/** Programs that read nothing and do nothing: a redirection after them only truncates. */
+const NO_OP_PROGRAMS = new Set([":", "true", "false"]);
+
+interface Collected {
+  commands: ShellCommand[];
+  redirects: ShellRedirect[];
+  recursive: string[];
+  bodies: string[];
+}
+
+function visit(node: SyntaxNode, out: Collected): void {
+  if (node.type === "heredoc_redirect") {
+    const start = node.children.find((child) => child?.type === "heredoc_start")?.text ?? "";
+    const body = node.children.find((child) => child?.type === "heredoc_body");
+    if (body && !/['"\\]/.test(start) && /[`$]/.test(body.text)) out.bodies.push(body.text);
+  }
+  if (TEXT_NODES.has(node.type)) return;
+  if (node.type === "command") {
+    const name = node.childForFieldName("name");
+    const words: ShellWord[] = [];
+    if (name) words.push(wordOf(name.namedChildren[0] ?? name));
+    for (const argument of node.childrenForFieldName("argument")) {
+      if (argument) words.push(wordOf(argument));
+    }
+    if (words.length) out.commands.push({ words, text: node.text });
+  }
+  if (node.type === "redirected_statement") {
+    const body = node.childForFieldName("body");
+    // Input given to the statement (`cat > f <<EOF`, `< in`) is content, not a truncation.
+    const hasInput = node.children.some((child) =>
+      child !== null &&
+      (child.type === "heredoc_redirect" || child.type === "herestring_redirect" ||
+        (child.type === "file_redirect" && child.children.some((c) => c?.text === "<")))
+    );
+    const truncates = !hasInput && (!body || isNoOp(body));
+    for (const child of node.children) {
+      if (child && /_redirect$/.test(child.type)) out.redirects.push(redirectOf(child, truncates));
+    }
+  } else if (node.type === "command") {
+    for (const child of node.children) {
+      if (child && /_redirect$/.test(child.type)) out.redirects.push(redirectOf(child, false));
+    }
+  }
+  if (node.type === "function_definition") {
+    const name = node.childForFieldName("name")?.text ?? "";
+    const body = node.childForFieldName("body");
+    if (name && body && callsName(body, name)) out.recursive.push(name);
+  }
+  for (const child of node.namedChildren) if (child) visit(child, out);
+}
+
+function isNoOp(body: SyntaxNode): boolean {
+  if (body.type !== "command") return false;
+  const name = body.childForFieldName("name");
+  const args = body.childrenForFieldName("argument");
+  if (!name) return true;
+  const program = wordOf(name.namedChildren[0] ?? name).value;
+  if (NO_OP_PROGRAMS.has(program)) return true;
+  const values = args.map((arg) => (arg ? wordOf(arg).value : ""));
+  // `cat` with no file reads the (empty) input; `echo` alone writes one newline.
+  if (program === "cat" && values.every((value) => value === "/dev/null" || value === "-")) {
+    return true;
+  }
+  if (program === "echo" && values.every((value) => value === "-n" || value === "-e")) return true;
+  if (program === "printf" && values.length === 1 && values[0] === "") return true;
+  return false;
+}
+
+function callsName(node: SyntaxNode, name: string): boolean {
+  if (node.type === "command") {
+    const called = node.childForFieldName("name");
+    if (called && wordOf(called.namedChildren[0] ?? called).value === name) return true;
+  }
+  return node.namedChildren.some((child) => child !== null && callsName(child, name));
+}
+
+function redirectOf(node: SyntaxNode, truncates: boolean): ShellRedirect {
+  const op = node.children.find((child) => child && !child.isNamed)?.text ?? "";
+  const destination = node.childForFieldName("destination") ??
+    node.namedChildren.find((child) =>
+      child !== null && child.type !== "file_descriptor" && child.type !== "heredoc_start"
+    ) ?? null;
+  const target = node.type === "heredoc_redirect" || !destination ? null : wordOf(destination);
+  return { op, target, truncates: truncates && /^(>|>\||&>|>&)$/.test(op) };
+}
+
+const DYNAMIC = "\u0000";
+const GLOB_CHARS = /[*?[]|\{.*(,|\.\.).*\}/;
+
+/** The value of a word node after quote removal. */
+export function wordOf(node: SyntaxNode): ShellWord {
+  switch (node.type) {
+    case "word":
+    case "number": {
+      const value = unescapeUnquoted(node.text);
+      return { value, dynamic: false, splittable: false, pattern: GLOB_CHARS.test(node.text) };
+    }
+    case "raw_string":
+      return { value: node.text.slice(1, -1), dynamic: false, splittable: false, pattern: false };
+    case "ansi_c_string":
+      return {
+        value: decodeAnsiC(node.text.slice(2, -1)),
+        dynamic: false,
+        splittable: false,
+        pattern: false,
+      };
+    case "string":
+    case "translated_string": {
+      let value = "";
+      let dynamic = false;
+      for (const child of node.namedChildren) {
+        if (!child) continue;
+        if (child.type === "string_content") value += unescapeDoubleQuoted(child.text);
+        else if (child.type === "string") {
+          const inner = wordOf(child);
+          value += inner.value;
+          dynamic ||= inner.dynamic;
+        } else {
+          value += DYNAMIC;
+          dynamic = true;
+        }
+      }
+      // Text between named children (for example a lone `$`) is literal.
+      if (node.namedChildren.length === 0) {
+        const start = node.text.indexOf('"');
+        value = unescapeDoubleQuoted(node.text.slice(start + 1, -1));
+      }
+      return { value, dynamic, splittable: false, pattern: false };
+    }
+    case "concatenation": {
+      let value = "";
+      let dynamic = false;
+      let splittable = false;
+      let pattern = GLOB_CHARS.test(
+        node.children.filter((c) => c && (c.type === "word" || !c.isNamed)).map((c) => c?.text)
+          .join(""),
+      );
+      for (const child of node.children) {
+        if (!child) continue;
+        if (!child.isNamed) {
+          value += child.text;
+          continue;
+        }
+        const part = wordOf(child);
+        value += part.value;
+        dynamic ||= part.dynamic;
+        splittable ||= part.splittable;
+        pattern ||= part.pattern;
+      }
+      return { value, dynamic, splittable, pattern };
+    }
+    default:
+      // $x, ${x}, $(…), `…`, <(…), $((…)), brace expressions: computed at run time.
+      return { value: DYNAMIC, dynamic: true, splittable: true, pattern: true };
+  }
+}
+
+function unescapeUnquoted(text: string): string {
+  return text.replace(/\\(\n|.)/gs, (_m, c: string) => (c === "\n" ? "" : c));
+}
+
+function unescapeDoubleQuoted(text: string): string {
+  return text.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === "\n" ? "" : c));
+}
+
+const SIMPLE_ESCAPES: Record<string, string> = {
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  E: "\x1b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "?": "?",
+};
+
+function decodeAnsiC(text: string): string {
+  return text.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
+    (_m, code: string) => {
+      const head = code[0];
+      if (head === "x" || head === "u" || head === "U") {
+        return String.fromCodePoint(Number.parseInt(code.slice(1), 16) % 0x110000);
+      }
+      if (/[0-7]/.test(head)) return String.fromCharCode(Number.parseInt(code, 8) & 0xff);
+      if (head === "c") return String.fromCharCode(code.charCodeAt(1) & 0x1f);
+      return SIMPLE_ESCAPES[code] ?? `\\${code}`;
+    },
+  );
+}

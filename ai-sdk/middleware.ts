@@ -1,0 +1,439 @@
+/**
+ * `hookscopeMiddleware`: the service scope's hooks as an AI SDK language-model middleware.
+ *
+ * @module
+ */
+
+import type {
+  CallParams,
+  GenerateResult,
+  LanguageModelMiddleware,
+  ModelInfo,
+  StreamPart,
+  StreamResult,
+} from "./_spec.ts";
+import { EventStatus, HookPhaseError } from "../core/mod.ts";
+import type { HookBus } from "../hooks/bus.ts";
+import { HookEvent, HookEventType, HookRegistry, type PhaseHandler } from "../service/mod.ts";
+
+/** What a stream handler may return: a part replaces, an array replaces with many (`[]` drops). */
+export type StreamHandlerResult = StreamPart | readonly StreamPart[] | null | undefined;
+
+/** A per-part stream handler; `undefined` or `null` keeps the part. */
+export type PartHandler<T extends StreamPart["type"]> = (
+  part: Extract<StreamPart, { type: T }>,
+  context: { signal: AbortSignal },
+) => StreamHandlerResult | Promise<StreamHandlerResult>;
+
+/** Stream handlers keyed by the AI SDK part type (`text-delta`, `tool-call`, `finish`, …). */
+export type PartHandlers = { [T in StreamPart["type"]]?: PartHandler<T> };
+
+/** What a streaming guardrail answers: nothing to pass, or `{ block: reason }`. */
+export type GuardVerdict = undefined | void | { block: string };
+
+/**
+ * A streaming guardrail: text is held back by `holdBackChars` characters and released only after
+ * `check` has seen it with that much text after it, so a phrase split across chunks is caught
+ * before any of it reaches the consumer.
+ */
+export interface StreamGuard {
+  /** How many characters to hold back (default 64). */
+  holdBackChars?: number;
+  /** Judges all the text of one text part so far. */
+  check(text: string): GuardVerdict | Promise<GuardVerdict>;
+}
+
+/** Raised into the stream when the guardrail blocks text. */
+export class StreamBlockedError extends Error {
+  /** The guardrail's reason. */
+  readonly reason: string;
+  /** Makes the error. */
+  constructor(reason: string) {
+    super(`Stream blocked by guardrail: ${reason}`);
+    this.name = "StreamBlockedError";
+    this.reason = reason;
+  }
+}
+
+/** The session part the middleware emits `api.*` points on. */
+export interface MiddlewareSession {
+  /** The session's bus. */
+  readonly hooks: HookBus;
+}
+
+/** Options for {@linkcode hookscopeMiddleware}. */
+export interface HookscopeMiddlewareOptions {
+  /** A registry with pre-invoke and post-invoke handlers. */
+  registry?: HookRegistry;
+  /** Or the handlers themselves (`preInvoke`, `postInvoke`). */
+  hooks?: { preInvoke?: PhaseHandler; postInvoke?: PhaseHandler };
+  /** Per-part stream handlers. */
+  streamHandlers?: PartHandlers;
+  /** Whether a failing handler stops the call (default `false`: it is logged and ignored). */
+  exit?: boolean;
+  /** Deadline of each phase handler in milliseconds (default 30 000). */
+  timeoutMs?: number;
+  /** Deadline of each stream handler call in milliseconds (default 30 000). */
+  chunkTimeoutMs?: number;
+  /** A session whose bus gets `api.pre_call`, `api.post_call` and `api.stream_chunk`. */
+  session?: MiddlewareSession;
+  /** A streaming guardrail over text parts. */
+  guard?: StreamGuard;
+}
+
+/** The event a phase handler sees; it may replace `params` (pre) or `result` (post). */
+export interface MiddlewareCall {
+  /** `generate` or `stream`. */
+  readonly type: "generate" | "stream";
+  /** The provider and model id. */
+  readonly model: { readonly provider: string; readonly modelId: string };
+  /** The call options; a pre-invoke handler may replace them. */
+  params: CallParams;
+  /** The generate result (post-invoke of `generate` only); a handler may replace it. */
+  result?: GenerateResult;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_HOLD_BACK = 64;
+
+function summary(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 200 ? text.slice(0, 199) + "…" : text;
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`Cannot create middleware: ${name} must be a positive number`);
+  }
+  return value;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value != null && typeof (value as { then?: unknown }).then === "function";
+}
+
+/**
+ * Calls a stream handler. A handler that answers synchronously costs one call and one small
+ * context object; an AbortController exists only when the handler reads `signal`, and a timer
+ * only when the answer is a promise.
+ */
+function callHandler(
+  handler: (part: never, context: { signal: AbortSignal }) => unknown,
+  part: StreamPart,
+  timeoutMs: number,
+): unknown {
+  let controller: AbortController | undefined;
+  const context = {
+    get signal(): AbortSignal {
+      return (controller ??= new AbortController()).signal;
+    },
+  };
+  const result = handler(part as never, context);
+  if (!isThenable(result)) return result;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new DOMException(
+        `The stream handler for "${part.type}" did not settle within ${timeoutMs} ms`,
+        "TimeoutError",
+      );
+      controller?.abort(error);
+      reject(error);
+    }, timeoutMs);
+  });
+  return Promise.race([result, deadline]).finally(() => clearTimeout(timer));
+}
+
+function partsOf(part: StreamPart, result: unknown): readonly StreamPart[] {
+  if (Array.isArray(result)) return result;
+  return result === null || result === undefined ? [part] : [result as StreamPart];
+}
+
+/**
+ * Makes an AI SDK language-model middleware (specification V3, `ai@6`) that runs hookscope's
+ * service-scope hooks around every call of the wrapped model:
+ *
+ * - `transformParams` runs the pre-invoke handler with its deadline and exit policy; it may
+ *   replace `event.params`. With `exit: true` a failure rejects the call with `HookPhaseError`.
+ * - `wrapGenerate` runs the post-invoke handler after the model answered; it may replace
+ *   `event.result`.
+ * - `wrapStream` pipes the model's stream through a `TransformStream` that runs the stream
+ *   handler of each part's type (replace, expand or drop the part), then the guardrail, and runs
+ *   the post-invoke handler after the stream drained. Errors reach the consumer as the stream's
+ *   error.
+ * - With `session`, `api.pre_call`, `api.post_call` and `api.stream_chunk` fire on its bus.
+ *
+ * @param options Handlers, stream handlers, deadlines, session and guardrail.
+ * @returns The middleware, for `wrapLanguageModel({ model, middleware })`.
+ * @throws {TypeError} When an option has the wrong type.
+ *
+ * @example Upper-case every text delta of a streamed answer
+ * ```ts
+ * import { hookscopeMiddleware } from "@hookscope/core/ai-sdk";
+ * import assert from "node:assert/strict";
+ *
+ * const middleware = hookscopeMiddleware({
+ *   streamHandlers: {
+ *     "text-delta": (part) => ({ ...part, delta: part.delta.toUpperCase() }),
+ *   },
+ * });
+ * assert.equal(middleware.specificationVersion, "v3");
+ * assert.equal(typeof middleware.wrapStream, "function");
+ * ```
+ */
+export function hookscopeMiddleware(
+  options: HookscopeMiddlewareOptions = {},
+): LanguageModelMiddleware {
+  if (options === null || typeof options !== "object") {
+    throw new TypeError("Cannot create middleware: options must be an object");
+  }
+  if (options.registry !== undefined && options.hooks !== undefined) {
+    throw new TypeError("Cannot create middleware: pass registry or hooks, not both");
+  }
+  const registry = options.registry ?? new HookRegistry({ hooks: options.hooks ?? {} });
+  if (!(registry instanceof HookRegistry)) {
+    throw new TypeError("Cannot create middleware: registry must be a HookRegistry");
+  }
+  const handlers: PartHandlers = { ...options.streamHandlers };
+  for (const [type, handler] of Object.entries(handlers)) {
+    if (typeof handler !== "function") {
+      throw new TypeError(
+        `Cannot create middleware: the stream handler for ${
+          JSON.stringify(type)
+        } is not a function`,
+      );
+    }
+  }
+  const exit = options.exit ?? false;
+  const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, "timeoutMs");
+  const chunkTimeoutMs = positive(options.chunkTimeoutMs, DEFAULT_TIMEOUT_MS, "chunkTimeoutMs");
+  const bus = options.session?.hooks;
+  const guard = options.guard;
+  const holdBack = guard ? positive(guard.holdBackChars, DEFAULT_HOLD_BACK, "holdBackChars") : 0;
+  const hasPre = registry.canHandle({ hookType: HookEventType.PreInvocation });
+  const hasPost = registry.canHandle({ hookType: HookEventType.PostInvocation });
+  const calls = new WeakMap<
+    CallParams,
+    { call: MiddlewareCall; started: number }
+  >();
+
+  const runPhase = async (hookType: HookEventType, call: MiddlewareCall): Promise<void> => {
+    const hook = new HookEvent({ registry, hookType, eventLike: call, exit, timeoutMs });
+    await hook.invoke();
+    const failed = hook.status === EventStatus.FAILED || hook.status === EventStatus.CANCELLED;
+    if (hook.shouldExit || (exit && failed)) {
+      const cause = hook.exitCause ?? hook.execution.error;
+      throw cause instanceof Error ? cause : new HookPhaseError(
+        `${hookType === HookEventType.PreInvocation ? "Pre" : "Post"}-invoke hook failed: ${
+          String(cause)
+        }`,
+        { cause },
+      );
+    }
+  };
+
+  const emit = (point: "api.pre_call" | "api.post_call" | "api.stream_chunk", payload: object) =>
+    bus ? bus.emit(point as never, payload as never) : undefined;
+
+  const postCall = async (
+    call: MiddlewareCall,
+    started: number,
+    status: string,
+    usage?: { inputTokens?: { total?: number }; outputTokens?: { total?: number } },
+  ) => {
+    await emit("api.post_call", {
+      model: call.model.modelId,
+      provider: call.model.provider,
+      status,
+      latencyMs: performance.now() - started,
+      tokens: usage
+        ? {
+          prompt: usage.inputTokens?.total,
+          completion: usage.outputTokens?.total,
+        }
+        : null,
+    });
+  };
+
+  return {
+    specificationVersion: "v3",
+    async transformParams<P extends CallParams>(
+      { type, params, model }: { type: "generate" | "stream"; params: P; model: ModelInfo },
+    ): Promise<P> {
+      const call: MiddlewareCall = {
+        type,
+        model: { provider: model.provider, modelId: model.modelId },
+        params,
+      };
+      await emit("api.pre_call", {
+        model: model.modelId,
+        provider: model.provider,
+        requestSummary: summary(params.prompt),
+      });
+      if (hasPre) await runPhase(HookEventType.PreInvocation, call);
+      calls.set(call.params, { call, started: performance.now() });
+      return call.params as P;
+    },
+    async wrapGenerate<G extends GenerateResult, P extends CallParams>(
+      { doGenerate, params, model }: {
+        doGenerate: () => PromiseLike<G>;
+        params: P;
+        model: ModelInfo;
+      },
+    ): Promise<G> {
+      const entry = calls.get(params) ?? {
+        call: {
+          type: "generate",
+          model: { provider: model.provider, modelId: model.modelId },
+          params,
+        },
+        started: performance.now(),
+      };
+      let result: G;
+      try {
+        result = await doGenerate();
+      } catch (error) {
+        await postCall(entry.call, entry.started, "failed");
+        throw error;
+      }
+      entry.call.result = result;
+      if (hasPost) await runPhase(HookEventType.PostInvocation, entry.call);
+      await postCall(entry.call, entry.started, "completed", result.usage as never);
+      return (entry.call.result ?? result) as G;
+    },
+    async wrapStream<S extends StreamResult, P extends CallParams>(
+      { doStream, params, model }: { doStream: () => PromiseLike<S>; params: P; model: ModelInfo },
+    ): Promise<S> {
+      const entry = calls.get(params) ?? {
+        call: {
+          type: "stream",
+          model: { provider: model.provider, modelId: model.modelId },
+          params,
+        },
+        started: performance.now(),
+      };
+      const upstream = await doStream();
+      const text = new Map<string, { all: string; released: number }>();
+      let usage: unknown;
+      let stopped = false;
+
+      // The AI SDK's convention for a failed stream: an error part, then the end of the stream
+      // (ending it cancels the model's stream upstream).
+      const fail = (controller: TransformStreamDefaultController<StreamPart>, error: unknown) => {
+        stopped = true;
+        controller.enqueue({ type: "error", error } as StreamPart);
+        controller.terminate();
+      };
+
+      const plain = !bus && !guard;
+      // Parts go out synchronously unless a session or a guardrail has to see them first.
+      const emitAll = (
+        parts: readonly StreamPart[],
+        controller: TransformStreamDefaultController<StreamPart>,
+      ): void | Promise<void> => {
+        if (plain) {
+          for (const part of parts) {
+            if (part.type === "finish") usage = part.usage;
+            controller.enqueue(part);
+          }
+          return;
+        }
+        return (async () => {
+          for (const part of parts) {
+            if (stopped) return;
+            await deliver(part, controller);
+          }
+        })();
+      };
+
+      const deliver = async (
+        part: StreamPart,
+        controller: TransformStreamDefaultController<StreamPart>,
+      ): Promise<void> => {
+        if (part.type === "finish") usage = part.usage;
+        if (bus) {
+          await emit("api.stream_chunk", {
+            model: model.modelId,
+            provider: model.provider,
+            chunkType: part.type,
+            chunkSummary: summary(part),
+          });
+        }
+        if (!guard || (part.type !== "text-delta" && part.type !== "text-end")) {
+          controller.enqueue(part);
+          return;
+        }
+        const state = text.get(part.id) ?? { all: "", released: 0 };
+        text.set(part.id, state);
+        if (part.type === "text-delta") state.all += part.delta;
+        const verdict = await guard.check(state.all);
+        if (verdict && typeof verdict === "object" && typeof verdict.block === "string") {
+          fail(controller, new StreamBlockedError(verdict.block));
+          return;
+        }
+        const upTo = part.type === "text-end" ? state.all.length : state.all.length - holdBack;
+        if (upTo > state.released) {
+          controller.enqueue({
+            type: "text-delta",
+            id: part.id,
+            delta: state.all.slice(state.released, upTo),
+          } as StreamPart);
+          state.released = upTo;
+        }
+        if (part.type === "text-end") {
+          text.delete(part.id);
+          controller.enqueue(part);
+        }
+      };
+
+      const transform = new TransformStream<StreamPart, StreamPart>({
+        transform: (part, controller): void | Promise<void> => {
+          if (stopped) return;
+          const handler = handlers[part.type];
+          if (!handler) return emitAll([part], controller);
+          let result: unknown;
+          try {
+            result = callHandler(handler as never, part, chunkTimeoutMs);
+          } catch (error) {
+            return exit ? fail(controller, error) : emitAll([part], controller);
+          }
+          if (!isThenable(result)) return emitAll(partsOf(part, result), controller);
+          return Promise.resolve(result).then(
+            (value) => emitAll(partsOf(part, value), controller),
+            (error) => exit ? fail(controller, error) : emitAll([part], controller),
+          );
+        },
+        flush: async (controller) => {
+          if (stopped) return;
+          for (const [id, state] of text) {
+            if (state.released < state.all.length) {
+              controller.enqueue({
+                type: "text-delta",
+                id,
+                delta: state.all.slice(state.released),
+              } as StreamPart);
+            }
+          }
+          try {
+            if (hasPost) await runPhase(HookEventType.PostInvocation, entry.call);
+          } catch (error) {
+            controller.enqueue({ type: "error", error } as StreamPart);
+            return;
+          } finally {
+            await postCall(entry.call, entry.started, "completed", usage as never);
+          }
+        },
+      });
+      return {
+        ...upstream,
+        stream: (upstream.stream as ReadableStream<StreamPart>).pipeThrough(transform),
+      } as S;
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * How to start this `hookscope` command again as another process, with the runtime running
+ * this one (the demo answers and resumes its run from separate processes).
+ *
+ * @module
+ */
+
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The command and arguments that run `hookscope` with `args` in a new process. */
+export function selfCommand(args: readonly string[]): { command: string; args: string[] } {
+  const g = globalThis as { Deno?: unknown; Bun?: unknown };
+  const process = globalThis.process;
+  const execPath = process?.execPath ?? "deno";
+  const main = new URL("./main.ts", import.meta.url);
+  const script = main.protocol === "file:" ? fileURLToPath(main) : main.href;
+  if (g.Deno !== undefined) return { command: execPath, args: ["run", "-A", script, ...args] };
+  if (g.Bun !== undefined) return { command: execPath, args: [script, ...args] };
+  return { command: execPath, args: [...(process?.execArgv ?? []), script, ...args] };
+}
+
+/** What a finished child process produced. */
+export interface ChildResult {
+  /** The exit code (`null` when killed by a signal). */
+  code: number | null;
+  /** Everything written to stdout. */
+  stdout: string;
+  /** Everything written to stderr. */
+  stderr: string;
+}
+
+/**
+ * Runs `hookscope args` as a child process without blocking this one (its event loop keeps
+ * serving, e.g. the demo's scripted model); `onLine` sees each stdout line as it comes. The child
+ * is killed after `timeoutMs` (default 120 000).
+ */
+export function runSelf(
+  args: readonly string[],
+  options: { onLine?: (line: string) => void; timeoutMs?: number } = {},
+): Promise<ChildResult> {
+  const { command, args: argv } = selfCommand(args);
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, argv, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...globalThis.process?.env, NO_COLOR: "1" },
+    });
+    let stdout = "";
+    let stderr = "";
+    let partial = "";
+    child.stdout!.on("data", (chunk: Uint8Array) => {
+      const text = String(chunk);
+      stdout += text;
+      partial += text;
+      const lines = partial.split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) options.onLine?.(line);
+    });
+    child.stderr!.on("data", (chunk: Uint8Array) => (stderr += String(chunk)));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (partial !== "") options.onLine?.(partial);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

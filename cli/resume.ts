@@ -1,0 +1,203 @@
+/**
+ * `hookscope resume DB RUN_ID`: continue an agent run that stopped for approval, in this
+ * process, once every pending call of it is answered.
+ *
+ * @module
+ */
+
+import { codingSpec, CodingToolkit, nodeFileSystem } from "../action/coding/mod.ts";
+import { summarize } from "../core/json_safe.ts";
+import { IModel } from "../service/mod.ts";
+import { HookBlocked, RunNotResumableError, Session } from "../session/mod.ts";
+import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { optionalString } from "./_approvals.ts";
+import { openWritableDb } from "./_db.ts";
+import { CliError, type CliIO, UsageError } from "./_output.ts";
+import { askBeforeHook, readResumeInfo } from "./_resume_info.ts";
+import { secretsGuard } from "./agent_run.ts";
+
+const FLAGS: Record<string, FlagSpec> = {
+  "base-url": { type: "string", help: "the model server (default: the one the run used)" },
+  model: { type: "string", help: "the model name (default: the one the run used)" },
+  workspace: { type: "string", help: "the coding workspace (default: the one the run used)" },
+  json: { type: "boolean", help: "print the result as JSON" },
+};
+
+/** Help text for `hookscope resume`. */
+export const RESUME_HELP: string =
+  `Usage: hookscope resume DB RUN_ID [--base-url URL] [--model NAME] [--workspace DIR] [--json]
+
+Continues the agent run RUN_ID stored in the SQLite file DB, exactly where it stopped for
+approval: calls approved with 'hookscope approve' run once (with the edited arguments, if
+given), rejected ones are answered to the model with the reason, and the agent goes on until it
+answers, hits its turn limit or stops for approval again. Two processes resuming the same run
+cannot both run it: the second exits with code 1.
+
+Runs started by 'hookscope run' or 'hookscope demo' store their model server, model and
+workspace; the flags override them. The API key comes from HOOKSCOPE_API_KEY or OPENAI_API_KEY.
+
+${flagHelp(FLAGS)}`;
+
+function clock(): string {
+  return new Date().toISOString().slice(11, 23);
+}
+
+/** Runs `hookscope resume`; returns the exit code. */
+export async function resumeCommand(args: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseFlags("resume", args, FLAGS);
+  if (values.help) {
+    io.out(RESUME_HELP);
+    return 0;
+  }
+  if (positionals.length !== 2 || positionals.some((p) => p.trim() === "")) {
+    throw new UsageError(`hookscope resume: expected DB and RUN_ID; see 'hookscope resume --help'`);
+  }
+  const [path, runId] = positionals;
+  const flagURL = optionalString("resume", values["base-url"], "base-url");
+  if (flagURL !== undefined && !/^https?:\/\//.test(flagURL)) {
+    throw new UsageError(`hookscope resume: --base-url must be an http(s) URL`);
+  }
+  const flagModel = optionalString("resume", values.model, "model");
+  const flagWorkspace = optionalString("resume", values.workspace, "workspace");
+  const json = values.json === true;
+  const line = (tag: string, text: string) => {
+    if (!json) io.out(`${clock()}  ${tag.padEnd(8)} ${text.replace(/\s+/g, " ")}`);
+  };
+
+  const store = await openWritableDb(path);
+  const failures: string[] = [];
+  try {
+    const run = await store.getRun(runId);
+    if (run === undefined) {
+      throw new CliError(`No run ${JSON.stringify(runId)} in ${JSON.stringify(path)}`);
+    }
+    if (run.sessionId === null) {
+      throw new CliError(
+        `Run ${JSON.stringify(runId)} belongs to no session; it cannot be resumed`,
+      );
+    }
+    if (run.status !== "waiting_approval") {
+      throw new CliError(
+        `Run ${JSON.stringify(runId)} is not waiting for approval (status ${run.status}${
+          run.owner ? `, claimed by ${run.owner}` : ""
+        })`,
+      );
+    }
+    const unanswered = run.pending.filter((p) => run.answers[p.callId] === undefined);
+    if (unanswered.length > 0) {
+      throw new CliError(
+        `Run ${JSON.stringify(runId)} still waits for answers to ${
+          unanswered.map((p) => `${p.callId} (${p.toolName})`).join(", ")
+        }; use 'hookscope approve' or 'hookscope reject' first`,
+      );
+    }
+    const row = await store.getSession(run.sessionId);
+    const info = readResumeInfo(row?.metadata);
+    const baseURL = flagURL ?? info?.baseURL;
+    const modelName = flagModel ?? info?.model;
+    const workspace = flagWorkspace ?? info?.workspace;
+    if (baseURL === undefined || modelName === undefined || workspace === undefined) {
+      throw new CliError(
+        `Run ${JSON.stringify(runId)} was not started by 'hookscope run' or 'hookscope demo': ` +
+          `pass --base-url, --model and --workspace, or resume it from your application with ` +
+          `Session.resume`,
+      );
+    }
+    const env = globalThis.process?.env ?? {};
+    const apiKey = env.HOOKSCOPE_API_KEY || env.OPENAI_API_KEY || undefined;
+    const model = new IModel({ model: modelName, baseURL, ...(apiKey ? { apiKey } : {}) });
+    const spec = codingSpec({ cwd: workspace, secure: true, fs: nodeFileSystem });
+    const tools = new CodingToolkit({ workspaceRoot: workspace }).bind();
+    const session = await Session.restore(store, run.sessionId, {
+      model,
+      onError: (error, where) => void failures.push(`${where}: ${String(error)}`),
+      branch: (branchId) => (branchId === run.branchId ? { spec, model, tools } : { model }),
+    });
+    const bus = session.hooks;
+    bus.on(
+      "tool.pre",
+      ({ toolName, argsSummary }) => line("tool.pre", `${toolName} ${argsSummary}`),
+    );
+    // The same secrets guard as `hookscope run`, given the workspace it protects.
+    const guard: (payload: Parameters<typeof secretsGuard>[0], root: string) => unknown =
+      secretsGuard;
+    bus.on("tool.pre", (payload) => guard(payload, workspace));
+    if (info?.askBefore.length) bus.on("tool.pre", askBeforeHook(info.askBefore));
+    bus.on(
+      "tool.post",
+      ({ toolName, resultSummary }) =>
+        line("tool.post", `${toolName} ${summarize(resultSummary, 90)}`),
+    );
+    bus.on(
+      "tool.error",
+      ({ toolName, error }) =>
+        line(
+          "tool.err",
+          `${toolName} ${summarize(error instanceof Error ? error.message : error, 100)}`,
+        ),
+    );
+    session.observer.observe({ type: HookBlocked }, (signal) => {
+      line("BLOCKED", `${signal.toolName} by ${signal.point}: ${signal.error.message}`);
+    });
+    line("resume", `run ${runId} of session ${run.sessionId}`);
+    for (const pending of run.pending) {
+      const answer = run.answers[pending.callId];
+      line(
+        "answer",
+        `${pending.callId} ${pending.toolName}: ${answer.approve ? "approved" : "rejected"}${
+          answer.by ? ` by ${answer.by}` : ""
+        }${answer.reason ? ` (${answer.reason})` : ""}${
+          answer.updatedArgs ? ` with ${summarize(answer.updatedArgs, 80)}` : ""
+        }`,
+      );
+    }
+    let result;
+    try {
+      result = await session.resume(runId, {}, {
+        owner: `hookscope resume (pid ${globalThis.process?.pid ?? "?"})`,
+      });
+    } catch (error) {
+      await session.drainSignals();
+      if (error instanceof RunNotResumableError) {
+        throw new CliError(error.message, { cause: error });
+      }
+      throw new CliError(
+        `The resumed run failed: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    if (result.stoppedBy !== "approval") {
+      await session.end({
+        status: result.stoppedBy === "aborted" ? "aborted" : "completed",
+        numTurns: result.turns,
+      });
+    }
+    await session.drainSignals();
+    const answerText = typeof result.message?.content === "string" ? result.message.content : "";
+    if (json) {
+      io.out(JSON.stringify(
+        {
+          runId,
+          sessionId: run.sessionId,
+          stoppedBy: result.stoppedBy,
+          turns: result.turns,
+          actions: result.actions,
+          answer: answerText,
+          pending: result.pending ?? [],
+        },
+        null,
+        2,
+      ));
+    } else {
+      line("model", answerText);
+      io.out(`\nrun ${runId} stopped by ${result.stoppedBy} after ${result.turns} turns`);
+      for (const p of result.pending ?? []) {
+        io.out(`pending again: ${p.callId} (${p.toolName}); see 'hookscope pending ${path}'`);
+      }
+    }
+    return 0;
+  } finally {
+    await store.close();
+    for (const failure of failures) io.err(`warning: ${failure}`);
+  }
+}

@@ -1,0 +1,593 @@
+// The agent loop's engine, shared by operate, operateStream and resume: model turns, tool calls
+// through the branch's act path, approvals that stop the run, and the run record in the store.
+
+import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
+import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
+import { EventStatus } from "../core/operation.ts";
+import { toJsonSafe } from "../core/json_safe.ts";
+import type { StreamChunk } from "../service/endpoint.ts";
+import type { IModel } from "../service/imodel.ts";
+import type {
+  RunAnswer,
+  RunApproval,
+  RunRecord,
+  RunStatus,
+  SessionStore,
+} from "../store/session_store.ts";
+import type { ActionResult, ActOptions } from "./act.ts";
+import type {
+  AgentHost,
+  AgentRunOptions,
+  AgentStreamEvent,
+  ModelToolCall,
+  OperateResult,
+  StoppedBy,
+} from "./agent_loop.ts";
+import { isBlocked } from "./_blocked.ts";
+import { bounded } from "./_bounded.ts";
+import { ApprovalAnswered, ToolDenied } from "./signal.ts";
+import { runStoreOf } from "./_run_store.ts";
+import type { Message } from "./message.ts";
+import { toChatMessages } from "./agent_loop.ts";
+
+/** One model turn: yields events while it runs and returns the answer and the tool calls. */
+export type ModelTurn = (
+  turn: number,
+  signal: AbortSignal,
+) => AsyncGenerator<AgentStreamEvent, { text: string; toolCalls: ModelToolCall[] }>;
+
+/** The model of a host, or a `TypeError`. */
+export function requireModel(host: AgentHost): IModel {
+  if (!host.model) throw new TypeError(`Cannot run the agent: branch ${host.id} has no model`);
+  return host.model;
+}
+
+/** The chat-completions request for the host's conversation. */
+export function buildRequest(
+  host: AgentHost,
+  request: Record<string, unknown> | undefined,
+  withTools: boolean,
+): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    ...(request ?? {}),
+    messages: toChatMessages(host.messages),
+  };
+  const schemas = withTools ? host.actions.schemas() : [];
+  if (schemas.length > 0) body.tools = schemas;
+  return body;
+}
+
+function parseCompletion(response: unknown): { text: string; toolCalls: ModelToolCall[] } {
+  const message = (response as { choices?: { message?: Record<string, unknown> }[] } | null)
+    ?.choices?.[0]?.message;
+  if (!message || typeof message !== "object") {
+    throw new TypeError(`Cannot read the model's answer: the response has no choices[0].message`);
+  }
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+  const toolCalls: ModelToolCall[] = [];
+  for (
+    const call of calls as { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[]
+  ) {
+    const name = checkToolName(call?.function?.name, call?.id);
+    toolCalls.push({
+      id: typeof call.id === "string" && call.id ? call.id : crypto.randomUUID(),
+      name,
+      arguments: argumentsText(call.function?.arguments),
+    });
+  }
+  return { text: typeof message.content === "string" ? message.content : "", toolCalls };
+}
+
+/**
+ * A tool call's function name. A call without one cannot be run or answered (the conversation
+ * would hold a tool call with no name), so it is a `TypeError` rather than silently dropped.
+ */
+export function checkToolName(name: unknown, id: unknown): string {
+  if (typeof name === "string" && name.length > 0) return name;
+  throw new TypeError(
+    `Cannot run the model's tool call${
+      typeof id === "string" && id ? ` "${id}"` : ""
+    }: it has no function name`,
+  );
+}
+
+/**
+ * A tool call's arguments as JSON text. Some OpenAI-compatible servers send an object instead of
+ * a string: it is kept (as its JSON). Absent arguments are `{}`. Any other value is kept as its
+ * JSON too, so the tool call is answered with "Invalid tool arguments" instead of running the
+ * tool with arguments the model never gave.
+ */
+function argumentsText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined || value === null) return "{}";
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** One non-streamed model call with the host's conversation. */
+export async function invokeModel(
+  host: AgentHost,
+  request: Record<string, unknown> | undefined,
+  withTools: boolean,
+  signal?: AbortSignal,
+): Promise<{ text: string; toolCalls: ModelToolCall[] }> {
+  const model = requireModel(host);
+  const event = await model.invoke(
+    buildRequest(host, request, withTools),
+    signal ? { signal } : undefined,
+  );
+  if (event.status !== EventStatus.COMPLETED) throw event.execution.error;
+  return parseCompletion(event.response);
+}
+
+type CallOutcome =
+  | { kind: "done"; result: ActionResult; blocked: boolean; interrupt: boolean }
+  | { kind: "pending"; approval: PendingApproval };
+
+function hasResponse(host: AgentHost, callId: string): boolean {
+  return host.messages.some((m) =>
+    m.role === "action_response" &&
+    (m.content as { callId?: unknown } | null)?.callId === callId
+  );
+}
+
+/**
+ * Runs one tool call from the model. Malformed JSON arguments, a denial and a blocking `tool.pre`
+ * guard do not end the loop: the model is told what went wrong in the tool's response message.
+ * An `ask` without an answer becomes a pending approval. Any other rejection of `act` (an abort,
+ * a failing message callback) ends the loop with that error.
+ */
+async function runToolCall(
+  host: AgentHost,
+  call: ModelToolCall,
+  signal: AbortSignal,
+  approve: ApprovalHandler | undefined,
+  runId: string,
+): Promise<CallOutcome> {
+  let args: Record<string, unknown>;
+  try {
+    const parsed = JSON.parse(call.arguments || "{}");
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw new TypeError("arguments must be a JSON object");
+    }
+    args = parsed;
+  } catch (error) {
+    const output = { error: `Invalid tool arguments: ${(error as Error).message}` };
+    await addToolExchange(host, call, {}, output);
+    return {
+      kind: "done",
+      result: { function: call.name, arguments: {}, output },
+      blocked: false,
+      interrupt: false,
+    };
+  }
+  const options: ActOptions = { suppressErrors: true, callId: call.id, runId, signal };
+  if (approve !== undefined) options.approve = approve;
+  try {
+    const result = await host.act({ function: call.name, arguments: args }, options);
+    return { kind: "done", result, blocked: false, interrupt: false };
+  } catch (error) {
+    if (signal.aborted) throw error;
+    if (error instanceof ApprovalRequiredError) {
+      return { kind: "pending", approval: error.approval };
+    }
+    if (error instanceof ToolDeniedError) {
+      const output = { error: `Denied: ${error.reason}`, reason: error.reason };
+      if (!hasResponse(host, call.id)) await addToolExchange(host, call, args, output);
+      return {
+        kind: "done",
+        result: { function: call.name, arguments: args, output },
+        blocked: true,
+        interrupt: error.interrupt,
+      };
+    }
+    if (!isBlocked(error)) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    const output = { error: `Blocked by a tool.pre guard: ${message}` };
+    await addToolExchange(host, call, args, output);
+    return {
+      kind: "done",
+      result: { function: call.name, arguments: args, output },
+      blocked: true,
+      interrupt: false,
+    };
+  }
+}
+
+/**
+ * Runs a call a person answered while the run waited. A rejection is applied as given (the tool
+ * does not run, even if the hooks would no longer ask): `ApprovalAnswered` and `ToolDenied` are
+ * recorded and the model gets the reason. An approval runs the call through the act path with
+ * the approver's arguments (so guards judge what will run); if a hook asks again, the stored
+ * answer is given.
+ */
+async function runAnswered(
+  host: AgentHost,
+  call: ModelToolCall,
+  answer: ApprovalAnswer,
+  signal: AbortSignal,
+  runId: string,
+): Promise<CallOutcome> {
+  if (answer.approve) {
+    const edited = answer.updatedArgs === undefined
+      ? call
+      : { ...call, arguments: JSON.stringify(answer.updatedArgs) };
+    return await runToolCall(host, edited, signal, () => answer, runId);
+  }
+  let args: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(call.arguments || "{}");
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) args = parsed;
+  } catch { /* the request message shows {} */ }
+  const reason = answer.reason ?? "rejected by the approver";
+  const data: Record<string, unknown> = {
+    runId,
+    callId: call.id,
+    toolName: call.name,
+    approve: false,
+    reason,
+  };
+  if (answer.by !== undefined) data.by = answer.by;
+  const hook = answer.by === undefined ? "approval" : `approval by ${answer.by}`;
+  await emitQuietly(host, new ApprovalAnswered({ data: Object.freeze(data) }));
+  await emitQuietly(
+    host,
+    new ToolDenied({
+      data: Object.freeze({ callId: call.id, toolName: call.name, reason, hook, shadow: false }),
+    }),
+  );
+  const output = { error: `Denied: ${reason}`, reason };
+  await addToolExchange(host, call, args, output);
+  return {
+    kind: "done",
+    result: { function: call.name, arguments: args, output },
+    blocked: true,
+    interrupt: answer.interrupt === true,
+  };
+}
+
+async function emitQuietly(host: AgentHost, signal: unknown): Promise<void> {
+  try {
+    await host.emit?.(signal);
+  } catch {
+    // Observation is best effort: it never changes the outcome.
+  }
+}
+
+async function addToolExchange(
+  host: AgentHost,
+  call: ModelToolCall,
+  args: Record<string, unknown>,
+  output: unknown,
+): Promise<void> {
+  await host.addMessage({
+    role: "action_request",
+    content: { function: call.name, arguments: args, callId: call.id },
+    sender: host.id,
+    recipient: call.name,
+  });
+  await host.addMessage({
+    role: "action_response",
+    content: { function: call.name, arguments: args, output, callId: call.id },
+    sender: call.name,
+    recipient: host.id,
+  });
+}
+
+/** A stored answer as the act path's approval handler returns it. */
+export function toApprovalAnswer(answer: RunAnswer): ApprovalAnswer {
+  if (answer.approve) {
+    const out: { approve: true; updatedArgs?: Record<string, unknown>; by?: string } = {
+      approve: true,
+    };
+    if (answer.updatedArgs !== undefined) out.updatedArgs = structuredClone(answer.updatedArgs);
+    if (answer.by !== undefined) out.by = answer.by;
+    return out;
+  }
+  const out: { approve: false; reason?: string; interrupt?: boolean; by?: string } = {
+    approve: false,
+  };
+  if (answer.reason !== undefined) out.reason = answer.reason;
+  if (answer.interrupt !== undefined) out.interrupt = answer.interrupt;
+  if (answer.by !== undefined) out.by = answer.by;
+  return out;
+}
+
+function toRunApproval(approval: PendingApproval, run: RunRecord): RunApproval {
+  const out: RunApproval = {
+    runId: run.runId,
+    callId: approval.callId,
+    toolName: approval.toolName,
+    args: toJsonSafe(approval.args) as Record<string, unknown>,
+    requestedAt: approval.requestedAt,
+  };
+  const sessionId = approval.sessionId ?? run.sessionId;
+  const branchId = approval.branchId ?? run.branchId;
+  if (sessionId !== null && sessionId !== undefined) out.sessionId = sessionId;
+  if (branchId !== null && branchId !== undefined) out.branchId = branchId;
+  if (approval.reason !== undefined) out.reason = approval.reason;
+  return out;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+/** Checks `maxTurns`. */
+export function checkTurns(maxTurns: unknown): number {
+  const value = maxTurns ?? 8;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new RangeError(
+      `Cannot operate: maxTurns must be a positive integer; got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Checks an `approve` option. */
+export function checkApprove(approve: unknown): ApprovalHandler | undefined {
+  if (approve === undefined) return undefined;
+  if (typeof approve !== "function") {
+    throw new TypeError(`Cannot operate: approve must be a function`);
+  }
+  return approve as ApprovalHandler;
+}
+
+/**
+ * A streaming model turn: yields text and tool calls as they arrive. `onReader` gets the model
+ * stream's reader while it is read (`null` after), so a cancel can cancel it.
+ */
+export function streamTurn(
+  host: AgentHost,
+  run: RunRecord,
+  onReader: (reader: ReadableStreamDefaultReader<StreamChunk> | null) => void = () => {},
+): ModelTurn {
+  const model = requireModel(host);
+  return async function* (turn, turnSignal) {
+    const stream = model.stream(buildRequest(host, run.state.request, true), {
+      signal: turnSignal,
+    });
+    const reader = (stream as ReadableStream<StreamChunk>).getReader();
+    onReader(reader);
+    let text = "";
+    const toolCalls: ModelToolCall[] = [];
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (value.type === "text") {
+          text += value.text;
+          yield { type: "text", text: value.text, turn };
+        } else if (value.type === "tool_call") {
+          const call = {
+            id: value.id || crypto.randomUUID(),
+            name: checkToolName(value.name, value.id),
+            arguments: value.arguments,
+          };
+          toolCalls.push(call);
+          yield { type: "tool_call", call, turn };
+        }
+      }
+    } finally {
+      onReader(null);
+    }
+    return { text, toolCalls };
+  };
+}
+
+/** A non-streaming model turn (one `invoke`). */
+export function invokeTurn(host: AgentHost, run: RunRecord): ModelTurn {
+  // deno-lint-ignore require-yield
+  return async function* (_turn, turnSignal) {
+    return await invokeModel(host, run.state.request, true, turnSignal);
+  };
+}
+
+/** A fresh run record for a host. */
+export function newRun(
+  host: AgentHost,
+  options: AgentRunOptions | undefined,
+  stream = false,
+): RunRecord {
+  const now = Date.now();
+  const sessionId = host.session?.id ?? null;
+  const state: RunRecord["state"] = {
+    turn: 0,
+    maxTurns: checkTurns(options?.maxTurns),
+    toolCalls: [],
+    done: [],
+    stream,
+  };
+  if (options?.request !== undefined) {
+    state.request = toJsonSafe(options.request) as Record<string, unknown>;
+  }
+  return {
+    runId: crypto.randomUUID(),
+    sessionId,
+    branchId: host.id,
+    status: "running",
+    stoppedBy: null,
+    pending: [],
+    answers: {},
+    state,
+    owner: null,
+    claimedAt: null,
+    error: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** Where a loop starts: a fresh instruction, or a claimed run with answers for its pending calls. */
+export interface LoopStart {
+  /** The run (saved as it changes). */
+  run: RunRecord;
+  /** Where the run is saved. */
+  store: SessionStore;
+  /** A fresh run's instruction (added as the user message). */
+  instruction?: string;
+  /** A resumed run's answers for its pending calls. */
+  answers?: Readonly<Record<string, ApprovalAnswer>>;
+  /** Answers inline to asks the run meets. */
+  approve?: ApprovalHandler;
+}
+
+function statusOf(stoppedBy: StoppedBy): RunStatus {
+  if (stoppedBy === "approval") return "waiting_approval";
+  if (stoppedBy === "aborted") return "aborted";
+  return "completed";
+}
+
+/** The store a host's runs go to (the session's store, or a private in-memory one). */
+export function storeOf(host: AgentHost): SessionStore {
+  return runStoreOf(host);
+}
+
+/** The loop: model → tools → model, with approvals; the run record follows every stop. */
+export async function* agentLoop(
+  host: AgentHost,
+  start: LoopStart,
+  signal: AbortSignal,
+  modelTurn: ModelTurn,
+): AsyncGenerator<AgentStreamEvent> {
+  const { run, store } = start;
+  const actions: ActionResult[] = [];
+  let lastMessage: Message | undefined;
+  let finished = false;
+  // Saving honours the caller's signal while the run goes on. After an abort the run is saved
+  // as aborted on a best-effort basis: a store that does not answer within a second cannot
+  // delay the aborted caller.
+  const save = async (): Promise<void> => {
+    run.updatedAt = Date.now();
+    if (signal.aborted) {
+      await bounded(store.saveRun(run), "save run", undefined, 1000).catch(() => {});
+      return;
+    }
+    await bounded(store.saveRun(run), "save run", signal);
+  };
+  const finish = async (
+    stoppedBy: StoppedBy,
+    pending?: PendingApproval[],
+  ): Promise<OperateResult> => {
+    finished = true;
+    run.status = statusOf(stoppedBy);
+    run.stoppedBy = stoppedBy;
+    run.pending = (pending ?? []).map((p) => toRunApproval(p, run));
+    await save();
+    const message = lastMessage ?? host.messages.at(-1);
+    const result: OperateResult = {
+      message: message as Message,
+      turns: run.state.turn,
+      actions,
+      runId: run.runId,
+      stoppedBy,
+    };
+    if (pending !== undefined) {
+      result.pending = Object.freeze(
+        run.pending.map((p) => Object.freeze({ ...p, args: deepFreeze(structuredClone(p.args)) })),
+      );
+    }
+    return result;
+  };
+  try {
+    let calls: ModelToolCall[] = [];
+    let resuming = start.instruction === undefined;
+    if (resuming) {
+      const id = run.state.messageId;
+      lastMessage = host.messages.findLast((m) => m.id === id);
+      calls = run.state.toolCalls.map((c) => ({ ...c }));
+    } else {
+      await save();
+      await host.addMessage({ role: "user", content: start.instruction });
+    }
+    for (;;) {
+      if (!resuming) {
+        const turn = run.state.turn + 1;
+        const answer = yield* modelTurn(turn, signal);
+        lastMessage = await host.addMessage({ role: "assistant", content: answer.text });
+        calls = answer.toolCalls;
+        run.state = {
+          ...run.state,
+          turn,
+          toolCalls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
+          done: [],
+          messageId: lastMessage.id,
+        };
+        if (calls.length === 0) {
+          yield { type: "done", result: await finish("answer") };
+          return;
+        }
+      }
+      resuming = false;
+      const pending: PendingApproval[] = [];
+      for (const call of calls) {
+        if (run.state.done.includes(call.id)) continue;
+        const given = start.answers?.[call.id];
+        const outcome = given === undefined
+          ? await runToolCall(host, call, signal, start.approve, run.runId)
+          : await runAnswered(host, call, given, signal, run.runId);
+        if (outcome.kind === "pending") {
+          pending.push(outcome.approval);
+          continue;
+        }
+        run.state.done.push(call.id);
+        actions.push(outcome.result);
+        yield {
+          type: "tool_result",
+          result: outcome.result,
+          blocked: outcome.blocked,
+          turn: run.state.turn,
+        };
+        if (outcome.interrupt) {
+          yield { type: "done", result: await finish("denied") };
+          return;
+        }
+      }
+      if (pending.length > 0) {
+        yield { type: "done", result: await finish("approval", pending) };
+        return;
+      }
+      if (run.state.turn >= run.state.maxTurns) {
+        yield { type: "done", result: await finish("maxTurns") };
+        return;
+      }
+    }
+  } catch (error) {
+    if (signal.aborted && !finished) {
+      yield { type: "done", result: await finish("aborted") };
+      return;
+    }
+    if (!finished) {
+      finished = true;
+      run.status = "failed";
+      run.error = error instanceof Error ? error.message : String(error);
+      await save().catch(() => {});
+    }
+    throw error;
+  } finally {
+    if (!finished) {
+      // The consumer stopped the stream: the run ends here.
+      finished = true;
+      run.status = "aborted";
+      run.stoppedBy = "aborted";
+      await save().catch(() => {});
+    }
+  }
+}
+
+/** Drives a loop to its `done` event. */
+export async function runToEnd(
+  loop: AsyncGenerator<AgentStreamEvent>,
+): Promise<OperateResult> {
+  for await (const event of loop) {
+    if (event.type === "done") return event.result;
+  }
+  throw new Error(`Cannot operate: the agent loop ended without a result`);
+}

@@ -1,0 +1,245 @@
+// Validation and normalization of run records, shared by every store so all accept and return the
+// same runs.
+
+import { toJsonSafe } from "../core/json_safe.ts";
+import {
+  type PendingApprovalFilter,
+  type PendingApprovalRow,
+  RUN_STATUSES,
+  type RunAnswer,
+  type RunApproval,
+  type RunRecord,
+  type RunStatus,
+  type RunToolCall,
+} from "./session_store.ts";
+import { checkId } from "./_rows.ts";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function quote(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "(array)";
+  return `(${typeof value})`;
+}
+
+function fail(action: string, what: string, value: unknown): never {
+  throw new TypeError(`Cannot ${action}: ${what}; got ${quote(value)}`);
+}
+
+function finite(value: unknown, key: string, action: string): number {
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    fail(action, `${key} must be a finite number`, value);
+  }
+  return value;
+}
+
+function nullableId(value: unknown, key: string, action: string): string | null {
+  if (value === undefined || value === null) return null;
+  return checkId(value, key, action);
+}
+
+function nullableString(value: unknown, key: string, action: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") fail(action, `${key} must be a string or null`, value);
+  return value;
+}
+
+function object(value: unknown, key: string, action: string): Record<string, unknown> {
+  if (!isRecord(value)) fail(action, `${key} must be an object`, value);
+  return toJsonSafe(value) as Record<string, unknown>;
+}
+
+function normalizeApproval(value: unknown, runId: string, action: string): RunApproval {
+  if (!isRecord(value)) fail(action, "each pending approval must be an object", value);
+  const out: RunApproval = {
+    runId,
+    callId: checkId(value.callId, "pending callId", action),
+    toolName: checkId(value.toolName, "pending toolName", action),
+    args: object(value.args, "pending args", action),
+    requestedAt: finite(value.requestedAt, "pending requestedAt", action),
+  };
+  if (value.sessionId !== undefined && value.sessionId !== null) {
+    out.sessionId = checkId(value.sessionId, "pending sessionId", action);
+  }
+  if (value.branchId !== undefined && value.branchId !== null) {
+    out.branchId = checkId(value.branchId, "pending branchId", action);
+  }
+  if (value.reason !== undefined && value.reason !== null) {
+    if (typeof value.reason !== "string") fail(action, "pending reason must be a string", value);
+    out.reason = value.reason;
+  }
+  return out;
+}
+
+/** Validates an answer; returns a JSON-safe copy with `answeredAt` set. */
+export function normalizeAnswer(value: unknown, action: string, now = Date.now()): RunAnswer {
+  if (!isRecord(value)) fail(action, "an answer must be an object", value);
+  if (typeof value.approve !== "boolean") {
+    fail(action, "an answer's approve must be a boolean", value.approve);
+  }
+  const out: RunAnswer = { approve: value.approve };
+  if (value.updatedArgs !== undefined) {
+    out.updatedArgs = object(value.updatedArgs, "an answer's updatedArgs", action);
+  }
+  if (value.reason !== undefined) {
+    if (typeof value.reason !== "string") {
+      fail(action, "an answer's reason must be a string", value.reason);
+    }
+    out.reason = value.reason;
+  }
+  if (value.interrupt !== undefined) {
+    if (typeof value.interrupt !== "boolean") {
+      fail(action, "an answer's interrupt must be a boolean", value.interrupt);
+    }
+    out.interrupt = value.interrupt;
+  }
+  if (value.by !== undefined) {
+    if (typeof value.by !== "string") fail(action, "an answer's by must be a string", value.by);
+    out.by = value.by;
+  }
+  out.answeredAt = value.answeredAt === undefined
+    ? now
+    : finite(value.answeredAt, "an answer's answeredAt", action);
+  return out;
+}
+
+function normalizeCall(value: unknown, action: string): RunToolCall {
+  if (!isRecord(value)) fail(action, "each state tool call must be an object", value);
+  if (typeof value.arguments !== "string") {
+    fail(action, "a state tool call's arguments must be a string", value.arguments);
+  }
+  return {
+    id: checkId(value.id, "state tool call id", action),
+    name: checkId(value.name, "state tool call name", action),
+    arguments: value.arguments,
+  };
+}
+
+/** Validates a run record for `saveRun`; returns a JSON-safe copy. */
+export function normalizeRun(run: unknown): RunRecord {
+  const action = "save run";
+  if (!isRecord(run)) fail(action, "run must be an object", run);
+  const runId = checkId(run.runId, "runId", action);
+  if (!RUN_STATUSES.includes(run.status as RunStatus)) {
+    throw new TypeError(
+      `Cannot ${action}: unknown status ${quote(run.status)}; valid statuses: ${
+        RUN_STATUSES.map((s) => `"${s}"`).join(", ")
+      }`,
+    );
+  }
+  if (!Array.isArray(run.pending)) fail(action, "pending must be an array", run.pending);
+  const pending = run.pending.map((p) => normalizeApproval(p, runId, action));
+  const answersIn = run.answers === undefined ? {} : run.answers;
+  if (!isRecord(answersIn)) fail(action, "answers must be an object", answersIn);
+  const answers: Record<string, RunAnswer> = {};
+  for (const [callId, answer] of Object.entries(answersIn)) {
+    answers[callId] = normalizeAnswer(answer, action);
+  }
+  const state = run.state;
+  if (!isRecord(state)) fail(action, "state must be an object", state);
+  const turn = finite(state.turn, "state.turn", action);
+  const maxTurns = finite(state.maxTurns, "state.maxTurns", action);
+  if (!Array.isArray(state.toolCalls)) {
+    fail(action, "state.toolCalls must be an array", state.toolCalls);
+  }
+  if (!Array.isArray(state.done) || state.done.some((id) => typeof id !== "string")) {
+    fail(action, "state.done must be an array of call ids", state.done);
+  }
+  const normalizedState: RunRecord["state"] = {
+    turn,
+    maxTurns,
+    toolCalls: state.toolCalls.map((c) => normalizeCall(c, action)),
+    done: [...state.done as string[]],
+  };
+  if (state.request !== undefined) {
+    normalizedState.request = object(state.request, "state.request", action);
+  }
+  if (state.stream !== undefined) {
+    if (typeof state.stream !== "boolean") {
+      fail(action, "state.stream must be a boolean", state.stream);
+    }
+    normalizedState.stream = state.stream;
+  }
+  if (state.messageId !== undefined) {
+    normalizedState.messageId = checkId(state.messageId, "state.messageId", action);
+  }
+  return {
+    runId,
+    sessionId: nullableId(run.sessionId, "sessionId", action),
+    branchId: nullableId(run.branchId, "branchId", action),
+    status: run.status as RunStatus,
+    stoppedBy: nullableString(run.stoppedBy, "stoppedBy", action),
+    pending,
+    answers,
+    state: normalizedState,
+    owner: nullableString(run.owner, "owner", action),
+    claimedAt: run.claimedAt === undefined || run.claimedAt === null
+      ? null
+      : finite(run.claimedAt, "claimedAt", action),
+    error: nullableString(run.error, "error", action),
+    createdAt: finite(run.createdAt, "createdAt", action),
+    updatedAt: finite(run.updatedAt, "updatedAt", action),
+  };
+}
+
+/** Validates `listPendingApprovals` filters. */
+export function normalizePendingFilter(filter: unknown): PendingApprovalFilter {
+  const action = "list pending approvals";
+  if (filter === undefined || filter === null) return {};
+  if (!isRecord(filter)) fail(action, "filter must be an object", filter);
+  const out: PendingApprovalFilter = {};
+  for (const key of ["sessionId", "runId", "callId"] as const) {
+    if (filter[key] !== undefined) out[key] = checkId(filter[key], key, action);
+  }
+  return out;
+}
+
+/** The pending rows of one waiting run that match a filter, in call order. */
+export function pendingRowsOf(
+  run: RunRecord,
+  filter: PendingApprovalFilter,
+): PendingApprovalRow[] {
+  if (run.status !== "waiting_approval") return [];
+  if (filter.sessionId !== undefined && run.sessionId !== filter.sessionId) return [];
+  if (filter.runId !== undefined && run.runId !== filter.runId) return [];
+  const out: PendingApprovalRow[] = [];
+  for (const pending of run.pending) {
+    if (filter.callId !== undefined && pending.callId !== filter.callId) continue;
+    const row: PendingApprovalRow = structuredClone(pending);
+    const answer = run.answers[pending.callId];
+    if (answer !== undefined) row.answer = structuredClone(answer);
+    out.push(row);
+  }
+  return out;
+}
+
+/**
+ * Applies an answer to a run (a copy); `undefined` when the run is not waiting for that call.
+ */
+export function withAnswer(
+  run: RunRecord,
+  callId: string,
+  answer: RunAnswer,
+  now: number,
+): RunRecord | undefined {
+  if (run.status !== "waiting_approval") return undefined;
+  if (!run.pending.some((p) => p.callId === callId)) return undefined;
+  const next = structuredClone(run);
+  next.answers[callId] = answer;
+  next.updatedAt = now;
+  return next;
+}
+
+/** Applies a claim to a run (a copy); `undefined` when the run is not waiting for approval. */
+export function withClaim(run: RunRecord, owner: string, now: number): RunRecord | undefined {
+  if (run.status !== "waiting_approval") return undefined;
+  const next = structuredClone(run);
+  next.status = "running";
+  next.owner = owner;
+  next.claimedAt = now;
+  next.updatedAt = now;
+  return next;
+}

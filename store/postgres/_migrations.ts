@@ -1,0 +1,162 @@
+// The PostgreSQL schema as an ordered list of migrations. Never edit a shipped migration: append
+// one. `{s}` stands for the store's quoted schema name.
+
+/** One schema step; `version` values are 1, 2, 3, … in order. */
+export interface PgMigration {
+  /** The schema version this step produces. */
+  readonly version: number;
+  /** What it does. */
+  readonly description: string;
+  /** The statements, run in one transaction with `{s}` replaced by the quoted schema. */
+  readonly statements: readonly string[];
+}
+
+/**
+ * Every migration, in order. The last one's version is the current schema version.
+ *
+ * Layout notes:
+ * - Free text (statuses, senders, op ids, …) and JSON bodies are stored as JSON text in `text`
+ *   columns: PostgreSQL `text` and `jsonb` cannot hold NUL, and a lone surrogate would be replaced
+ *   on the way to UTF-8; JSON escapes keep every JavaScript string exact. Ids are stored raw.
+ * - `change_seq` orders messages and signals together across the store. It is taken from the
+ *   one-row `change_counter` table whose row lock is held until commit, so change numbers become
+ *   visible in increasing order: a reader that has seen change N will never later find a new
+ *   change below N. Subscribers rely on this.
+ * - A signal's `seq` counts per session (1, 2, 3, … without gaps), assigned under that same lock.
+ * - `write_id` is a client-chosen id per signal so that a write retried after a dropped
+ *   connection is stored once.
+ */
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    description: "sessions, branches, messages, progressions, signals, change counter",
+    statements: [
+      `CREATE TABLE {s}.change_counter (
+        id integer PRIMARY KEY CHECK (id = 1),
+        last bigint NOT NULL
+      )`,
+      `INSERT INTO {s}.change_counter (id, last) VALUES (1, 0)`,
+      `CREATE TABLE {s}.sessions (
+        id text PRIMARY KEY,
+        created bigserial NOT NULL,
+        status text NOT NULL,
+        status_reason_code text,
+        started_at double precision,
+        ended_at double precision,
+        model text,
+        provider text,
+        effort text,
+        agent_name text,
+        agent_hash text,
+        invocation_id text,
+        metadata text,
+        input_tokens double precision,
+        output_tokens double precision,
+        total_cost_usd double precision,
+        num_turns double precision,
+        duration_ms double precision,
+        last_activity_at double precision
+      )`,
+      `CREATE INDEX sessions_by_created ON {s}.sessions (created)`,
+      `CREATE TABLE {s}.branches (
+        id text PRIMARY KEY,
+        fields text NOT NULL
+      )`,
+      `CREATE TABLE {s}.messages (
+        id text PRIMARY KEY,
+        change_seq bigint NOT NULL UNIQUE,
+        role text NOT NULL,
+        content text NOT NULL,
+        sender text,
+        recipient text,
+        branch_id text,
+        session_id text,
+        created_at double precision NOT NULL
+      )`,
+      `CREATE INDEX messages_by_session ON {s}.messages (session_id, change_seq)`,
+      `CREATE INDEX messages_by_branch ON {s}.messages (branch_id, change_seq)`,
+      `CREATE TABLE {s}.progressions (
+        position bigserial PRIMARY KEY,
+        progression_id text NOT NULL,
+        message_id text NOT NULL,
+        UNIQUE (progression_id, message_id)
+      )`,
+      `CREATE TABLE {s}.signals (
+        session_id text NOT NULL,
+        seq bigint NOT NULL,
+        change_seq bigint NOT NULL UNIQUE,
+        write_id uuid NOT NULL UNIQUE,
+        kind text NOT NULL,
+        op_id text NOT NULL,
+        ts double precision NOT NULL,
+        payload text NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      )`,
+      `CREATE INDEX signals_by_session_change ON {s}.signals (session_id, change_seq)`,
+      // One call appends a batch of messages and signals in arrival order (o_* ordinals), skips
+      // rows already stored (message id, signal write_id: a retried batch is stored once) and
+      // notifies subscribers with the last change number and the sessions touched. Each
+      // statement of a VOLATILE plpgsql function takes a fresh snapshot, so everything below the
+      // counter lock sees every earlier commit.
+      `CREATE FUNCTION {s}.append_changes(
+        channel text,
+        m_ord integer[], m_id text[], m_role text[], m_content text[], m_sender text[],
+        m_recipient text[], m_branch text[], m_session text[], m_created double precision[],
+        s_ord integer[], s_write uuid[], s_session text[], s_kind text[], s_op text[],
+        s_ts double precision[], s_payload text[]
+      ) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+      DECLARE
+        total integer := coalesce(array_length(m_ord, 1), 0) + coalesce(array_length(s_ord, 1), 0);
+        base bigint;
+        touched text;
+      BEGIN
+        UPDATE {s}.change_counter SET last = last + total WHERE id = 1 RETURNING last - total INTO base;
+        INSERT INTO {s}.messages
+          (id, change_seq, role, content, sender, recipient, branch_id, session_id, created_at)
+        SELECT t.id, base + t.ord, t.role, t.content, t.sender, t.recipient, t.branch, t.session, t.created
+        FROM unnest(m_ord, m_id, m_role, m_content, m_sender, m_recipient, m_branch, m_session, m_created)
+          AS t(ord, id, role, content, sender, recipient, branch, session, created)
+        WHERE NOT EXISTS (SELECT 1 FROM {s}.messages x WHERE x.id = t.id)
+        ORDER BY t.ord
+        ON CONFLICT (id) DO NOTHING;
+        INSERT INTO {s}.signals (session_id, seq, change_seq, write_id, kind, op_id, ts, payload)
+        SELECT t.session,
+          coalesce((SELECT max(x.seq) FROM {s}.signals x WHERE x.session_id = t.session), 0)
+            + row_number() OVER (PARTITION BY t.session ORDER BY t.ord),
+          base + t.ord, t.write, t.kind, t.op, t.ts, t.payload
+        FROM unnest(s_ord, s_write, s_session, s_kind, s_op, s_ts, s_payload)
+          AS t(ord, write, session, kind, op, ts, payload)
+        WHERE NOT EXISTS (SELECT 1 FROM {s}.signals y WHERE y.write_id = t.write);
+        SELECT json_agg(DISTINCT v)::text INTO touched
+        FROM unnest(m_session || s_session) AS v WHERE v IS NOT NULL;
+        IF touched IS NULL OR length(touched) > 7000 THEN touched := 'null'; END IF;
+        PERFORM pg_notify(channel, '{"to":' || (base + total) || ',"s":' || touched || '}');
+        RETURN base + total;
+      END
+      $fn$`,
+    ],
+  },
+  {
+    version: 2,
+    description: "resumable agent runs and their approvals",
+    statements: [
+      // `record` is the whole RunRecord as JSON text; the columns beside it serve the queries.
+      // `claim_token` is chosen per claimRun call, so a claim retried after a dropped connection
+      // can tell its own committed claim from another process's.
+      `CREATE TABLE {s}.runs (
+        position bigserial PRIMARY KEY,
+        run_id text NOT NULL UNIQUE,
+        session_id text,
+        status text NOT NULL,
+        created_at double precision NOT NULL,
+        claim_token uuid,
+        record text NOT NULL
+      )`,
+      `CREATE INDEX runs_by_status ON {s}.runs (status, created_at, position)`,
+      `CREATE INDEX runs_by_session ON {s}.runs (session_id, position)`,
+    ],
+  },
+];
+
+/** The schema version this code writes. */
+export const PG_SCHEMA_VERSION: number = PG_MIGRATIONS[PG_MIGRATIONS.length - 1].version;

@@ -1,0 +1,203 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { generateText, jsonSchema, type ModelMessage, stepCountIs, tool } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { z } from "zod";
+import { AgentSpec, ApprovalRequiredError, MemoryStore, Session } from "../../mod.ts";
+import { wrapTools } from "../../ai-sdk/mod.ts";
+
+// The real `ai` package drives a multi-step tool loop; its mock language model plays a model
+// that first calls tools and then answers, and records every prompt it was sent.
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+
+function scripted(turns: unknown[][], prompts: unknown[][]) {
+  let i = 0;
+  return new MockLanguageModelV3({
+    doGenerate: (options) => {
+      prompts.push(options.prompt as unknown[]);
+      const content = turns[Math.min(i++, turns.length - 1)];
+      const calls = content.some((c) => (c as { type: string }).type === "tool-call");
+      return Promise.resolve({
+        content,
+        finishReason: calls
+          ? { unified: "tool-calls", raw: "tool_calls" }
+          : { unified: "stop", raw: "stop" },
+        usage,
+        warnings: [],
+      } as never);
+    },
+  });
+}
+
+const call = (id: string, name: string, input: unknown) => ({
+  type: "tool-call",
+  toolCallId: id,
+  toolName: name,
+  input: JSON.stringify(input),
+});
+
+function toolOutputs(prompt: unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const message of prompt as { role: string; content: unknown }[]) {
+    if (message.role !== "tool") continue;
+    for (const part of message.content as { type: string; toolCallId: string; output: unknown }[]) {
+      if (part.type === "tool-result") out[part.toolCallId] = part.output;
+    }
+  }
+  return out;
+}
+
+describe("wrapTools in a multi-step generateText", () => {
+  it("a denied call never runs and the model sees the reason; an allowed one runs", async () => {
+    const ran: string[] = [];
+    const session = new Session({ store: new MemoryStore() });
+    session.hooks.on(
+      "tool.pre",
+      ({ toolName, args }) =>
+        toolName === "remove" && String(args.path).startsWith("/")
+          ? { decision: "deny", reason: "absolute paths are off limits" }
+          : undefined,
+    );
+    const tools = wrapTools({
+      read: tool({
+        inputSchema: z.object({ path: z.string() }),
+        execute: ({ path }) => {
+          ran.push(`read ${path}`);
+          return `contents of ${path}`;
+        },
+      }),
+      remove: tool({
+        inputSchema: jsonSchema<{ path: string }>({
+          type: "object",
+          properties: { path: { type: "string" } },
+          required: ["path"],
+        }),
+        execute: ({ path }) => {
+          ran.push(`remove ${path}`);
+          return "removed";
+        },
+      }),
+    }, { session });
+    const prompts: unknown[][] = [];
+    const model = scripted([
+      [call("c1", "read", { path: "notes.txt" }), call("c2", "remove", { path: "/etc" })],
+      [{ type: "text", text: "done" }],
+    ], prompts);
+    const result = await generateText({
+      model,
+      tools,
+      prompt: "tidy up",
+      stopWhen: stepCountIs(3),
+    });
+    assert.equal(result.text, "done");
+    assert.deepEqual(ran, ["read notes.txt"]);
+    const outputs = toolOutputs(prompts[1]);
+    assert.deepEqual(outputs.c1, { type: "text", value: "contents of notes.txt" });
+    assert.deepEqual(outputs.c2, {
+      type: "text",
+      value: "Tool call denied: absolute paths are off limits",
+    });
+    const kinds = session.observer.events.map((e) => (e as object).constructor.name);
+    assert.ok(kinds.includes("ToolDenied"), kinds.join(","));
+  });
+
+  it("an ask pauses through the AI SDK approval flow and the approved call runs once", async () => {
+    const ran: unknown[] = [];
+    const session = new Session();
+    session.hooks.on(
+      "tool.pre",
+      ({ toolName }) =>
+        toolName === "deploy" ? { decision: "ask", reason: "deploys need a person" } : undefined,
+    );
+    const tools = wrapTools({
+      deploy: tool({
+        inputSchema: z.object({ env: z.string() }),
+        execute: (input) => {
+          ran.push(input);
+          return "deployed";
+        },
+      }),
+    }, { session, approvedBy: "alice" });
+    const prompts: unknown[][] = [];
+    const model = scripted([
+      [call("d1", "deploy", { env: "prod" })],
+      [{ type: "text", text: "shipped" }],
+    ], prompts);
+    const first = await generateText({ model, tools, prompt: "ship it", stopWhen: stepCountIs(3) });
+    const request = first.content.find((p) => p.type === "tool-approval-request") as
+      | { approvalId: string }
+      | undefined;
+    assert.ok(request, JSON.stringify(first.content.map((p) => p.type)));
+    assert.deepEqual(ran, []);
+
+    const messages: ModelMessage[] = [
+      { role: "user", content: "ship it" },
+      ...first.response.messages,
+      {
+        role: "tool",
+        content: [{
+          type: "tool-approval-response",
+          approvalId: request.approvalId,
+          approved: true,
+        }],
+      },
+    ];
+    const second = await generateText({ model, tools, messages, stopWhen: stepCountIs(3) });
+    assert.equal(second.text, "shipped");
+    assert.deepEqual(ran, [{ env: "prod" }]);
+    const answered = session.observer.events.filter((e) =>
+      (e as object).constructor.name === "ApprovalAnswered"
+    ) as { data: { by?: string } }[];
+    assert.equal(answered.length, 1);
+    assert.equal(answered[0].data.by, "alice");
+  });
+
+  it("AgentSpec chains apply to wrapped tools", async () => {
+    const ran: unknown[] = [];
+    const spec = new AgentSpec().pre(
+      "greet",
+      (_t, _a, args) => ({ ...args, name: String(args.name).trim() }),
+    );
+    const tools = wrapTools({
+      greet: tool({
+        inputSchema: z.object({ name: z.string() }),
+        execute: ({ name }) => {
+          ran.push(name);
+          return `hi ${name}`;
+        },
+      }),
+    }, { spec });
+    const out = await tools.greet.execute!({ name: "  bo  " }, { toolCallId: "g1", messages: [] });
+    assert.equal(out, "hi bo");
+    assert.deepEqual(ran, ["bo"]);
+  });
+
+  it("an ask without the approval flow rejects with ApprovalRequiredError", async () => {
+    const session = new Session();
+    let asks = 0;
+    session.hooks.on("tool.pre", () => (++asks > 1 ? { decision: "ask" } : undefined));
+    const tools = wrapTools({
+      t: tool({ inputSchema: z.object({}), execute: () => "ran" }),
+    }, { session });
+    // needsApproval saw no ask (first fold); the ask appears only when the call runs.
+    const needsApproval = tools.t.needsApproval as (i: unknown, o: unknown) => Promise<boolean>;
+    assert.equal(await needsApproval({}, { toolCallId: "x", messages: [] }), false);
+    await assert.rejects(
+      Promise.resolve(tools.t.execute!({}, { toolCallId: "x", messages: [] })),
+      ApprovalRequiredError,
+    );
+  });
+
+  it("a malformed JSON Schema is a TypeError", () => {
+    assert.throws(
+      () =>
+        wrapTools({
+          bad: { inputSchema: { jsonSchema: { type: "object", required: "x" } }, execute: () => 1 },
+        }),
+      /required: must be an array/,
+    );
+  });
+});

@@ -1,0 +1,294 @@
+// hookscope pending / approve / reject / resume against a real SQLite file and the real fixture
+// server: a coding-agent run stops on an ask, the CLI lists and answers it, and `resume` (two
+// processes at once) finishes the run once. Under Node 20 (no node:sqlite) the commands refuse
+// clearly instead.
+
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import process from "node:process";
+import { main } from "../../cli/main.ts";
+import { runCodingAgent } from "../../cli/agent_run.ts";
+import {
+  type OpenAIServer,
+  type RecordedRequest,
+  type Reply,
+  sseReply,
+  startOpenAIServer,
+  textEvents,
+  toolCallEvents,
+} from "../fixtures/openai_server.ts";
+import { sqliteMissing } from "../fixtures/sqlite_support.ts";
+
+const ROOT = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../..");
+const DENO = join(ROOT, "node_modules", ".bin", "deno");
+const dirs: string[] = [];
+const servers: OpenAIServer[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "hookscope-cli-approvals-"));
+  dirs.push(dir);
+  return dir;
+}
+after(async () => {
+  for (const server of servers) await server.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function run(args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t) });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+function hookscope(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(DENO, ["run", "-A", join(ROOT, "cli/main.ts"), ...args], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (chunk) => (out += String(chunk)));
+    child.stderr!.on("data", (chunk) => (err += String(chunk)));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, out, err });
+    });
+  });
+}
+
+/** The model: one turn writing notes.md (needs approval), then an answer quoting the tool. */
+function script(request: RecordedRequest): Reply {
+  const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
+  const last = messages.at(-1);
+  if (last?.role === "tool") {
+    return sseReply(textEvents([`Tool said: ${String(last.content)}`]));
+  }
+  const args = JSON.stringify({ action: "write", filePath: "notes.md", content: "draft\n" });
+  return sseReply(
+    toolCallEvents([{ index: 0, id: "call_w1", name: "editor", argumentPieces: [args] }]),
+  );
+}
+
+async function stoppedRun() {
+  const server = await startOpenAIServer(script);
+  servers.push(server);
+  const dir = tempDir();
+  const workspace = join(dir, "ws");
+  await import("node:fs").then((fs) => fs.mkdirSync(workspace));
+  const db = join(dir, "runs.db");
+  const lines: string[] = [];
+  const summary = await runCodingAgent({
+    baseURL: server.baseURL,
+    model: "test-model",
+    dbPath: db,
+    workspace,
+    instruction: "write the notes",
+    askBefore: ["editor"],
+    io: { out: (t) => lines.push(t), err: (t) => lines.push(t) },
+    write: () => {},
+  });
+  return { server, dir, workspace, db, summary };
+}
+
+describe("hookscope approval commands (in-process and subprocess)", () => {
+  it("pending, approve, reject and resume print --help and exit 0; usage errors exit 2", async () => {
+    for (const command of ["pending", "approve", "reject", "resume"]) {
+      const help = await run([command, "--help"]);
+      assert.equal(help.code, 0);
+      assert.match(help.out, new RegExp(`Usage: hookscope ${command} DB`));
+      assert.match(help.out, /--json/);
+    }
+    const general = await run(["--help"]);
+    for (const command of ["pending", "approve", "reject", "resume"]) {
+      assert.match(general.out, new RegExp(`\\b${command} DB`));
+    }
+    assert.equal((await run(["pending"])).code, 2);
+    assert.equal((await run(["approve", "x.db"])).code, 2);
+    assert.equal((await run(["reject", "x.db", "c1", "extra"])).code, 2);
+    assert.equal((await run(["resume", "x.db"])).code, 2);
+    assert.equal((await run(["approve", "x.db", "c1", "--args", "{not json"])).code, 2);
+    assert.equal((await run(["approve", "x.db", "c1", "--args", "[1]"])).code, 2);
+    assert.equal((await run(["approve", "x.db", "c1", "--bogus"])).code, 2);
+    assert.equal((await run(["resume", "x.db", "r1", "--base-url", "ftp://x"])).code, 2);
+    const missing = await run(["pending", join(tempDir(), "missing.db")]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /no file at/);
+  });
+
+  if (sqliteMissing) {
+    it("the commands refuse clearly where node:sqlite is missing (Node 20)", async () => {
+      const server = await startOpenAIServer(script);
+      servers.push(server);
+      const dir = tempDir();
+      await assert.rejects(
+        runCodingAgent({
+          baseURL: server.baseURL,
+          model: "m",
+          dbPath: join(dir, "x.db"),
+          workspace: dir,
+          instruction: "x",
+          askBefore: ["editor"],
+          io: { out: () => {}, err: () => {} },
+          write: () => {},
+        }),
+        /22\.5/,
+      );
+    });
+    return;
+  }
+
+  it("a run stops on an ask; pending lists it; approve --args edits it from the CLI; two resume processes finish it once", async () => {
+    const { server, workspace, db, summary } = await stoppedRun();
+    assert.equal(summary.status, "waiting_approval");
+    assert.equal(summary.pending?.[0].callId, "call_w1");
+    const runId = summary.runId!;
+
+    const listed = await run(["pending", db, "--json"]);
+    assert.equal(listed.code, 0, listed.err);
+    const rows = JSON.parse(listed.out);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].callId, "call_w1");
+    assert.equal(rows[0].toolName, "editor");
+    assert.equal(rows[0].runId, runId);
+    assert.deepEqual(rows[0].args, { action: "write", filePath: "notes.md", content: "draft\n" });
+    const table = await run(["pending", db]);
+    assert.match(table.out, /CALL\s+TOOL\s+RUN/);
+    assert.match(table.out, /call_w1\s+editor/);
+
+    const early = await run(["resume", db, runId]);
+    assert.equal(early.code, 1);
+    assert.match(early.err, /still waits for answers to call_w1 \(editor\)/);
+
+    const edited = { action: "write", filePath: "notes.md", content: "edited by tester\n" };
+    const approved = await run([
+      "approve",
+      db,
+      "call_w1",
+      "--args",
+      JSON.stringify(edited),
+      "--by",
+      "tester",
+      "--json",
+    ]);
+    assert.equal(approved.code, 0, approved.err);
+    const answer = JSON.parse(approved.out);
+    assert.equal(answer.runId, runId);
+    assert.deepEqual(answer.answer.updatedArgs, edited);
+    assert.equal(answer.answer.by, "tester");
+    assert.deepEqual(answer.unanswered, []);
+    assert.match((await run(["pending", db])).out, /approve by tester/);
+
+    const [a, b] = await Promise.all([
+      hookscope(["resume", db, runId, "--json"]),
+      hookscope(["resume", db, runId, "--json"]),
+    ]);
+    const codes = [a.code, b.code].sort();
+    assert.deepEqual(codes, [0, 1], `${a.err}\n${b.err}`);
+    const winner = a.code === 0 ? a : b;
+    const loser = a.code === 0 ? b : a;
+    assert.match(loser.err, /claimed|not waiting for approval/);
+    const result = JSON.parse(winner.out);
+    assert.equal(result.stoppedBy, "answer");
+    assert.equal(result.turns, 2);
+    assert.equal(readFileSync(join(workspace, "notes.md"), "utf8"), "edited by tester\n");
+    assert.match(result.answer, /Tool said:/);
+    assert.equal(server.requests.length, 2);
+
+    const sessionId = summary.sessionId;
+    const shown = await run(["show", db, sessionId]);
+    assert.equal(shown.code, 0, shown.err);
+    assert.match(
+      shown.out,
+      /ApprovalRequested\s+ASK editor call call_w1: editor calls need a person's approval/,
+    );
+    assert.match(shown.out, /ApprovalAnswered\s+APPROVED editor call call_w1 by tester/);
+    const json = JSON.parse((await run(["show", db, sessionId, "--json"])).out);
+    assert.equal(json.session.status, "completed");
+    assert.equal((await run(["pending", db])).out, "no pending approvals");
+    const again = await run(["approve", db, "call_w1"]);
+    assert.equal(again.code, 1);
+    assert.match(again.err, /No pending approval for call "call_w1"/);
+  });
+
+  it("reject --reason reaches the model as the tool's answer when resume runs; show prints the denial", async () => {
+    const { server, workspace, db, summary } = await stoppedRun();
+    const rejected = await run([
+      "reject",
+      db,
+      "call_w1",
+      "--reason",
+      "write it by hand",
+      "--by",
+      "tester",
+    ]);
+    assert.equal(rejected.code, 0, rejected.err);
+    assert.match(rejected.out, /rejected call call_w1 \(editor\)/);
+    assert.match(rejected.out, /hookscope resume/);
+    const resumed = await run(["resume", db, summary.runId!]);
+    assert.equal(resumed.code, 0, resumed.err);
+    assert.match(resumed.out, /stopped by answer after 2 turns/);
+    const tool = (server.requests[1].body as { messages: Record<string, unknown>[] }).messages
+      .find((m) => m.tool_call_id === "call_w1");
+    assert.match(String(tool?.content), /write it by hand/);
+    assert.throws(() => readFileSync(join(workspace, "notes.md")));
+    const shown = await run(["show", db, summary.sessionId]);
+    assert.match(
+      shown.out,
+      /ApprovalAnswered\s+REJECTED editor call call_w1 by tester: write it by hand/,
+    );
+    assert.match(
+      shown.out,
+      /ToolDenied\s+DENIED editor call call_w1 by approval by tester: write it by hand/,
+    );
+    const resumeAgain = await run(["resume", db, summary.runId!]);
+    assert.equal(resumeAgain.code, 1);
+    assert.match(resumeAgain.err, /not waiting for approval/);
+    assert.equal((await run(["resume", db, "no-such-run"])).code, 1);
+  });
+
+  it("demo --answer reject: the second process rejects, the resumed run tells the model and writes nothing", async () => {
+    const dir = tempDir();
+    const db = join(dir, "demo.db");
+    const result = await new Promise<{ code: number | null; out: string; err: string }>(
+      (resolvePromise, reject) => {
+        const child = spawn(
+          DENO,
+          ["run", "-A", join(ROOT, "cli/main.ts"), "demo", "--db", db, "--answer", "reject"],
+          { cwd: dir, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] },
+        );
+        let out = "";
+        let err = "";
+        child.stdout!.on("data", (chunk) => (out += String(chunk)));
+        child.stderr!.on("data", (chunk) => (err += String(chunk)));
+        const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+        child.on("error", reject);
+        child.on("close", (code) => {
+          clearTimeout(timer);
+          resolvePromise({ code, out, err });
+        });
+      },
+    );
+    assert.equal(result.code, 0, result.err);
+    assert.match(result.out, /\$\s+hookscope reject .* --reason /);
+    assert.match(
+      result.out,
+      /│ rejected call call_\w+ \(editor\) of run [0-9a-f-]{36} as demo-reviewer/,
+    );
+    assert.match(
+      result.out,
+      /│ .*answer\s+call_\w+ editor: rejected by demo-reviewer \(the reviewer wants/,
+    );
+    assert.doesNotMatch(result.out, /│ .*tool\.post editor/);
+    assert.match(result.out, /completed: 6 turns/);
+    const sessionId = /session ([0-9a-f-]{36}) completed/.exec(result.out)![1];
+    const shown = await run(["show", db, sessionId]);
+    assert.match(shown.out, /ToolDenied\s+DENIED editor .* by approval by demo-reviewer/);
+  });
+});

@@ -1,0 +1,161 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import { bridgeModelToSession, FunctionEndpoint, IModel, Session, Tool } from "../../mod.ts";
+import { instrument } from "../../otel/mod.ts";
+
+function tracing() {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  return { exporter, tracer: provider.getTracer("hookscope-test") };
+}
+
+function model(): IModel {
+  return new IModel({
+    model: "gpt-test",
+    endpoint: new FunctionEndpoint({
+      call: () => ({
+        model: "gpt-test-2026",
+        choices: [{ finish_reason: "stop", message: { content: "ok" } }],
+        usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
+      }),
+    }),
+  });
+}
+
+/** The span tree as "name" lines, children indented under their parent, in start order. */
+function tree(spans: readonly ReadableSpan[]): string[] {
+  const byParent = new Map<string | undefined, ReadableSpan[]>();
+  for (const span of spans) {
+    const parent = span.parentSpanContext?.spanId;
+    byParent.set(parent, [...(byParent.get(parent) ?? []), span]);
+  }
+  const lines: string[] = [];
+  const walk = (parent: string | undefined, depth: number) => {
+    const children = (byParent.get(parent) ?? []).sort((a, b) =>
+      a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]
+    );
+    for (const child of children) {
+      lines.push(`${"  ".repeat(depth)}${child.name}`);
+      walk(child.spanContext().spanId, depth + 1);
+    }
+  };
+  walk(undefined, 0);
+  return lines;
+}
+
+describe("instrument(session)", () => {
+  it("builds invoke_agent → chat / execute_tool spans with GenAI attributes and hook events", async () => {
+    const { exporter, tracer } = tracing();
+    const session = new Session({ name: "coder" });
+    const branch = session.newBranch();
+    branch.actions.register(new Tool({ name: "read", func: () => "file body" }));
+    branch.actions.register(new Tool({ name: "wipe", func: () => "gone" }));
+    session.hooks.on("tool.pre", ({ toolName }) => {
+      if (toolName === "wipe") throw new Error("destructive");
+    });
+    const m = model();
+    const bridge = bridgeModelToSession(m, session);
+    const stop = instrument(session, {
+      tracer,
+      captureContent: true,
+      redact: (t) => t.replaceAll("body", "****"),
+    });
+
+    await session.start({ agentName: "coder" });
+    await m.invoke({ messages: [{ role: "user", content: "read it" }] });
+    await bridge.drain();
+    await branch.act({ function: "read", arguments: { path: "a.txt" } });
+    await assert.rejects(branch.act({ function: "wipe", arguments: {} }), /destructive/);
+    await m.invoke({ messages: [] });
+    await bridge.drain();
+    await session.drainSignals();
+    await session.end({ status: "completed" });
+    stop();
+    bridge();
+
+    const spans = exporter.getFinishedSpans();
+    assert.deepEqual(tree(spans), [
+      "invoke_agent coder",
+      "  chat gpt-test",
+      "  execute_tool read",
+      "  execute_tool wipe",
+      "  chat gpt-test",
+    ]);
+    const chat = spans.find((s) => s.name === "chat gpt-test")!;
+    assert.equal(chat.attributes["gen_ai.operation.name"], "chat");
+    assert.equal(chat.attributes["gen_ai.request.model"], "gpt-test");
+    assert.equal(chat.attributes["gen_ai.usage.input_tokens"], 11);
+    assert.equal(chat.attributes["gen_ai.usage.output_tokens"], 7);
+    const read = spans.find((s) => s.name === "execute_tool read")!;
+    assert.equal(read.attributes["gen_ai.tool.name"], "read");
+    assert.equal(typeof read.attributes["gen_ai.tool.call.id"], "string");
+    assert.match(String(read.attributes["gen_ai.tool.call.result"]), /file \*\*\*\*/);
+    const wipe = spans.find((s) => s.name === "execute_tool wipe")!;
+    assert.equal(wipe.status.code, 2); // ERROR
+    assert.deepEqual(wipe.events.map((e) => e.name), ["HookBlocked"]);
+    assert.equal(wipe.events[0].attributes?.["hookscope.reason"], "destructive");
+    const agent = spans.find((s) => s.name === "invoke_agent coder")!;
+    assert.equal(agent.attributes["gen_ai.conversation.id"], session.id);
+  });
+
+  it("records no content without captureContent", async () => {
+    const { exporter, tracer } = tracing();
+    const session = new Session();
+    const branch = session.newBranch();
+    branch.actions.register(new Tool({ name: "echo", func: (a: Record<string, unknown>) => a.v }));
+    const stop = instrument(session, { tracer });
+    await branch.act({ function: "echo", arguments: { v: "secret" } });
+    stop();
+    const [span] = exporter.getFinishedSpans();
+    assert.equal(span.name, "execute_tool echo");
+    assert.equal(span.attributes["gen_ai.tool.call.arguments"], undefined);
+    assert.equal(span.attributes["gen_ai.tool.call.result"], undefined);
+  });
+
+  it("the disposer removes every listener", async () => {
+    const { exporter, tracer } = tracing();
+    const session = new Session();
+    const before = ["tool.pre", "tool.post", "tool.error", "api.pre_call"].map((p) =>
+      session.hooks.handlersFor(p as "tool.pre").length
+    );
+    const stop = instrument(session, { tracer });
+    stop();
+    const after = ["tool.pre", "tool.post", "tool.error", "api.pre_call"].map((p) =>
+      session.hooks.handlersFor(p as "tool.pre").length
+    );
+    assert.deepEqual(after, before);
+    const branch = session.newBranch();
+    branch.actions.register(new Tool({ name: "t", func: () => 1 }));
+    await branch.act({ function: "t", arguments: {} });
+    assert.equal(exporter.getFinishedSpans().length, 0);
+  });
+
+  it("bad arguments are TypeErrors", () => {
+    const { tracer } = tracing();
+    assert.throws(() => instrument(new Session(), {} as never), TypeError);
+    assert.throws(() => instrument({} as never, { tracer }), TypeError);
+  });
+});
+
+describe("instrument(model)", () => {
+  it("a standalone model call is a chat span with usage, response model and finish reasons", async () => {
+    const { exporter, tracer } = tracing();
+    const m = model();
+    const stop = instrument(m, { tracer });
+    await m.invoke({ messages: [] });
+    stop();
+    await m.invoke({ messages: [] });
+    const spans = exporter.getFinishedSpans();
+    assert.equal(spans.length, 1);
+    assert.equal(spans[0].name, "chat gpt-test");
+    assert.equal(spans[0].attributes["gen_ai.response.model"], "gpt-test-2026");
+    assert.deepEqual(spans[0].attributes["gen_ai.response.finish_reasons"], ["stop"]);
+    assert.equal(spans[0].attributes["gen_ai.usage.output_tokens"], 7);
+  });
+});

@@ -1,0 +1,47 @@
+// A second OS process for the approval tests: restores the session from the SQLite file and
+// resumes the run with the answers given in ANSWERS (JSON). Prints the result as one JSON line;
+// exits 3 when the run cannot be resumed (another process claimed it).
+
+import process from "node:process";
+import { RunNotResumableError, Session } from "../../mod.ts";
+import { SqliteStore } from "../../store/sqlite/mod.ts";
+import { approvalTools, askBeforeNotes, modelFor } from "./_approval_agent.ts";
+
+const env = process.env;
+const store = await SqliteStore.open(env.DB!);
+let code = 0;
+try {
+  const session = await Session.restore(store, env.SESSION!, {
+    model: modelFor(env.BASE_URL!),
+    tools: approvalTools(env.LOG!),
+  });
+  askBeforeNotes(session);
+  if (env.WAIT_FOR) {
+    // Start together: say we are ready, then wait until the file named by WAIT_FOR exists.
+    const { existsSync, writeFileSync } = await import("node:fs");
+    if (env.READY) writeFileSync(env.READY, "ready");
+    const deadline = Date.now() + 30_000;
+    while (!existsSync(env.WAIT_FOR) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+  try {
+    const result = await session.resume(env.RUN!, JSON.parse(env.ANSWERS ?? "{}"), {
+      owner: env.OWNER ?? `child-${process.pid}`,
+    });
+    await session.drainSignals();
+    console.log(JSON.stringify({
+      stoppedBy: result.stoppedBy,
+      turns: result.turns,
+      actions: result.actions,
+      answer: result.message.content,
+    }));
+  } catch (error) {
+    if (!(error instanceof RunNotResumableError)) throw error;
+    console.log(JSON.stringify({ refused: error.reason, message: error.message }));
+    code = 3;
+  }
+} finally {
+  await store.close();
+}
+process.exit(code);

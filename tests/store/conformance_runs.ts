@@ -1,0 +1,286 @@
+// The run/approval conformance suite: every SessionStore implementation runs these same tests
+// (saveRun, getRun, claimRun, answerApproval, listPendingApprovals).
+
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import type { RunRecord, SessionStore } from "../../store/mod.ts";
+import { StoreClosedError } from "../../store/mod.ts";
+
+/** Makes a fresh, empty store. */
+export type RunStoreFactory = () => Promise<SessionStore>;
+
+/**
+ * Opens a second, independent connection to the same database as `first` (another SQLite
+ * connection to the file, another pool), so claims can race across connections.
+ */
+export type SecondConnection = (first: SessionStore) => Promise<SessionStore>;
+
+/** A run record waiting for approval of `calls`, with defaults. */
+export function waitingRun(
+  runId: string,
+  init: Partial<RunRecord> = {},
+  calls: readonly string[] = ["c1"],
+): RunRecord {
+  return {
+    runId,
+    sessionId: "s1",
+    branchId: "b1",
+    status: "waiting_approval",
+    stoppedBy: "approval",
+    pending: calls.map((callId, i) => ({
+      runId,
+      sessionId: "s1",
+      branchId: "b1",
+      callId,
+      toolName: "bash",
+      args: { command: `echo ${i}` },
+      reason: "needs a human",
+      requestedAt: 1_700_000_000_000 + i,
+    })),
+    answers: {},
+    state: {
+      turn: 1,
+      maxTurns: 8,
+      request: { temperature: 0 },
+      toolCalls: calls.map((id, i) => ({
+        id,
+        name: "bash",
+        arguments: JSON.stringify({ command: `echo ${i}` }),
+      })),
+      done: [],
+      messageId: "m-assistant",
+    },
+    owner: null,
+    claimedAt: null,
+    error: null,
+    createdAt: 1_700_000_000_000,
+    updatedAt: 1_700_000_000_000,
+    ...init,
+  };
+}
+
+/**
+ * Registers the run conformance `describe` block for a store. `second` (optional) opens another
+ * connection to the same database for the cross-connection claim race; `cleanup` runs once after
+ * the block.
+ */
+export function runRunConformance(
+  name: string,
+  factory: RunStoreFactory,
+  second?: SecondConnection,
+  cleanup?: () => Promise<void> | void,
+): void {
+  describe(`${name} run conformance`, () => {
+    const opened: SessionStore[] = [];
+    async function open(): Promise<SessionStore> {
+      const store = await factory();
+      opened.push(store);
+      return store;
+    }
+    after(async () => {
+      for (const store of opened) await store.close().catch(() => {});
+      await cleanup?.();
+    });
+
+    it(`${name}.saveRun() stores a copy that getRun() returns; saving again replaces it`, async () => {
+      const store = await open();
+      const run = waitingRun("r1");
+      await store.saveRun(run);
+      assert.deepEqual(await store.getRun("r1"), run);
+      assert.equal(await store.getRun("nope"), undefined);
+      run.pending[0].args.command = "mutated";
+      assert.equal((await store.getRun("r1"))?.pending[0].args.command, "echo 0");
+      const got = (await store.getRun("r1"))!;
+      got.state.done.push("x");
+      assert.deepEqual((await store.getRun("r1"))?.state.done, []);
+      await store.saveRun(
+        waitingRun("r1", { status: "completed", stoppedBy: "answer", pending: [], updatedAt: 5 }),
+      );
+      const replaced = await store.getRun("r1");
+      assert.equal(replaced?.status, "completed");
+      assert.equal(replaced?.stoppedBy, "answer");
+      assert.deepEqual(replaced?.pending, []);
+      assert.equal(replaced?.updatedAt, 5);
+    });
+
+    it(`${name}.saveRun() rejects malformed runs with a TypeError and stores nothing`, async () => {
+      const store = await open();
+      const bad: unknown[] = [
+        null,
+        { ...waitingRun("r1"), runId: "" },
+        { ...waitingRun("r1"), status: "sleeping" },
+        { ...waitingRun("r1"), pending: "none" },
+        { ...waitingRun("r1"), pending: [{ callId: "c1" }] },
+        { ...waitingRun("r1"), state: { turn: 1 } },
+        { ...waitingRun("r1"), state: { ...waitingRun("r1").state, turn: Number.NaN } },
+        { ...waitingRun("r1"), answers: { c1: { approve: "yes" } } },
+        { ...waitingRun("r1"), createdAt: "now" },
+        { ...waitingRun("r1"), owner: 7 },
+      ];
+      for (const run of bad) await assert.rejects(store.saveRun(run as RunRecord), TypeError);
+      assert.equal(await store.getRun("r1"), undefined);
+      await assert.rejects(store.getRun(""), TypeError);
+      await assert.rejects(store.claimRun("r1", ""), TypeError);
+      await assert.rejects(store.answerApproval("r1", "c1", { approve: 1 } as never), TypeError);
+      await assert.rejects(store.listPendingApprovals({ runId: "" }), TypeError);
+    });
+
+    it(`${name}.saveRun() keeps arbitrary JSON arguments and answers exactly`, async () => {
+      const store = await open();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 3 })),
+          fc.string({ maxLength: 40 }),
+          async (args, reason) => {
+            const safe = JSON.parse(JSON.stringify(args)) as Record<string, unknown>;
+            const run = waitingRun("prop");
+            run.pending[0].args = safe;
+            run.pending[0].reason = reason;
+            run.answers = { c1: { approve: true, updatedArgs: safe, by: reason, answeredAt: 1 } };
+            await store.saveRun(run);
+            const got = await store.getRun("prop");
+            assert.deepEqual(got?.pending[0].args, safe);
+            assert.equal(got?.pending[0].reason, reason);
+            assert.deepEqual(got?.answers.c1, run.answers.c1);
+          },
+        ),
+        { numRuns: 60 },
+      );
+    });
+
+    it(`${name}.claimRun() claims a waiting run once: status running, owner and claimedAt set`, async () => {
+      const store = await open();
+      await store.saveRun(waitingRun("r1"));
+      const before = Date.now();
+      assert.equal(await store.claimRun("r1", "worker-a"), true);
+      const claimed = await store.getRun("r1");
+      assert.equal(claimed?.status, "running");
+      assert.equal(claimed?.owner, "worker-a");
+      assert.ok((claimed?.claimedAt ?? 0) >= before);
+      assert.equal(await store.claimRun("r1", "worker-b"), false);
+      assert.equal((await store.getRun("r1"))?.owner, "worker-a");
+      assert.equal(await store.claimRun("ghost", "worker-a"), false);
+      await store.saveRun(waitingRun("done", { status: "completed", pending: [] }));
+      assert.equal(await store.claimRun("done", "worker-a"), false);
+      assert.equal((await store.getRun("done"))?.status, "completed");
+    });
+
+    it(`${name}.claimRun() lets exactly one of many concurrent claimers win`, async () => {
+      const store = await open();
+      for (let round = 0; round < 5; round++) {
+        const runId = `race-${round}`;
+        await store.saveRun(waitingRun(runId));
+        const wins = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => store.claimRun(runId, `w${i}`)),
+        );
+        assert.equal(wins.filter(Boolean).length, 1, `round ${round}: ${wins}`);
+        const winner = wins.indexOf(true);
+        assert.equal((await store.getRun(runId))?.owner, `w${winner}`);
+      }
+    });
+
+    if (second !== undefined) {
+      it(`${name}.claimRun() lets exactly one of two connections win`, async () => {
+        const store = await open();
+        const other = await second(store);
+        opened.push(other);
+        for (let round = 0; round < 5; round++) {
+          const runId = `cross-${round}`;
+          await store.saveRun(waitingRun(runId));
+          const wins = await Promise.all([
+            store.claimRun(runId, "first"),
+            other.claimRun(runId, "second"),
+            store.claimRun(runId, "first-again"),
+            other.claimRun(runId, "second-again"),
+          ]);
+          assert.equal(wins.filter(Boolean).length, 1, `round ${round}: ${wins}`);
+          const owner = (await other.getRun(runId))?.owner;
+          assert.equal(
+            owner,
+            ["first", "second", "first-again", "second-again"][wins.indexOf(true)],
+          );
+        }
+      });
+    }
+
+    it(`${name}.answerApproval() records answers to pending calls until the run is claimed`, async () => {
+      const store = await open();
+      await store.saveRun(waitingRun("r1", {}, ["c1", "c2"]));
+      const before = Date.now();
+      assert.equal(
+        await store.answerApproval("r1", "c1", {
+          approve: true,
+          updatedArgs: { command: "echo edited" },
+          by: "alice",
+        }),
+        true,
+      );
+      assert.equal(
+        await store.answerApproval("r1", "c2", { approve: false, reason: "no", by: "bob" }),
+        true,
+      );
+      assert.equal(await store.answerApproval("r1", "c9", { approve: true }), false);
+      assert.equal(await store.answerApproval("ghost", "c1", { approve: true }), false);
+      const run = await store.getRun("r1");
+      assert.deepEqual(run?.answers.c1?.updatedArgs, { command: "echo edited" });
+      assert.equal(run?.answers.c1?.by, "alice");
+      assert.ok((run?.answers.c1?.answeredAt ?? 0) >= before);
+      assert.deepEqual(
+        { ...run?.answers.c2, answeredAt: 0 },
+        { approve: false, reason: "no", by: "bob", answeredAt: 0 },
+      );
+      // A later answer replaces the earlier one while the run still waits.
+      assert.equal(await store.answerApproval("r1", "c2", { approve: true, by: "carol" }), true);
+      assert.equal((await store.getRun("r1"))?.answers.c2?.by, "carol");
+      assert.equal(await store.claimRun("r1", "worker"), true);
+      assert.equal(await store.answerApproval("r1", "c1", { approve: false }), false);
+      assert.equal((await store.getRun("r1"))?.answers.c1?.approve, true);
+    });
+
+    it(`${name}.listPendingApprovals() lists waiting runs' calls, oldest first, filtered`, async () => {
+      const store = await open();
+      await store.saveRun(waitingRun("late", { createdAt: 3000, sessionId: "s2" }, ["l1"]));
+      await store.saveRun(waitingRun("early", { createdAt: 1000 }, ["e1", "e2"]));
+      await store.saveRun(
+        waitingRun("finished", { createdAt: 500, status: "completed" }, ["f1"]),
+      );
+      await store.saveRun(waitingRun("claimed", { createdAt: 700 }, ["k1"]));
+      await store.claimRun("claimed", "w");
+      await store.answerApproval("early", "e2", { approve: false, reason: "nope", by: "ann" });
+      const all = await store.listPendingApprovals();
+      assert.deepEqual(all.map((p) => [p.runId, p.callId]), [
+        ["early", "e1"],
+        ["early", "e2"],
+        ["late", "l1"],
+      ]);
+      assert.equal(all[0].answer, undefined);
+      assert.equal(all[1].answer?.reason, "nope");
+      assert.equal(all[1].toolName, "bash");
+      assert.deepEqual(all[1].args, { command: "echo 1" });
+      assert.deepEqual(
+        (await store.listPendingApprovals({ sessionId: "s2" })).map((p) => p.callId),
+        ["l1"],
+      );
+      assert.deepEqual(
+        (await store.listPendingApprovals({ runId: "early" })).map((p) => p.callId),
+        ["e1", "e2"],
+      );
+      assert.deepEqual(
+        (await store.listPendingApprovals({ callId: "e2" })).map((p) => p.runId),
+        ["early"],
+      );
+      assert.deepEqual(await store.listPendingApprovals({ callId: "k1" }), []);
+    });
+
+    it(`${name} run methods reject after close() with StoreClosedError`, async () => {
+      const store = await open();
+      await store.close();
+      await assert.rejects(store.saveRun(waitingRun("r1")), StoreClosedError);
+      await assert.rejects(store.getRun("r1"), StoreClosedError);
+      await assert.rejects(store.claimRun("r1", "w"), StoreClosedError);
+      await assert.rejects(store.answerApproval("r1", "c1", { approve: true }), StoreClosedError);
+      await assert.rejects(store.listPendingApprovals(), StoreClosedError);
+    });
+  });
+}

@@ -65,13 +65,18 @@ export interface ModelInfo {
   readonly modelId: string;
 }
 
+/** The middleware specification versions: `"v3"` (`ai@6`) and `"v4"` (`ai@7`). */
+export type MiddlewareSpecificationVersion = "v3" | "v4";
+
 /**
- * An AI SDK language-model middleware (specification V3), as `wrapLanguageModel({ model,
- * middleware })` takes it.
+ * An AI SDK language-model middleware (specification V3 or V4, which have the same shape), as
+ * `wrapLanguageModel({ model, middleware })` takes it.
  */
-export interface LanguageModelMiddleware {
+export interface LanguageModelMiddleware<
+  V extends MiddlewareSpecificationVersion = MiddlewareSpecificationVersion,
+> {
   /** The specification this middleware implements. */
-  readonly specificationVersion: "v3";
+  readonly specificationVersion: V;
   /** Runs before each call; resolves to the options the model gets. */
   transformParams<P extends CallParams>(
     options: { type: "generate" | "stream"; params: P; model: ModelInfo },

@@ -8,6 +8,7 @@ import type {
   CallParams,
   GenerateResult,
   LanguageModelMiddleware,
+  MiddlewareSpecificationVersion,
   ModelInfo,
   StreamPart,
   StreamResult,
@@ -62,7 +63,14 @@ export interface MiddlewareSession {
 }
 
 /** Options for {@linkcode hookscopeMiddleware}. */
-export interface HookscopeMiddlewareOptions {
+export interface HookscopeMiddlewareOptions<
+  V extends MiddlewareSpecificationVersion = "v3",
+> {
+  /**
+   * The middleware specification to declare: `"v3"` for `ai@6` (default), `"v4"` for `ai@7`.
+   * The behaviour is the same; the AI SDK's types check the declared version.
+   */
+  specificationVersion?: V;
   /** A registry with pre-invoke and post-invoke handlers. */
   registry?: HookRegistry;
   /** Or the handlers themselves (`preInvoke`, `postInvoke`). */
@@ -187,14 +195,18 @@ function partsOf(part: StreamPart, result: unknown): readonly StreamPart[] {
  * assert.equal(typeof middleware.wrapStream, "function");
  * ```
  */
-export function hookscopeMiddleware(
-  options: HookscopeMiddlewareOptions = {},
-): LanguageModelMiddleware {
+export function hookscopeMiddleware<V extends MiddlewareSpecificationVersion = "v3">(
+  options: HookscopeMiddlewareOptions<V> = {},
+): LanguageModelMiddleware<V> {
   if (options === null || typeof options !== "object") {
     throw new TypeError("Cannot create middleware: options must be an object");
   }
   if (options.registry !== undefined && options.hooks !== undefined) {
     throw new TypeError("Cannot create middleware: pass registry or hooks, not both");
+  }
+  const specificationVersion = (options.specificationVersion ?? "v3") as V;
+  if (specificationVersion !== "v3" && specificationVersion !== "v4") {
+    throw new TypeError(`Cannot create middleware: specificationVersion must be "v3" or "v4"`);
   }
   const registry = options.registry ?? new HookRegistry({ hooks: options.hooks ?? {} });
   if (!(registry instanceof HookRegistry)) {
@@ -262,7 +274,7 @@ export function hookscopeMiddleware(
   };
 
   return {
-    specificationVersion: "v3",
+    specificationVersion,
     async transformParams<P extends CallParams>(
       { type, params, model }: { type: "generate" | "stream"; params: P; model: ModelInfo },
     ): Promise<P> {

@@ -14,6 +14,7 @@ export type {
   CallParams,
   GenerateResult,
   LanguageModelMiddleware,
+  MiddlewareSpecificationVersion,
   ModelInfo,
   ProviderMetadata,
   StreamPart,

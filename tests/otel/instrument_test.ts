@@ -159,3 +159,80 @@ describe("instrument(model)", () => {
     assert.equal(spans[0].attributes["gen_ai.usage.output_tokens"], 7);
   });
 });
+
+describe("instrument(session) over an agent run", () => {
+  it("a two-turn run with a denied and an approved call has the golden span structure", async () => {
+    const { exporter, tracer } = tracing();
+    let turn = 0;
+    const m = new IModel({
+      model: "gpt-test",
+      endpoint: new FunctionEndpoint({
+        call: () =>
+          turn++ === 0
+            ? {
+              model: "gpt-test",
+              choices: [{
+                finish_reason: "tool_calls",
+                message: {
+                  content: null,
+                  tool_calls: [
+                    { id: "c1", type: "function", function: { name: "wipe", arguments: "{}" } },
+                    { id: "c2", type: "function", function: { name: "deploy", arguments: "{}" } },
+                  ],
+                },
+              }],
+              usage: { prompt_tokens: 5, completion_tokens: 2 },
+            }
+            : {
+              model: "gpt-test",
+              choices: [{ finish_reason: "stop", message: { content: "done" } }],
+              usage: { prompt_tokens: 9, completion_tokens: 1 },
+            },
+      }),
+    });
+    const session = new Session({ name: "ops", model: m });
+    const branch = session.newBranch({ model: m });
+    const ran: string[] = [];
+    branch.actions.register(new Tool({ name: "wipe", func: () => void ran.push("wipe") }));
+    branch.actions.register(new Tool({ name: "deploy", func: () => void ran.push("deploy") }));
+    session.hooks.on(
+      "tool.pre",
+      ({ toolName }) =>
+        toolName === "wipe"
+          ? { decision: "deny", reason: "never wipe" }
+          : { decision: "ask", reason: "deploys need a person" },
+    );
+    const stop = instrument(session, { tracer });
+    await session.start({ agentName: "ops" });
+    const result = await branch.operate("clean up and ship", {
+      approve: () => ({ approve: true, by: "alice" }),
+    });
+    await session.drainSignals();
+    await session.end({ status: "completed" });
+    stop();
+
+    assert.equal(result.stoppedBy, "answer");
+    assert.deepEqual(ran, ["deploy"]);
+    const spans = exporter.getFinishedSpans();
+    assert.deepEqual(tree(spans), [
+      "invoke_agent ops",
+      "  chat gpt-test",
+      "  execute_tool wipe",
+      "  execute_tool deploy",
+      "  chat gpt-test",
+    ]);
+    const wipe = spans.find((s) => s.name === "execute_tool wipe")!;
+    assert.equal(wipe.status.code, 2);
+    assert.deepEqual(wipe.events.map((e) => e.name), ["ToolDenied"]);
+    assert.equal(wipe.events[0].attributes?.["hookscope.reason"], "never wipe");
+    assert.equal(wipe.attributes["gen_ai.tool.call.id"], "c1");
+    const deploy = spans.find((s) => s.name === "execute_tool deploy")!;
+    assert.notEqual(deploy.status.code, 2);
+    const events = deploy.events.map((e) => e.name);
+    assert.ok(events.includes("ApprovalAnswered"), events.join(","));
+    const answered = deploy.events.find((e) => e.name === "ApprovalAnswered")!;
+    assert.equal(answered.attributes?.["hookscope.by"], "alice");
+    const chats = spans.filter((s) => s.name === "chat gpt-test");
+    assert.deepEqual(chats.map((c) => c.attributes["gen_ai.usage.input_tokens"]), [5, 9]);
+  });
+});

@@ -5,8 +5,16 @@
  * @module
  */
 
-import { GateDeniedError, PermissionDeniedError } from "../core/mod.ts";
-import { isPlainObject } from "./_objects.ts";
+import {
+  type Args,
+  PhaseHooks,
+  type PreStep,
+  preSteps,
+  runError,
+  runPost,
+  runPre,
+} from "./_chain.ts";
+import { isThenable } from "../core/_util.ts";
 import {
   type AgentSpec,
   canonicalToolName,
@@ -24,48 +32,6 @@ import {
 
 /** Tool arguments. */
 export type ToolArgs = Record<string, unknown>;
-
-function actionOf(args: ToolArgs): string {
-  return typeof args.action === "string" ? args.action : "";
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
-}
-
-const PERMISSION_NAMES = new Set([
-  "PermissionError",
-  "PermissionDenied",
-  "PermissionDeniedError",
-  "GateDeniedError",
-]);
-
-function isPermissionError(error: unknown): boolean {
-  return error instanceof PermissionDeniedError ||
-    (error instanceof Error && PERMISSION_NAMES.has(error.name));
-}
-
-async function gatePass(
-  toolName: string,
-  hooks: readonly PreToolHook[],
-  args: ToolArgs,
-): Promise<ToolArgs> {
-  let current = args;
-  for (const hook of hooks) {
-    let out: unknown;
-    try {
-      out = await hook(toolName, actionOf(current), { ...current });
-    } catch (error) {
-      const reason = isPermissionError(error)
-        ? messageOf(error)
-        : `evaluator error: ${messageOf(error)}`;
-      throw new GateDeniedError(hook.name || "anonymous", reason, { cause: error });
-    }
-    if (isPlainObject(out)) current = out;
-  }
-  return current;
-}
 
 /**
  * Builds the pre-hook chain of one tool, or `null` when there are no hooks. The chain runs a
@@ -104,16 +70,11 @@ export function chainPreHooks(
   userHooks: readonly PreToolHook[],
 ): ((args: ToolArgs) => Promise<ToolArgs>) | null {
   if (securityHooks.length === 0 && userHooks.length === 0) return null;
-  const security = [...securityHooks];
-  const user = [...userHooks];
+  const steps = preSteps(securityHooks, userHooks);
   return async (args: ToolArgs): Promise<ToolArgs> => {
-    let current = await gatePass(toolName, security, { ...args });
-    for (const hook of user) {
-      const out = await hook(toolName, actionOf(current), { ...current });
-      if (isPlainObject(out)) current = out;
-    }
-    if (user.length && security.length) current = await gatePass(toolName, security, current);
-    return current;
+    let out = runPre(toolName, steps, args);
+    if (isThenable(out)) out = await out;
+    return out ?? { ...args };
   };
 }
 
@@ -140,12 +101,8 @@ export function chainPostHooks(
   if (hooks.length === 0) return null;
   const list = [...hooks];
   return async (result: unknown, args: ToolArgs = {}): Promise<unknown> => {
-    let current = result;
-    for (const hook of list) {
-      const out = await hook(toolName, actionOf(args), { ...args }, current);
-      if (out !== undefined) current = out;
-    }
-    return current;
+    const out = runPost(toolName, list, result, args);
+    return isThenable(out) ? await out : out;
   };
 }
 
@@ -173,13 +130,8 @@ export function chainErrorHooks(
 ): ((error: unknown, args?: ToolArgs) => Promise<unknown>) | null {
   if (hooks.length === 0) return null;
   const list = [...hooks];
-  return async (error: unknown, args: ToolArgs = {}): Promise<unknown> => {
-    for (const hook of list) {
-      const out = await hook(toolName, actionOf(args), { ...args }, error);
-      if (out !== undefined) return out;
-    }
-    return undefined;
-  };
+  return (error: unknown, args: ToolArgs = {}): Promise<unknown> =>
+    runError(toolName, list, error, args);
 }
 
 const LAYERS = new WeakMap<Tool, { inner: Tool; spec: AgentSpec }>();
@@ -239,27 +191,70 @@ export function attachToolHooks<A extends ToolArgs, R>(
   return wrap(current, spec) as Tool<A, R>;
 }
 
+/** The pre steps of one tool under one spec, rebuilt when a hook list changed. */
+class PreCache {
+  readonly #security: PhaseHooks;
+  readonly #user: PhaseHooks;
+  #securityVersion = -1;
+  #userVersion = -1;
+  #steps: readonly PreStep[] = [];
+
+  constructor(canonical: string) {
+    this.#security = new PhaseHooks("securityPre", canonical);
+    this.#user = new PhaseHooks("pre", canonical);
+  }
+
+  steps(spec: AgentSpec): readonly PreStep[] {
+    const security = this.#security.get(spec) as readonly PreToolHook[];
+    const user = this.#user.get(spec) as readonly PreToolHook[];
+    if (
+      this.#security.version !== this.#securityVersion || this.#user.version !== this.#userVersion
+    ) {
+      this.#securityVersion = this.#security.version;
+      this.#userVersion = this.#user.version;
+      this.#steps = preSteps(security, user);
+    }
+    return this.#steps;
+  }
+}
+
 function wrap(base: Tool, spec: AgentSpec): Tool {
   const name = base.name;
   const canonical = canonicalToolName(name);
-  const preprocessor: ToolPreprocessor = async (args, options, context) => {
-    const chain = chainPreHooks(
-      canonical,
-      spec.hooksFor("securityPre", name) as PreToolHook[],
-      spec.hooksFor("pre", name) as PreToolHook[],
-    );
-    let current = chain ? await chain(args) : args;
-    if (base.preprocessor) {
-      const out = await base.preprocessor(current, options, { ...context, args: current });
-      if (out !== undefined) current = out as ToolArgs;
-    }
-    return current;
+  const pre = new PreCache(canonical);
+  const post = new PhaseHooks("post", canonical);
+  const onError = new PhaseHooks("error", canonical);
+  // Resolves to `undefined` when neither a hook nor the tool's own preprocessor replaced the
+  // arguments, so `FunctionCalling` can skip validating them again (X14 re-validates only
+  // rewritten arguments). Sync hooks run without a microtask.
+  const preprocessor: ToolPreprocessor = (args, options, context) => {
+    const out = runPre(canonical, pre.steps(spec), args);
+    if (isThenable(out)) return out.then((replaced) => afterPre(replaced, args, options, context));
+    return afterPre(out, args, options, context);
   };
-  const postprocessor: ToolPostprocessor = async (result, options, context) => {
-    let current = result;
-    if (base.postprocessor) current = await base.postprocessor(current, options, context);
-    const chain = chainPostHooks(canonical, spec.hooksFor("post", name) as PostToolHook[]);
-    return chain ? await chain(current, context.args) : current;
+  const afterPre = (
+    replaced: Args | null,
+    args: Args,
+    options: Record<string, unknown>,
+    context: ProcessorContext,
+  ): unknown => {
+    if (!base.preprocessor) return replaced ?? undefined;
+    const current = replaced ?? args;
+    const out = base.preprocessor(current, options, { ...context, args: current });
+    if (isThenable(out)) return out.then((value) => value === undefined ? current : value);
+    return out === undefined ? current : out;
+  };
+  const postprocessor: ToolPostprocessor = (result, options, context) => {
+    if (base.postprocessor) {
+      const out = base.postprocessor(result, options, context);
+      if (isThenable(out)) {
+        return out.then((value) =>
+          runPost(canonical, post.get(spec) as PostToolHook[], value, context.args)
+        );
+      }
+      result = out;
+    }
+    return runPost(canonical, post.get(spec) as PostToolHook[], result, context.args);
   };
   const errorProcessor: ToolErrorProcessor = async (
     error,
@@ -275,8 +270,8 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
         current = replaced;
       }
     }
-    const chain = chainErrorHooks(canonical, spec.hooksFor("error", name) as ErrorToolHook[]);
-    const out = chain ? await chain(current, args) : undefined;
+    const hooks = onError.get(spec) as ErrorToolHook[];
+    const out = hooks.length ? await runError(canonical, hooks, current, args) : undefined;
     if (out !== undefined) return out;
     if (current !== error) throw current;
     return undefined;

@@ -6,17 +6,22 @@
  * @module
  */
 
-import { race } from "../core/_race.ts";
 import {
   type ArgumentIssue,
+  type EventRunOptions,
+  EventStatus,
   isAbortError,
   Operation,
   toJsonSafe,
   ToolArgumentsError,
 } from "../core/mod.ts";
+import { neverAborted } from "../core/_abort.ts";
+import { race } from "../core/_race.ts";
+import { durationClock, isThenable } from "../core/_util.ts";
 import { isPlainObject } from "./_objects.ts";
+import { RUN_CALL, START_AT } from "./_start.ts";
 import type { z } from "zod";
-import type { ProcessorContext, Tool } from "./tool.ts";
+import type { ProcessorContext, Tool, ToolContext } from "./tool.ts";
 
 /** Options of {@linkcode FunctionCalling}. */
 export interface FunctionCallingInit {
@@ -66,10 +71,13 @@ export class FunctionCalling extends Operation {
   arguments: Record<string, unknown>;
   /** The call id, if one was given. */
   readonly callId: string | undefined;
+  #startAt: number | undefined;
 
   /** Validates the arguments; throws `ToolArgumentsError` when they do not fit the schema. */
   constructor(init: FunctionCallingInit) {
-    super();
+    const startAt = (init as { [START_AT]?: number } | null)?.[START_AT];
+    super(startAt === undefined ? undefined : { createdAt: startAt });
+    this.#startAt = startAt;
     if (init === null || typeof init !== "object") {
       throw new TypeError("Cannot create function call: options must be an object");
     }
@@ -99,64 +107,182 @@ export class FunctionCalling extends Operation {
     };
   }
 
+  /**
+   * Runs the call once (see {@linkcode Operation.invoke} for the status rules). The whole run is one
+   * step when the processors and the function are synchronous: nothing is awaited that is not a
+   * thenable.
+   */
+  override invoke(options?: EventRunOptions): Promise<void> {
+    return this.#begin(options?.signal) ?? Promise.resolve();
+  }
+
+  /** `invoke()` resolving to the call itself (what `ActionManager.invoke` returns). */
+  [RUN_CALL](signal: AbortSignal | undefined): Promise<this> {
+    const pending = this.#begin(signal);
+    return pending ? pending.then(() => this) : Promise.resolve(this);
+  }
+
+  /** Starts the run: `undefined` when it completed synchronously, else a promise of the end. */
+  #begin(callerSignal: AbortSignal | undefined): Promise<void> | undefined {
+    const execution = this.execution;
+    if (execution.status !== EventStatus.PENDING) return undefined;
+    const signal = callerSignal ?? neverAborted();
+    execution.status = EventStatus.PROCESSING;
+    const started = this.#startAt ?? durationClock();
+    this.#startAt = undefined;
+    let out: unknown;
+    try {
+      signal.throwIfAborted();
+      out = this.#run(signal);
+    } catch (error) {
+      return this.#failed(error, signal, started);
+    }
+    if (isThenable(out)) return this.#settle(out, signal, started);
+    execution.response = out;
+    execution.error = null;
+    execution.status = EventStatus.COMPLETED;
+    execution.durationMs = durationClock() - started;
+    return undefined;
+  }
+
   /** Runs preprocessor → re-validation → function → postprocessor (error processor on failure). */
   protected async _invoke(signal: AbortSignal): Promise<unknown> {
+    return await this.#run(signal);
+  }
+
+  async #settle(out: PromiseLike<unknown>, signal: AbortSignal, started: number): Promise<void> {
+    const execution = this.execution;
+    try {
+      execution.response = await out;
+      execution.error = null;
+      execution.status = EventStatus.COMPLETED;
+      execution.durationMs = durationClock() - started;
+    } catch (error) {
+      await this.#failed(error, signal, started);
+    }
+  }
+
+  #failed(error: unknown, signal: AbortSignal, started: number): Promise<void> {
+    const execution = this.execution;
+    execution.response = null;
+    execution.error = error;
+    execution.durationMs = durationClock() - started;
+    if (isAbortError(error, signal)) {
+      execution.status = EventStatus.CANCELLED;
+      return Promise.reject(error);
+    }
+    execution.status = EventStatus.FAILED;
+    return Promise.resolve();
+  }
+
+  /** The work: a value when every step was synchronous, else a promise of it. */
+  #run(signal: AbortSignal): unknown {
     const tool = this.tool;
-    const context = (args: Record<string, unknown>): ProcessorContext => ({
-      signal,
-      toolName: tool.name,
-      args,
-      ...(this.callId === undefined ? {} : { callId: this.callId }),
-    });
     try {
       if (tool.preprocessor) {
-        const replaced = await abortable(
-          tool.preprocessor(
-            { ...this.arguments },
-            tool.preprocessorOptions,
-            context(this.arguments),
-          ),
-          signal,
+        const replaced = tool.preprocessor(
+          { ...this.arguments },
+          tool.preprocessorOptions,
+          processorContext(signal, tool, this.arguments, this.callId),
         );
-        if (replaced !== undefined) {
-          this.arguments = validateArguments(tool, replaced, "after preprocessing");
-        } else {
-          this.arguments = validateArguments(tool, this.arguments, "after preprocessing");
-        }
+        if (isThenable(replaced)) return this.#runAsync(signal, PRE, replaced);
+        this.#applyPre(replaced);
       }
       signal.throwIfAborted();
-      let result: unknown = await abortable(
-        tool.func(
-          this.arguments,
-          this.callId === undefined ? { signal } : { signal, callId: this.callId },
-        ),
-        signal,
-      );
+      let result = tool.func(this.arguments, toolContext(signal, this.callId));
+      if (isThenable(result)) return this.#runAsync(signal, FUNC, result);
       if (tool.postprocessor) {
-        result = await abortable(
-          tool.postprocessor(result, tool.postprocessorOptions, context(this.arguments)),
-          signal,
+        result = tool.postprocessor(
+          result,
+          tool.postprocessorOptions,
+          processorContext(signal, tool, this.arguments, this.callId),
         );
+        if (isThenable(result)) return this.#runAsync(signal, POST, result);
       }
       return result;
     } catch (error) {
-      if (isAbortError(error, signal) || !tool.errorProcessor) throw error;
-      const recovered = await tool.errorProcessor(error, this.arguments, context(this.arguments));
-      if (recovered === undefined) throw error;
-      return recovered;
+      return this.#recover(error, signal);
     }
+  }
+
+  /** The rest of `#run` from the step whose result is `pending`. */
+  async #runAsync(
+    signal: AbortSignal,
+    step: number,
+    pending: PromiseLike<unknown>,
+  ): Promise<unknown> {
+    const tool = this.tool;
+    try {
+      let result: unknown;
+      if (step === PRE) {
+        this.#applyPre(await abortable(pending, signal));
+        signal.throwIfAborted();
+        result = tool.func(this.arguments, toolContext(signal, this.callId));
+        if (isThenable(result)) result = await abortable(result, signal);
+      } else {
+        result = await abortable(pending, signal);
+      }
+      if (step !== POST && tool.postprocessor) {
+        result = tool.postprocessor(
+          result,
+          tool.postprocessorOptions,
+          processorContext(signal, tool, this.arguments, this.callId),
+        );
+        if (isThenable(result)) result = await abortable(result, signal);
+      }
+      return result;
+    } catch (error) {
+      return await this.#recover(error, signal);
+    }
+  }
+
+  // X14: arguments a preprocessor replaced are validated again; when it returned nothing, the
+  // validated arguments stand (the preprocessor only ever saw a copy).
+  #applyPre(replaced: unknown): void {
+    if (replaced !== undefined) {
+      this.arguments = validateArguments(this.tool, replaced, "after preprocessing");
+    }
+  }
+
+  async #recover(error: unknown, signal: AbortSignal): Promise<unknown> {
+    const tool = this.tool;
+    if (isAbortError(error, signal) || !tool.errorProcessor) throw error;
+    const recovered = await tool.errorProcessor(
+      error,
+      this.arguments,
+      processorContext(signal, tool, this.arguments, this.callId),
+    );
+    if (recovered === undefined) throw error;
+    return recovered;
   }
 }
 
+const PRE = 0;
+const FUNC = 1;
+const POST = 2;
+
 /**
- * Waits for a tool step, unless the call's signal aborts first (then rejects with its reason):
- * a tool, processor or Tool-scope hook that ignores the signal cannot keep the call running.
+ * Waits for a pending tool step, unless the call's signal aborts first (then rejects with its
+ * reason): a tool, processor or Tool-scope hook that ignores the signal cannot keep the call
+ * running. A call nobody can abort waits directly.
  */
-function abortable<T>(value: T | PromiseLike<T>, signal: AbortSignal): T | Promise<T> {
-  if (value === null || typeof (value as { then?: unknown })?.then !== "function") {
-    return value as T;
-  }
-  return race(value as PromiseLike<T>, Infinity, signal);
+function abortable<T>(pending: PromiseLike<T>, signal: AbortSignal): PromiseLike<T> {
+  return signal === neverAborted() ? pending : race(pending, Infinity, signal);
+}
+
+function toolContext(signal: AbortSignal, callId: string | undefined): ToolContext {
+  return callId === undefined ? { signal } : { signal, callId };
+}
+
+function processorContext(
+  signal: AbortSignal,
+  tool: Tool,
+  args: Record<string, unknown>,
+  callId: string | undefined,
+): ProcessorContext {
+  return callId === undefined
+    ? { signal, toolName: tool.name, args }
+    : { signal, toolName: tool.name, args, callId };
 }
 
 function isToolLike(value: unknown): value is Tool {

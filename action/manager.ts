@@ -7,7 +7,9 @@
 
 import { ToolNotFoundError } from "../core/mod.ts";
 import { attachToolHooks } from "./factory.ts";
-import { FunctionCalling } from "./function_calling.ts";
+import { durationClock } from "../core/_util.ts";
+import { FunctionCalling, type FunctionCallingInit } from "./function_calling.ts";
+import { RUN_CALL, START_AT } from "./_start.ts";
 import type { AgentSpec } from "./spec.ts";
 import { Tool } from "./tool.ts";
 
@@ -117,7 +119,17 @@ export class ActionManager {
   }
 
   /** Runs one request; see the class documentation for what rejects and what is captured. */
-  async invoke(request: ActionRequestInit, options?: InvokeOptions): Promise<FunctionCalling> {
+  invoke(request: ActionRequestInit, options?: InvokeOptions): Promise<FunctionCalling> {
+    let call: FunctionCalling;
+    try {
+      call = this.#call(request, options?.callId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return call[RUN_CALL](options?.signal);
+  }
+
+  #call(request: ActionRequestInit, callId: string | undefined): FunctionCalling {
     if (request === null || typeof request !== "object") {
       throw new TypeError("Cannot invoke action: request must be an object");
     }
@@ -127,12 +139,9 @@ export class ActionManager {
     const args = request.arguments ?? {};
     const tool = this.#tools.get(request.function);
     if (!tool) throw new ToolNotFoundError(request.function, [...this.#tools.keys()]);
-    const call = new FunctionCalling({
-      tool,
-      arguments: args,
-      ...(options?.callId === undefined ? {} : { callId: options.callId }),
-    });
-    await call.invoke(options?.signal ? { signal: options.signal } : undefined);
-    return call;
+    const init: FunctionCallingInit & { [START_AT]: number } = callId === undefined
+      ? { tool, arguments: args, [START_AT]: durationClock() }
+      : { tool, arguments: args, callId, [START_AT]: durationClock() };
+    return new FunctionCalling(init);
   }
 }

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { SPEC_VERSION } from "./_spec_version.ts";
+
 /**
  * A pre hook: gets the canonical tool name, the `action` argument (or `""`) and a copy of the
  * current arguments. An object return replaces the arguments; other returns are ignored; a
@@ -94,6 +96,8 @@ export class AgentSpec {
   tools: string[];
   /** The workspace directory. */
   cwd: string | undefined;
+  /** Bumped whenever a hook is added (private to the action scope: tool chains cache by it). */
+  [SPEC_VERSION] = 0;
 
   /** Makes an empty spec. */
   constructor(init?: AgentSpecInit) {
@@ -148,6 +152,7 @@ export class AgentSpec {
     const list = this.#hooks.get(key);
     if (list) list.push(handler);
     else this.#hooks.set(key, [handler]);
+    this[SPEC_VERSION]++;
     return this;
   }
 

@@ -30,8 +30,9 @@ export interface EntityInit {
  * ```
  */
 export class Entity {
-  /** A UUID that never changes. */
-  readonly id: string;
+  // The id is drawn on first read: a random UUID costs 0.1–0.4 µs, and most short-lived
+  // records (tool calls, hook runs, signals) are never asked for theirs.
+  #id: string | undefined;
   /** Milliseconds since the epoch when the element was made. */
   readonly createdAt: number;
   /** Free-form metadata. */
@@ -47,14 +48,19 @@ export class Entity {
     if (createdAt !== undefined && (typeof createdAt !== "number" || !Number.isFinite(createdAt))) {
       throw new TypeError(`Cannot create element: createdAt must be a finite number`);
     }
-    this.id = id ?? crypto.randomUUID();
+    this.#id = id;
     this.createdAt = createdAt ?? Date.now();
     this.metadata = init?.metadata ? { ...init.metadata } : {};
   }
 
-  /** A JSON-safe plain object of the element's own fields plus `kind`, the class name. */
+  /** A UUID that never changes (drawn when first read, unless one was given). */
+  get id(): string {
+    return this.#id ??= crypto.randomUUID();
+  }
+
+  /** A JSON-safe plain object of `kind` (the class name), `id` and the element's own fields. */
   toJSON(): Record<string, unknown> {
-    const out: Record<string, unknown> = { kind: this.constructor.name };
+    const out: Record<string, unknown> = { kind: this.constructor.name, id: this.id };
     for (const key of Object.keys(this)) {
       out[key] = toJsonSafe((this as Record<string, unknown>)[key]);
     }

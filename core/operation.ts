@@ -6,6 +6,7 @@
  */
 
 import { anySignal, neverAborted } from "./_abort.ts";
+import { durationClock } from "./_util.ts";
 import { Entity, type EntityInit } from "./entity.ts";
 
 /**
@@ -148,7 +149,7 @@ export abstract class Operation extends Entity {
     const signal = options?.signal ?? neverAborted();
     const execution = this.execution;
     execution.status = EventStatus.PROCESSING;
-    const started = performance.now();
+    const started = durationClock();
     try {
       signal.throwIfAborted();
       const response = await this._invoke(signal);
@@ -164,7 +165,7 @@ export abstract class Operation extends Entity {
       }
       execution.status = EventStatus.FAILED;
     } finally {
-      execution.durationMs = performance.now() - started;
+      execution.durationMs = durationClock() - started;
     }
   }
 
@@ -232,7 +233,7 @@ function streamEvent(
     settled = true;
     execution.status = status;
     execution.error = error;
-    execution.durationMs = performance.now() - started;
+    execution.durationMs = durationClock() - started;
     if (onCallerAbort) callerSignal?.removeEventListener("abort", onCallerAbort);
   };
 
@@ -244,7 +245,7 @@ function streamEvent(
         return;
       }
       execution.status = EventStatus.PROCESSING;
-      started = performance.now();
+      started = durationClock();
       if (callerSignal) {
         onCallerAbort = () => {
           if (settled) return;

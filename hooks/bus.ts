@@ -6,6 +6,7 @@
 
 import { HookTimeoutError, StopHook, UnknownHookPointError } from "../core/errors.ts";
 import { deepFrozenCopy, isPlainObject } from "../core/_freeze.ts";
+import { RECORD } from "../core/_record.ts";
 import { globToRegExp, race, TIMED_OUT } from "../core/_race.ts";
 import { logger } from "../core/logger.ts";
 import type { SignalSink } from "../core/signal.ts";
@@ -728,7 +729,9 @@ export class HookBus {
     if (observer === null || point === HookPoint.MESSAGE_ADD) return RESOLVED;
     let result: unknown;
     try {
-      result = observer.emit(new HookSignal({ point, payload }));
+      const signal = new HookSignal({ point, payload });
+      const record = (observer as { [RECORD]?: (event: unknown) => unknown })[RECORD];
+      result = typeof record === "function" ? record.call(observer, signal) : observer.emit(signal);
     } catch (error) {
       this.#report(error, point, "record");
       return RESOLVED;

@@ -15,6 +15,8 @@ export interface HookSignalInit extends Omit<SignalInit, "data"> {
   payload?: Record<string, unknown>;
 }
 
+const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /**
  * Records that a Session hook point was emitted and its ordered chain completed. Its `data` is
  * always `null`; the emitted keys are in `payload`.
@@ -33,13 +35,20 @@ export interface HookSignalInit extends Omit<SignalInit, "data"> {
 export class HookSignal extends Signal {
   /** The emitted point, or `null`. */
   readonly point: HookPoint | null;
-  /** A frozen shallow copy of the emitted payload. */
+  /** A frozen shallow copy of the emitted payload (the payload itself when already frozen). */
   readonly payload: Readonly<Record<string, unknown>>;
 
   /** Makes the envelope. */
   constructor(init?: HookSignalInit) {
-    super(init === undefined ? undefined : { ...init, data: null });
+    super(init);
+    this.data = null;
     this.point = init?.point ?? null;
-    this.payload = Object.freeze({ ...(init?.payload ?? {}) });
+    const payload = init?.payload;
+    // A frozen payload is kept as is (a frozen shallow copy of it would be equal in every way).
+    this.payload = payload === undefined
+      ? EMPTY
+      : Object.isFrozen(payload)
+      ? payload
+      : Object.freeze({ ...payload });
   }
 }

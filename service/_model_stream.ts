@@ -1,6 +1,6 @@
 // IModel's streaming (private): per-chunk processing and the consumer-facing ReadableStream.
 
-import { EventStatus, HookPhaseError } from "../core/mod.ts";
+import { HookPhaseError } from "../core/mod.ts";
 import type { APICalling } from "./api_calling.ts";
 import type { StreamChunk } from "./endpoint.ts";
 import type { HookRegistry } from "./hook_registry.ts";
@@ -9,6 +9,7 @@ import type { HookCallResult } from "./types.ts";
 import { dispatchHook, INTERNALS } from "./_dispatch.ts";
 import { isThenable } from "../core/_util.ts";
 import { anySignal } from "../core/_abort.ts";
+import { internals, type StreamRun } from "./_stream_run.ts";
 
 /** What chunk processing needs from a model. */
 export interface ChunkProcessorModel {
@@ -86,8 +87,8 @@ export function modelStream(
   // Chunk handlers see the caller's abort and the consumer's cancel through one signal.
   const stop = new AbortController();
   const chunkSignal = signal ? anySignal([signal, stop.signal]) : stop.signal;
-  let reader: ReadableStreamDefaultReader<unknown> | null = null;
-  let opening: Promise<ReadableStreamDefaultReader<unknown>> | null = null;
+  let run: StreamRun | null = null;
+  let opening: Promise<StreamRun> | null = null;
   let created: APICalling | null = null;
   let ended = false;
   let onCallerAbort: (() => void) | null = null;
@@ -106,39 +107,66 @@ export function modelStream(
       created = event;
       options?.onEvent?.(event);
       host.started(event);
-      reader = event.stream({ signal }).getReader();
-      return reader;
+      run = (internals.streamRun as NonNullable<typeof internals.streamRun>)(event, signal);
+      return run;
     });
   let listening = false;
+  // Each chunk is read from the core stream's reader and processed here, in this stream's own
+  // pull: no other stream or generator sits between the endpoint and the consumer.
   return new ReadableStream<StreamChunk>({
     pull: async (controller) => {
-      if (!listening && signal && !signal.aborted) {
-        // From the first read on (a stream never read sends nothing and holds no listener), a
-        // caller abort ends the stream at once, even while the consumer is not reading: the
-        // event is CANCELLED, so observers hear post_call without waiting for another read.
-        listening = true;
-        onCallerAbort = () => {
-          controller.error(signal.reason);
-          // After the event's own abort listener (registered later) has made it CANCELLED.
-          queueMicrotask(end);
-        };
-        signal.addEventListener("abort", onCallerAbort, { once: true });
+      let source = run;
+      if (source === null || !source.started) {
+        if (!listening && signal && !signal.aborted) {
+          // From the first read on (a stream never read sends nothing and holds no listener), a
+          // caller abort ends the stream at once, even while the consumer is not reading: the
+          // event is CANCELLED, so observers hear post_call without waiting for another read.
+          listening = true;
+          onCallerAbort = () => {
+            controller.error(signal.reason);
+            // After the run's own abort listener (registered later) has made it CANCELLED.
+            queueMicrotask(end);
+          };
+          signal.addEventListener("abort", onCallerAbort, { once: true });
+        }
+        try {
+          source = await open();
+        } catch (error) {
+          release();
+          throw error;
+        }
       }
-      let source: ReadableStreamDefaultReader<unknown>;
+      let next: IteratorResult<unknown>;
       try {
-        source = await open();
+        const core = source.source;
+        if (core === null) next = await source.first();
+        else {
+          const read = core.next();
+          next = isThenable(read) ? await read : read;
+        }
       } catch (error) {
-        release();
-        throw error;
-      }
-      let next: ReadableStreamReadResult<unknown>;
-      try {
-        next = await source.read();
-      } catch (error) {
+        source.fail(error);
         end();
         throw error;
       }
+      if (source.settled) {
+        // Cancelled or aborted while reading (the consumer has already been told: closing then
+        // throws), or the event was not PENDING (an empty stream).
+        end();
+        try {
+          controller.close();
+        } catch {
+          // already errored or cancelled
+        }
+        return;
+      }
       if (next.done) {
+        try {
+          await source.complete();
+        } catch (error) {
+          end();
+          throw error;
+        }
         end();
         controller.close();
         return;
@@ -156,12 +184,7 @@ export function modelStream(
           throw error;
         }
         // Stop the provider stream (closing the request), then record why the event ended.
-        await source.cancel(error).catch(() => {});
-        const event = created as APICalling | null;
-        if (event) {
-          event.execution.status = EventStatus.FAILED;
-          event.execution.error = error;
-        }
+        await source.abandon(error);
         end();
         throw error;
       }
@@ -171,7 +194,7 @@ export function modelStream(
     },
     cancel: async (reason) => {
       stop.abort(reason ?? new DOMException("Stream cancelled", "AbortError"));
-      if (reader) await reader.cancel(reason);
+      if (run) await run.cancel(reason);
       else if (opening) await (await opening.catch(() => null))?.cancel(reason);
       end();
     },

@@ -7,6 +7,7 @@
 import type { EntityInit } from "../core/mod.ts";
 import type { Endpoint, StreamChunk } from "./endpoint.ts";
 import { HookedEvent } from "./hooked_event.ts";
+import { internals } from "./_stream_run.ts";
 
 /** What an {@linkcode APICalling} is made from. */
 export interface APICallingInit extends EntityInit {
@@ -70,6 +71,15 @@ export class APICalling extends HookedEvent {
   /** Streams from the endpoint. */
   protected _coreStream(signal: AbortSignal): ReadableStream<StreamChunk> {
     return this.endpoint.stream(this.payload, { signal });
+  }
+
+  static {
+    // The core source of a streamed run: what the endpoint's stream would wrap, when the
+    // endpoint can open it (then no stream sits between the endpoint and `IModel.stream`).
+    internals.coreSource = (event, signal) =>
+      event instanceof APICalling
+        ? internals.endpointSource?.(event.endpoint, event.payload, { signal }) ?? null
+        : null;
   }
 
   /** A JSON-safe record; the endpoint appears by name only. */

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { internals, iteratorSource, readerSource } from "./_stream_run.ts";
+
 /** A piece of assistant text. */
 export interface TextChunk {
   /** Discriminant. */
@@ -138,16 +140,35 @@ export class FunctionEndpoint implements Endpoint {
     payload: Record<string, unknown>,
     options: EndpointCallOptions,
   ): ReadableStream<StreamChunk> {
-    const make = this.#stream;
-    const call = this.#call;
-    const source = make
-      ? make(payload, options)
-      : (async function* (): AsyncGenerator<StreamChunk> {
-        yield { type: "text", text: String(await call(payload, options)) };
-        yield { type: "done", finishReason: "stop" };
-      })();
+    const source = this.#source(payload, options);
     if (source instanceof ReadableStream) return source;
     return iterableToStream(source);
+  }
+
+  static {
+    // What `stream()` wraps, opened without the stream (for `IModel.stream`).
+    internals.endpointSource = (endpoint, payload, options) => {
+      if (!(#source in endpoint)) return null;
+      const source = (endpoint as FunctionEndpoint).#source(payload, options);
+      if (source instanceof ReadableStream) return readerSource(source.getReader());
+      return iteratorSource(
+        Symbol.asyncIterator in source
+          ? (source as AsyncIterable<StreamChunk>)[Symbol.asyncIterator]()
+          : (source as Iterable<StreamChunk>)[Symbol.iterator](),
+      );
+    };
+  }
+
+  #source(
+    payload: Record<string, unknown>,
+    options: EndpointCallOptions,
+  ): AsyncIterable<StreamChunk> | Iterable<StreamChunk> | ReadableStream<StreamChunk> {
+    const make = this.#stream;
+    const call = this.#call;
+    return make ? make(payload, options) : (async function* (): AsyncGenerator<StreamChunk> {
+      yield { type: "text", text: String(await call(payload, options)) };
+      yield { type: "done", finishReason: "stop" };
+    })();
   }
 }
 

@@ -10,10 +10,10 @@ import { HOOK_EVENT_TYPES, type HookEventType, toHookEventType } from "./hook_ev
 import { HookRegistry } from "./hook_registry.ts";
 import { dispatchHook } from "./_dispatch.ts";
 import type { AssociatedEventInfo, HookCallResult } from "./types.ts";
-import { anySignal } from "../core/_abort.ts";
+import { anySignal, neverAborted } from "../core/_abort.ts";
 import { createDeadline } from "./_deadline.ts";
 import { className, isCancellation, isErrorLike } from "./_util.ts";
-import { isThenable } from "../core/_util.ts";
+import { durationClock, isThenable } from "../core/_util.ts";
 
 /** The default hook deadline, in milliseconds. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
@@ -159,8 +159,10 @@ export class HookEvent extends Operation {
   /** Runs the handler (again, if already run). See the class documentation. */
   override async invoke(options?: EventRunOptions): Promise<void> {
     const execution = this.execution;
-    const caller = options?.signal;
-    const started = performance.now();
+    // A signal that can never abort needs no listener (Event.invoke hands one down by default).
+    const given = options?.signal;
+    const caller = given === neverAborted() ? undefined : given;
+    const started = durationClock();
     execution.status = EventStatus.PROCESSING;
     execution.response = null;
     execution.error = null;
@@ -229,7 +231,7 @@ export class HookEvent extends Operation {
       this.#shouldExit = this.exit || this.params.exit === true;
     } finally {
       deadline.clear();
-      execution.durationMs = performance.now() - started;
+      execution.durationMs = durationClock() - started;
     }
   }
 

@@ -12,6 +12,7 @@ import { DEFAULT_HOOK_TIMEOUT_MS, HookEvent } from "./hook_event.ts";
 import type { HookRegistry } from "./hook_registry.ts";
 import { globalHookLogger } from "./hook_logger.ts";
 import { errorText } from "./_util.ts";
+import { internals, readerSource, StreamRun } from "./_stream_run.ts";
 
 /** Options of {@linkcode HookedEvent.createPreInvokeHook} and `createPostInvokeHook`. */
 export interface PhaseHookOptions {
@@ -147,6 +148,26 @@ export abstract class HookedEvent extends Operation {
       if (exhausted) reader.releaseLock();
       else await reader.cancel().catch(() => {});
     }
+    await this.#runPostStream(signal);
+  }
+
+  static {
+    // IModel.stream's pull source: same lifecycle as `stream()`, without its stream layers.
+    internals.streamRun = (event, callerSignal) => (event as HookedEvent).#streamRun(callerSignal);
+  }
+
+  #streamRun(callerSignal: AbortSignal | undefined): StreamRun {
+    return new StreamRun(this.execution, callerSignal, {
+      open: async (signal) => {
+        await this.#runPre(signal);
+        return internals.coreSource?.(this, signal) ??
+          readerSource(this._coreStream(signal).getReader());
+      },
+      close: (signal) => this.#runPostStream(signal),
+    });
+  }
+
+  async #runPostStream(signal: AbortSignal): Promise<void> {
     const post = this.postInvokeHook;
     if (!post) return;
     await runHook(post, signal);

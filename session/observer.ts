@@ -7,6 +7,7 @@
 import { Entity } from "../core/entity.ts";
 import { reportFailure } from "./_loud_failures.ts";
 import { Signal } from "../core/signal.ts";
+import { RECORD } from "../core/_record.ts";
 import type { SessionStore, SignalInsert } from "../store/session_store.ts";
 import { sanitizeSignalPayload } from "./sanitize.ts";
 import { race, TIMED_OUT } from "../core/_race.ts";
@@ -410,6 +411,21 @@ export class SessionObserver {
 
   /** Emits an event in the order the class description gives. */
   emit(event: unknown): Promise<unknown[]> {
+    const out = this.#emit(event);
+    return Array.isArray(out) ? Promise.resolve(out) : out;
+  }
+
+  /**
+   * `emit(event)` for a bus (private protocol, see `core/_record.ts`): `undefined` when every
+   * subscriber finished synchronously, else a promise (which never rejects: failures are isolated
+   * and reported like `emit`'s).
+   */
+  [RECORD](event: unknown): Promise<unknown> | undefined {
+    const out = this.#emit(event);
+    return Array.isArray(out) ? undefined : out;
+  }
+
+  #emit(event: unknown): unknown[] | Promise<unknown[]> {
     const envelope = event instanceof Entity ? event : new Signal({ data: event });
     const payload = payloadOf(envelope);
     const gate = this.#gate;
@@ -425,7 +441,7 @@ export class SessionObserver {
     }
     if (isThenable(verdict)) return this.#emitAfterGate(envelope, payload, verdict);
     const position = this.#store(envelope);
-    return verdict ? this.#deliver(envelope, payload, position) : Promise.resolve([]);
+    return verdict ? this.#deliver(envelope, payload, position) : [];
   }
 
   async #emitAfterGate(
@@ -469,7 +485,11 @@ export class SessionObserver {
     }
   }
 
-  #deliver(envelope: Entity, payload: unknown, position: number): Promise<unknown[]> {
+  #deliver(
+    envelope: Entity,
+    payload: unknown,
+    position: number,
+  ): unknown[] | Promise<unknown[]> {
     const routes = this.#routes;
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
@@ -490,7 +510,7 @@ export class SessionObserver {
     }
     const subs = this.#subs;
     const results: unknown[] = [];
-    if (subs.length === 0) return Promise.resolve(results);
+    if (subs.length === 0) return results;
     const context: Session | SessionObserver = this.#session ?? this;
     let pending: Promise<unknown>[] | null = null;
     for (let i = 0; i < subs.length; i++) {
@@ -501,7 +521,7 @@ export class SessionObserver {
         this.#report(error, "where");
       }
     }
-    return pending === null ? Promise.resolve(results) : this.#gather(results, pending);
+    return pending === null ? results : this.#gather(results, pending);
   }
 
   /** Matches one subscription and calls its handler for each matched value. */

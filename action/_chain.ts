@@ -1,0 +1,210 @@
+/**
+ * The tool hook chains' runners: synchronous until a hook returns a thenable, then async for the
+ * rest (a chain of sync hooks costs no microtask), and the per-tool cache of the hook lists an
+ * `AgentSpec` yields (rebuilt only when a list changes).
+ *
+ * @module
+ */
+
+import { GateDeniedError, PermissionDeniedError } from "../core/mod.ts";
+import { isThenable } from "../core/_util.ts";
+import { isPlainObject } from "./_objects.ts";
+import { SPEC_VERSION } from "./_spec_version.ts";
+import type {
+  AgentSpec,
+  ErrorToolHook,
+  PostToolHook,
+  PreToolHook,
+  ToolHook,
+  ToolHookPhase,
+} from "./spec.ts";
+
+/** Tool arguments. */
+export type Args = Record<string, unknown>;
+
+/** One step of a pre chain: a hook and whether it is a security (gate) hook. */
+export interface PreStep {
+  readonly hook: PreToolHook;
+  readonly gate: boolean;
+}
+
+/** The steps of a pre chain: security pass, user hooks, and a second security pass when both. */
+export function preSteps(
+  security: readonly PreToolHook[],
+  user: readonly PreToolHook[],
+): readonly PreStep[] {
+  const steps: PreStep[] = [];
+  for (const hook of security) steps.push({ hook, gate: true });
+  for (const hook of user) steps.push({ hook, gate: false });
+  if (user.length && security.length) {
+    for (const hook of security) steps.push({ hook, gate: true });
+  }
+  return steps;
+}
+
+/** The `action` argument when it is a string, else `""`. */
+export function actionOf(args: Args): string {
+  return typeof args.action === "string" ? args.action : "";
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+const PERMISSION_NAMES = new Set([
+  "PermissionError",
+  "PermissionDenied",
+  "PermissionDeniedError",
+  "GateDeniedError",
+]);
+
+function isPermissionError(error: unknown): boolean {
+  return error instanceof PermissionDeniedError ||
+    (error instanceof Error && PERMISSION_NAMES.has(error.name));
+}
+
+function denial(step: PreStep, error: unknown): unknown {
+  if (!step.gate) return error;
+  const reason = isPermissionError(error)
+    ? messageOf(error)
+    : `evaluator error: ${messageOf(error)}`;
+  return new GateDeniedError(step.hook.name || "anonymous", reason, { cause: error });
+}
+
+/**
+ * Runs a pre chain on `args` (which it does not modify; each hook gets its own copy). Returns the
+ * final arguments, or `null` when no hook replaced them; a promise of that once a hook returned a
+ * thenable. A throwing security hook throws `GateDeniedError`; a user hook's throw propagates.
+ */
+export function runPre(
+  toolName: string,
+  steps: readonly PreStep[],
+  args: Args,
+): Args | null | Promise<Args | null> {
+  let current = args;
+  let changed = false;
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i];
+    let out: unknown;
+    try {
+      out = step.hook(toolName, actionOf(current), { ...current });
+    } catch (error) {
+      throw denial(step, error);
+    }
+    if (isThenable(out)) return preAsync(toolName, steps, i, out, current, changed);
+    if (isPlainObject(out)) {
+      current = out;
+      changed = true;
+    }
+  }
+  return changed ? current : null;
+}
+
+async function preAsync(
+  toolName: string,
+  steps: readonly PreStep[],
+  index: number,
+  pending: unknown,
+  current: Args,
+  changed: boolean,
+): Promise<Args | null> {
+  for (let i = index; i < steps.length; i++) {
+    const step = steps[i];
+    let out: unknown;
+    try {
+      out = i === index ? await pending : step.hook(toolName, actionOf(current), { ...current });
+      if (isThenable(out)) out = await out;
+    } catch (error) {
+      throw denial(step, error);
+    }
+    if (isPlainObject(out)) {
+      current = out;
+      changed = true;
+    }
+  }
+  return changed ? current : null;
+}
+
+/** Runs post hooks in order; a non-`undefined` return replaces the result. */
+export function runPost(
+  toolName: string,
+  hooks: readonly PostToolHook[],
+  result: unknown,
+  args: Args,
+): unknown {
+  let current = result;
+  for (let i = 0; i < hooks.length; i++) {
+    const out = hooks[i](toolName, actionOf(args), { ...args }, current);
+    if (isThenable(out)) return postAsync(toolName, hooks, i, out, current, args);
+    if (out !== undefined) current = out;
+  }
+  return current;
+}
+
+async function postAsync(
+  toolName: string,
+  hooks: readonly PostToolHook[],
+  index: number,
+  pending: PromiseLike<unknown>,
+  current: unknown,
+  args: Args,
+): Promise<unknown> {
+  for (let i = index; i < hooks.length; i++) {
+    let out = i === index
+      ? await pending
+      : hooks[i](toolName, actionOf(args), { ...args }, current);
+    if (isThenable(out)) out = await out;
+    if (out !== undefined) current = out;
+  }
+  return current;
+}
+
+/** Runs error hooks in order until one returns non-`undefined` (the recovery). */
+export async function runError(
+  toolName: string,
+  hooks: readonly ErrorToolHook[],
+  error: unknown,
+  args: Args,
+): Promise<unknown> {
+  for (const hook of hooks) {
+    const out = await hook(toolName, actionOf(args), { ...args }, error);
+    if (out !== undefined) return out;
+  }
+  return undefined;
+}
+
+const EMPTY: readonly ToolHook[] = Object.freeze([]);
+
+/**
+ * The hooks of one phase for one tool (`AgentSpec.hooksFor`: `*`, the canonical name,
+ * `<name>_tool`), merged again only after a hook was added to the spec (`SPEC_VERSION`). Lists
+ * are snapshots: a hook added while a chain runs applies from the next call.
+ */
+export class PhaseHooks {
+  readonly #phase: ToolHookPhase;
+  readonly #canonical: string;
+  #specVersion = -1;
+  #merged: readonly ToolHook[] = EMPTY;
+  #version = 0;
+
+  constructor(phase: ToolHookPhase, canonical: string) {
+    this.#phase = phase;
+    this.#canonical = canonical;
+  }
+
+  /** Bumped whenever the merged list is rebuilt. */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** The current merged list (the same array while nothing was added). */
+  get(spec: AgentSpec): readonly ToolHook[] {
+    if (spec[SPEC_VERSION] === this.#specVersion) return this.#merged;
+    this.#specVersion = spec[SPEC_VERSION];
+    const merged = spec.hooksFor(this.#phase, this.#canonical);
+    this.#merged = merged.length ? merged : EMPTY;
+    this.#version++;
+    return this.#merged;
+  }
+}

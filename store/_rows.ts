@@ -365,3 +365,38 @@ export function normalizeMessageQuery(
 export function copySignalRow(row: SignalRow): SignalRow {
   return { ...row, payload: structuredClone(row.payload) };
 }
+
+/** A stored text column that holds JSON, or `null`. */
+export function decodeText(value: unknown): string | null {
+  return typeof value === "string" ? JSON.parse(value) : null;
+}
+
+/**
+ * A session row read back from a SQL store: text columns hold JSON, numeric ones numbers;
+ * `column` names the column of each field.
+ */
+export function sessionFromColumns(
+  row: Readonly<Record<string, unknown>>,
+  column: (field: string) => string,
+): SessionRow {
+  const stored: Record<string, unknown> = { id: row.id };
+  for (const field of SESSION_FIELD_NAMES) {
+    const value = row[column(field)];
+    stored[field] = typeof value === "string" ? JSON.parse(value) : value;
+  }
+  return presentSession(stored);
+}
+
+/** A message row read back from a SQL store (snake_case columns, JSON content). */
+export function messageFromColumns(row: Readonly<Record<string, unknown>>): MessageRecord {
+  return {
+    id: row.id as string,
+    role: row.role as MessageRole,
+    content: JSON.parse(row.content as string),
+    sender: decodeText(row.sender),
+    recipient: decodeText(row.recipient),
+    branchId: (row.branch_id as string | null) ?? null,
+    sessionId: (row.session_id as string | null) ?? null,
+    createdAt: row.created_at as number,
+  };
+}

@@ -8,7 +8,6 @@
 import postgres from "postgres";
 import type {
   MessageRecord,
-  MessageRole,
   PendingApprovalFilter,
   PendingApprovalRow,
   RunAnswer,
@@ -21,6 +20,8 @@ import type {
 import { StoreClosedError, StoreConflictError, StoreUnavailableError } from "../store_errors.ts";
 import {
   checkId,
+  decodeText,
+  messageFromColumns,
   normalizeBranchFields,
   normalizeMessage,
   normalizeMessageQuery,
@@ -30,6 +31,7 @@ import {
   normalizeSignalQuery,
   presentSession,
   SESSION_FIELD_NAMES,
+  sessionFromColumns,
 } from "../_rows.ts";
 import {
   normalizeAnswer,
@@ -118,10 +120,6 @@ function encodeText(value: string | null): string | null {
   return value === null ? null : JSON.stringify(value);
 }
 
-function decodeText(value: unknown): string | null {
-  return typeof value === "string" ? JSON.parse(value) : null;
-}
-
 function toSql(value: unknown): string | number | null {
   if (value === undefined || value === null) return null;
   if (typeof value === "number") return value;
@@ -140,25 +138,11 @@ function pgId(value: string, what: string, action: string): string {
 }
 
 function toSession(row: Row): SessionRow {
-  const stored: Record<string, unknown> = { id: row.id };
-  for (const field of SESSION_FIELD_NAMES) {
-    const value = row[column(field)];
-    stored[field] = typeof value === "string" ? JSON.parse(value) : value;
-  }
-  return presentSession(stored);
+  return sessionFromColumns(row, column);
 }
 
 function toMessage(row: Row): MessageRecord {
-  return {
-    id: row.id as string,
-    role: row.role as MessageRole,
-    content: JSON.parse(row.content as string),
-    sender: decodeText(row.sender),
-    recipient: decodeText(row.recipient),
-    branchId: (row.branch_id as string | null) ?? null,
-    sessionId: (row.session_id as string | null) ?? null,
-    createdAt: row.created_at as number,
-  };
+  return messageFromColumns(row);
 }
 
 function toSignal(row: Row): SignalRow {

@@ -6,7 +6,6 @@
 
 import type {
   MessageRecord,
-  MessageRole,
   PendingApprovalFilter,
   PendingApprovalRow,
   RunAnswer,
@@ -20,6 +19,8 @@ import { StoreClosedError, StoreConflictError, StoreUnavailableError } from "../
 import {
   checkId,
   checkPayloadLimits,
+  decodeText,
+  messageFromColumns,
   normalizeBranchFields,
   normalizeMessage,
   normalizeMessageQuery,
@@ -28,8 +29,8 @@ import {
   normalizeSignal,
   normalizeSignalQuery,
   type PayloadLimits,
-  presentSession,
   SESSION_FIELD_NAMES,
+  sessionFromColumns,
 } from "../_rows.ts";
 import { openDriver, type SqlDriver, type SqlRow, type SqlValue } from "./_driver.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./_migrations.ts";
@@ -99,31 +100,13 @@ function encodeText(value: string | null): string | null {
   return value === null ? null : JSON.stringify(value);
 }
 
-function decodeText(value: SqlValue | undefined): string | null {
-  return typeof value === "string" ? JSON.parse(value) : null;
-}
-
 // Session text columns and node_metadata hold JSON (see `toSql`); numeric columns hold numbers.
 function toSession(row: SqlRow): SessionRow {
-  const stored: Record<string, unknown> = { id: row.id };
-  for (const field of SESSION_FIELD_NAMES) {
-    const value = row[column(field)];
-    stored[field] = typeof value === "string" ? JSON.parse(value) : value;
-  }
-  return presentSession(stored);
+  return sessionFromColumns(row, column);
 }
 
 function toMessage(row: SqlRow): MessageRecord {
-  return {
-    id: row.id as string,
-    role: row.role as MessageRole,
-    content: JSON.parse(row.content as string),
-    sender: decodeText(row.sender),
-    recipient: decodeText(row.recipient),
-    branchId: row.branch_id as string | null,
-    sessionId: row.session_id as string | null,
-    createdAt: row.created_at as number,
-  };
+  return messageFromColumns(row);
 }
 
 /**

@@ -7,20 +7,75 @@
  */
 
 import { GateDeniedError, PermissionDeniedError } from "../core/mod.ts";
-import { isThenable } from "../core/_util.ts";
+import { isThenable, messageOf } from "../core/_util.ts";
 import { isPlainObject } from "./_objects.ts";
 import { SPEC_VERSION } from "./_spec_version.ts";
 import type {
   AgentSpec,
   ErrorToolHook,
+  ErrorToolHookContext,
   PostToolHook,
+  PostToolHookContext,
   PreToolHook,
   ToolHook,
+  ToolHookContext,
   ToolHookPhase,
 } from "./spec.ts";
 
 /** Tool arguments. */
 export type Args = Record<string, unknown>;
+
+/** Where the hooks of one call read the call id and the signal (the processors' context). */
+export interface CallSource {
+  readonly callId: string;
+  readonly signal: AbortSignal;
+}
+
+/** What the hooks of one call share: the canonical tool name and the call's source. */
+export interface ChainCall {
+  readonly toolName: string;
+  readonly source: CallSource;
+}
+
+/**
+ * One hook's context. `callId` is a getter so that a call without a caller-supplied id draws its
+ * own id only when a hook reads it; every other field is a plain own property.
+ */
+class HookContext implements ToolHookContext {
+  readonly toolName: string;
+  readonly action: string;
+  readonly args: Args;
+  readonly signal: AbortSignal;
+  readonly result: unknown;
+  readonly error: unknown;
+  readonly #source: CallSource;
+
+  constructor(call: ChainCall, args: Args, result: unknown, error: unknown) {
+    this.toolName = call.toolName;
+    this.action = actionOf(args);
+    this.args = { ...args };
+    this.signal = call.source.signal;
+    this.result = result;
+    this.error = error;
+    this.#source = call.source;
+  }
+
+  get callId(): string {
+    return this.#source.callId;
+  }
+}
+
+function context(call: ChainCall, args: Args): ToolHookContext {
+  return new HookContext(call, args, undefined, undefined);
+}
+
+function postContext(call: ChainCall, args: Args, result: unknown): PostToolHookContext {
+  return new HookContext(call, args, result, undefined);
+}
+
+function errorContext(call: ChainCall, args: Args, error: unknown): ErrorToolHookContext {
+  return new HookContext(call, args, undefined, error);
+}
 
 /** One step of a pre chain: a hook and whether it is a security (gate) hook. */
 export interface PreStep {
@@ -45,11 +100,6 @@ export function preSteps(
 /** The `action` argument when it is a string, else `""`. */
 export function actionOf(args: Args): string {
   return typeof args.action === "string" ? args.action : "";
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
 }
 
 const PERMISSION_NAMES = new Set([
@@ -78,7 +128,7 @@ function denial(step: PreStep, error: unknown): unknown {
  * thenable. A throwing security hook throws `GateDeniedError`; a user hook's throw propagates.
  */
 export function runPre(
-  toolName: string,
+  call: ChainCall,
   steps: readonly PreStep[],
   args: Args,
 ): Args | null | Promise<Args | null> {
@@ -88,11 +138,11 @@ export function runPre(
     const step = steps[i];
     let out: unknown;
     try {
-      out = step.hook(toolName, actionOf(current), { ...current });
+      out = step.hook(context(call, current));
     } catch (error) {
       throw denial(step, error);
     }
-    if (isThenable(out)) return preAsync(toolName, steps, i, out, current, changed);
+    if (isThenable(out)) return preAsync(call, steps, i, out, current, changed);
     if (isPlainObject(out)) {
       current = out;
       changed = true;
@@ -102,7 +152,7 @@ export function runPre(
 }
 
 async function preAsync(
-  toolName: string,
+  call: ChainCall,
   steps: readonly PreStep[],
   index: number,
   pending: unknown,
@@ -113,7 +163,7 @@ async function preAsync(
     const step = steps[i];
     let out: unknown;
     try {
-      out = i === index ? await pending : step.hook(toolName, actionOf(current), { ...current });
+      out = i === index ? await pending : step.hook(context(call, current));
       if (isThenable(out)) out = await out;
     } catch (error) {
       throw denial(step, error);
@@ -128,22 +178,22 @@ async function preAsync(
 
 /** Runs post hooks in order; a non-`undefined` return replaces the result. */
 export function runPost(
-  toolName: string,
+  call: ChainCall,
   hooks: readonly PostToolHook[],
   result: unknown,
   args: Args,
 ): unknown {
   let current = result;
   for (let i = 0; i < hooks.length; i++) {
-    const out = hooks[i](toolName, actionOf(args), { ...args }, current);
-    if (isThenable(out)) return postAsync(toolName, hooks, i, out, current, args);
+    const out = hooks[i](postContext(call, args, current));
+    if (isThenable(out)) return postAsync(call, hooks, i, out, current, args);
     if (out !== undefined) current = out;
   }
   return current;
 }
 
 async function postAsync(
-  toolName: string,
+  call: ChainCall,
   hooks: readonly PostToolHook[],
   index: number,
   pending: PromiseLike<unknown>,
@@ -151,9 +201,7 @@ async function postAsync(
   args: Args,
 ): Promise<unknown> {
   for (let i = index; i < hooks.length; i++) {
-    let out = i === index
-      ? await pending
-      : hooks[i](toolName, actionOf(args), { ...args }, current);
+    let out = i === index ? await pending : hooks[i](postContext(call, args, current));
     if (isThenable(out)) out = await out;
     if (out !== undefined) current = out;
   }
@@ -162,13 +210,13 @@ async function postAsync(
 
 /** Runs error hooks in order until one returns non-`undefined` (the recovery). */
 export async function runError(
-  toolName: string,
+  call: ChainCall,
   hooks: readonly ErrorToolHook[],
   error: unknown,
   args: Args,
 ): Promise<unknown> {
   for (const hook of hooks) {
-    const out = await hook(toolName, actionOf(args), { ...args }, error);
+    const out = await hook(errorContext(call, args, error));
     if (out !== undefined) return out;
   }
   return undefined;

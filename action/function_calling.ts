@@ -116,10 +116,18 @@ export class FunctionCalling extends Operation {
     return this.#begin(options?.signal) ?? Promise.resolve();
   }
 
-  /** `invoke()` resolving to the call itself (what `ActionManager.invoke` returns). */
-  [RUN_CALL](signal: AbortSignal | undefined): Promise<this> {
+  /**
+   * `invoke()` resolving to the call itself (what `ActionManager.invoke` returns); with
+   * `rejectOnFailure`, a call that ends FAILED rejects with its error instead.
+   */
+  [RUN_CALL](signal: AbortSignal | undefined, rejectOnFailure: boolean): Promise<this> {
     const pending = this.#begin(signal);
-    return pending ? pending.then(() => this) : Promise.resolve(this);
+    if (!pending) return Promise.resolve(this);
+    return pending.then(() => {
+      const execution = this.execution;
+      if (rejectOnFailure && execution.status === EventStatus.FAILED) throw execution.error;
+      return this;
+    });
   }
 
   /** Starts the run: `undefined` when it completed synchronously, else a promise of the end. */
@@ -183,7 +191,7 @@ export class FunctionCalling extends Operation {
         const replaced = tool.preprocessor(
           { ...this.arguments },
           tool.preprocessorOptions,
-          processorContext(signal, tool, this.arguments, this.callId),
+          new CallContext(signal, tool.name, this.arguments, this),
         );
         if (isThenable(replaced)) return this.#runAsync(signal, PRE, replaced);
         this.#applyPre(replaced);
@@ -195,7 +203,7 @@ export class FunctionCalling extends Operation {
         result = tool.postprocessor(
           result,
           tool.postprocessorOptions,
-          processorContext(signal, tool, this.arguments, this.callId),
+          new CallContext(signal, tool.name, this.arguments, this),
         );
         if (isThenable(result)) return this.#runAsync(signal, POST, result);
       }
@@ -226,7 +234,7 @@ export class FunctionCalling extends Operation {
         result = tool.postprocessor(
           result,
           tool.postprocessorOptions,
-          processorContext(signal, tool, this.arguments, this.callId),
+          new CallContext(signal, tool.name, this.arguments, this),
         );
         if (isThenable(result)) result = await abortable(result, signal);
       }
@@ -250,7 +258,7 @@ export class FunctionCalling extends Operation {
     const recovered = await tool.errorProcessor(
       error,
       this.arguments,
-      processorContext(signal, tool, this.arguments, this.callId),
+      new CallContext(signal, tool.name, this.arguments, this),
     );
     if (recovered === undefined) throw error;
     return recovered;
@@ -274,15 +282,31 @@ function toolContext(signal: AbortSignal, callId: string | undefined): ToolConte
   return callId === undefined ? { signal } : { signal, callId };
 }
 
-function processorContext(
-  signal: AbortSignal,
-  tool: Tool,
-  args: Record<string, unknown>,
-  callId: string | undefined,
-): ProcessorContext {
-  return callId === undefined
-    ? { signal, toolName: tool.name, args }
-    : { signal, toolName: tool.name, args, callId };
+/**
+ * The processors' context. `callId` is read from the call when asked for: a call without a
+ * caller-supplied id then draws its own id (a random UUID) only if a processor or hook reads it.
+ */
+class CallContext implements ProcessorContext {
+  readonly signal: AbortSignal;
+  readonly toolName: string;
+  readonly args: Record<string, unknown>;
+  readonly #call: FunctionCalling;
+
+  constructor(
+    signal: AbortSignal,
+    toolName: string,
+    args: Record<string, unknown>,
+    call: FunctionCalling,
+  ) {
+    this.signal = signal;
+    this.toolName = toolName;
+    this.args = args;
+    this.#call = call;
+  }
+
+  get callId(): string {
+    return this.#call.callId ?? this.#call.id;
+  }
 }
 
 function isToolLike(value: unknown): value is Tool {

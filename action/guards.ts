@@ -37,12 +37,20 @@ export interface PathFileSystem {
   linkCount?(path: string): Promise<number>;
 }
 
-/** The hook {@linkcode guardPaths} makes: a security pre hook that resolves or rejects. */
-export type PathGuardHook = (
-  toolName: string,
-  action: string,
-  args: Record<string, unknown>,
-) => Promise<void>;
+/**
+ * What a guard reads: the call's real arguments. A Tool-scope hook context and a
+ * session `tool.pre` payload both have this shape, so a guard works in either place.
+ */
+export interface GuardInput {
+  /** The call's real arguments. */
+  readonly args?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The hook {@linkcode guardPaths} makes: a security pre hook that resolves or rejects (on a
+ * session's `tool.pre`, a rejection is a deny).
+ */
+export type PathGuardHook = (context: GuardInput) => Promise<void>;
 
 /** Options of {@linkcode guardPaths}. */
 export interface GuardPathsOptions {
@@ -147,11 +155,11 @@ export function isProtectedBasename(name: string): boolean {
  * import assert from "node:assert/strict";
  *
  * const guard = guardPaths({ allowedPaths: ["/ws"], lexicalOnly: true });
- * assert.equal(await guard("reader", "read", { path: "src/weird;name.py" }), undefined);
- * await assert.rejects(guard("reader", "read", { path: "../../etc/passwd" }), {
+ * assert.equal(await guard({ args: { path: "src/weird;name.py" } }), undefined);
+ * await assert.rejects(guard({ args: { path: "../../etc/passwd" } }), {
  *   message: "Path not in allowed list: ../../etc/passwd",
  * });
- * await assert.rejects(guard("reader", "read", { path: "/ws-evil/x" }), {
+ * await assert.rejects(guard({ args: { path: "/ws-evil/x" } }), {
  *   name: "PermissionDeniedError",
  * });
  * ```
@@ -182,11 +190,8 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
   }
   const denyRules = denied.map(compileDenyRule);
   const named = {
-    async guardPaths(
-      _toolName: string,
-      _action: string,
-      args: Record<string, unknown>,
-    ): Promise<void> {
+    async guardPaths(context: GuardInput): Promise<void> {
+      const args = context?.args;
       // Every path key present is checked: a tool may read another key than the one a
       // lenient guard would look at first (`{ path: "ok", filePath: "../../x" }`).
       for (const key of PATH_KEYS) {

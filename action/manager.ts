@@ -6,7 +6,7 @@
  */
 
 import { ToolNotFoundError } from "../core/mod.ts";
-import { attachToolHooks } from "./factory.ts";
+import { attachToolHooks } from "./_attach.ts";
 import { durationClock } from "../core/_util.ts";
 import { FunctionCalling, type FunctionCallingInit } from "./function_calling.ts";
 import { RUN_CALL, START_AT } from "./_start.ts";
@@ -25,19 +25,26 @@ export interface ActionRequestInit {
 export interface InvokeOptions {
   /** Aborting it cancels the call: the `FunctionCalling` ends CANCELLED and `invoke` rejects. */
   signal?: AbortSignal;
-  /** A call id handed to the tool and its processors. */
+  /** A call id handed to the tool, its processors and the spec's hooks. */
   callId?: string;
+  /**
+   * Resolve with the `FunctionCalling` in status FAILED instead of rejecting when the call fails
+   * after it started (default `false`, as `Branch.act`).
+   */
+  suppressErrors?: boolean;
 }
 
 /**
  * Registers tools and invokes them.
  *
- * `invoke()` rejects only before anything runs — `TypeError` for a malformed request,
- * `ToolNotFoundError` for an unknown tool, `ToolArgumentsError` for arguments that fail the
- * schema — and for an abort through `options.signal`. Every failure after that (a security
- * denial `GateDeniedError`, a `ToolArgumentsError` after pre hooks, a throwing preprocessor,
- * function or postprocessor not recovered by an error hook) is captured: it resolves with the
- * `FunctionCalling` in status FAILED and the error in `execution.error`.
+ * `invoke()` follows the same failure convention as `Branch.act`: a call that fails rejects with
+ * its error. Before anything runs: `TypeError` for a malformed request, `ToolNotFoundError` for an
+ * unknown tool, `ToolArgumentsError` for arguments that fail the schema. After it started (the
+ * `FunctionCalling` then ends FAILED): a security denial `GateDeniedError`, a
+ * `ToolArgumentsError` after pre hooks, or what a preprocessor, the function or a postprocessor
+ * threw that no error hook recovered. An abort through `options.signal` rejects with the abort
+ * reason (the call ends CANCELLED). With `suppressErrors: true`, a failure after the start
+ * resolves with the FAILED `FunctionCalling` instead (the error in `execution.error`).
  *
  * @example Register and invoke
  * ```ts
@@ -45,7 +52,7 @@ export interface InvokeOptions {
  * import { z } from "zod";
  * import assert from "node:assert/strict";
  *
- * const spec = new AgentSpec().post("greet", (_t, _a, _args, result) => `${result}!`);
+ * const spec = new AgentSpec().post("greet", ({ result }) => `${result}!`);
  * const manager = new ActionManager({ spec });
  * manager.register(new Tool({
  *   name: "greet",
@@ -58,6 +65,10 @@ export interface InvokeOptions {
  * await assert.rejects(manager.invoke({ function: "nope", arguments: {} }), {
  *   name: "ToolNotFoundError",
  * });
+ * manager.register(new Tool({ name: "fail", func: () => { throw new Error("boom"); } }));
+ * await assert.rejects(manager.invoke({ function: "fail" }), { message: "boom" });
+ * const failed = await manager.invoke({ function: "fail" }, { suppressErrors: true });
+ * assert.equal(failed.status, "failed");
  * ```
  */
 export class ActionManager {
@@ -81,8 +92,9 @@ export class ActionManager {
 
   /**
    * Registers a tool under its name. A second tool with the same name throws unless
-   * `update: true`, which replaces it. With a spec, the stored tool is
-   * `attachToolHooks(tool, spec)` — re-registering it keeps exactly one chain of that spec.
+   * `update: true`, which replaces it. With a spec, the stored tool is a copy that runs the
+   * spec's hooks around the tool's own processors; re-registering it keeps exactly one chain of
+   * that spec, and a tool that carries another spec's chains gets this spec's chains outside.
    */
   register(tool: Tool, options?: { update?: boolean }): void {
     if (!(tool instanceof Tool)) {
@@ -126,7 +138,7 @@ export class ActionManager {
     } catch (error) {
       return Promise.reject(error);
     }
-    return call[RUN_CALL](options?.signal);
+    return call[RUN_CALL](options?.signal, options?.suppressErrors !== true);
   }
 
   #call(request: ActionRequestInit, callId: string | undefined): FunctionCalling {

@@ -8,31 +8,67 @@
 import { SPEC_VERSION } from "./_spec_version.ts";
 
 /**
- * A pre hook: gets the canonical tool name, the `action` argument (or `""`) and a copy of the
- * current arguments. An object return replaces the arguments; other returns are ignored; a
- * throw prevents the call.
+ * What every Tool-scope hook receives: one object, the same shape in every phase (`result` is
+ * set for post hooks, `error` for error hooks).
+ *
+ * @example Read the context in a pre hook
+ * ```ts
+ * import { AgentSpec, type ToolHookContext } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const seen: string[] = [];
+ * const spec = new AgentSpec().pre("search", (context: ToolHookContext) => {
+ *   seen.push(`${context.toolName} ${context.callId}`);
+ *   return { ...context.args, maxResults: 5 };
+ * });
+ * assert.equal(spec.registered("pre").length, 1);
+ * ```
+ */
+export interface ToolHookContext {
+  /** The canonical tool name (a trailing `_tool` dropped). */
+  readonly toolName: string;
+  /** The call's `action` argument when it is a string, else `""`. */
+  readonly action: string;
+  /**
+   * The arguments: for pre hooks the current ones (rewritten by the hooks before), for post and
+   * error hooks the final ones the function ran with. Each hook gets its own shallow copy.
+   */
+  readonly args: Record<string, unknown>;
+  /** The call id (the one given to `invoke`/`act`, else the call's own id). */
+  readonly callId: string;
+  /** Aborts when the call is cancelled or its deadline passes. */
+  readonly signal: AbortSignal;
+  /** The result so far (post hooks). */
+  readonly result?: unknown;
+  /** The failure (error hooks). */
+  readonly error?: unknown;
+}
+
+/** The context of a post hook: {@linkcode ToolHookContext} with the result so far. */
+export interface PostToolHookContext extends ToolHookContext {
+  /** The result so far (the function's, or the previous post hook's replacement). */
+  readonly result: unknown;
+}
+
+/** The context of an error hook: {@linkcode ToolHookContext} with the failure. */
+export interface ErrorToolHookContext extends ToolHookContext {
+  /** What the preprocessor, function or postprocessor threw. */
+  readonly error: unknown;
+}
+
+/**
+ * A pre hook (also a security pre hook). An object return replaces the arguments; other returns
+ * are ignored; a throw prevents the call.
  */
 export type PreToolHook = (
-  toolName: string,
-  action: string,
-  args: Record<string, unknown>,
+  context: ToolHookContext,
 ) => Record<string, unknown> | void | Promise<Record<string, unknown> | void>;
 
-/** A post hook: real action, final arguments and the result; non-`undefined` replaces it. */
-export type PostToolHook = (
-  toolName: string,
-  action: string,
-  args: Record<string, unknown>,
-  result: unknown,
-) => unknown;
+/** A post hook: a non-`undefined` return replaces the result. */
+export type PostToolHook = (context: PostToolHookContext) => unknown;
 
 /** An error hook: a non-`undefined` return recovers with that result. */
-export type ErrorToolHook = (
-  toolName: string,
-  action: string,
-  args: Record<string, unknown>,
-  error: unknown,
-) => unknown;
+export type ErrorToolHook = (context: ErrorToolHookContext) => unknown;
 
 /** Any tool hook. */
 export type ToolHook = PreToolHook | PostToolHook | ErrorToolHook;
@@ -81,8 +117,8 @@ export interface RegisteredToolHook {
  * import assert from "node:assert/strict";
  *
  * const spec = new AgentSpec({ name: "demo" })
- *   .pre("search", (_tool, _action, args) => ({ ...args, maxResults: 5 }))
- *   .post("*", (_tool, _action, _args, result) => result);
+ *   .pre("search", ({ args }) => ({ ...args, maxResults: 5 }))
+ *   .post("*", ({ result }) => result);
  * assert.deepEqual(spec.registered().map((h) => `${h.phase} ${h.toolName}`), ["pre search", "post *"]);
  * ```
  */

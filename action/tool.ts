@@ -20,8 +20,10 @@ export interface ToolContext {
 
 /** What processors receive besides their main input. */
 export interface ProcessorContext extends ToolContext {
-  /** The canonical tool name. */
+  /** The tool's name. */
   readonly toolName: string;
+  /** The call id: the one the caller supplied, else the `FunctionCalling`'s own id. */
+  readonly callId: string;
   /** The current arguments (for a postprocessor: the final arguments the function ran with). */
   readonly args: Record<string, unknown>;
 }

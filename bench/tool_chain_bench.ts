@@ -16,12 +16,12 @@ const add = ({ a, b }: { a: number; b: number }): number => a + b;
 const args = { a: 1, b: 2 };
 
 const spec = new AgentSpec()
-  .securityPre("add", (_tool, _action, input) => {
+  .securityPre("add", ({ args: input }) => {
     if (typeof input.a !== "number") throw new Error("Cannot add: a is not a number");
     sink.total++;
   })
-  .pre("add", (_tool, _action, input) => ({ ...input, b: input.b }))
-  .post("add", (_tool, _action, _input, result) => result);
+  .pre("add", ({ args: input }) => ({ ...input, b: input.b }))
+  .post("add", ({ result }) => result);
 
 for (const [k, manager] of [[0, new ActionManager()], [3, new ActionManager({ spec })]] as const) {
   const group = `tool-chain/${k}`;

@@ -15,7 +15,7 @@ import { loadShellParser } from "../action/coding/_shell_parse.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
 import { redactSecrets } from "../core/redact.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
-import { bridgeModelToSession, createAgent, HookBlocked, Session } from "../session/mod.ts";
+import { bridgeModelToSession, HookBlocked, Session } from "../session/mod.ts";
 import { displayDb, openOrCreateDb } from "./_db.ts";
 import { CliError, type CliIO } from "./_output.ts";
 import type { PendingApproval } from "../core/approval.ts";
@@ -275,7 +275,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   const bridge = bridgeModelToSession(model, session, { chunks: false });
 
   const spec = codingSpec({ cwd: config.workspace, secure: true, fs: nodeFileSystem });
-  const agent = createAgent(spec, { session, model, system: SYSTEM_PROMPT });
+  const agent = session.newBranch({ spec, model, system: SYSTEM_PROMPT });
   const toolkit = new CodingToolkit({
     workspaceRoot: config.workspace,
     ...(config.sandbox ? { sandbox: config.sandbox } : {}),

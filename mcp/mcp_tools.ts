@@ -6,7 +6,7 @@
 
 import { z } from "zod";
 import type { ActionManager } from "../action/manager.ts";
-import { attachToolHooks } from "../action/factory.ts";
+import { attachToolHooks } from "../action/_attach.ts";
 import type { AgentSpec } from "../action/spec.ts";
 import type { ToolSource } from "../core/tool_source.ts";
 import { Tool, type ToolContext } from "../action/tool.ts";

@@ -440,7 +440,7 @@ async function runAction(
       `tool "${toolName}"`,
       host.actions.invoke(
         { function: toolName, arguments: runArgs },
-        signal ? { signal, callId } : { callId },
+        signal ? { signal, callId, suppressErrors: true } : { callId, suppressErrors: true },
       ),
     );
     if (call.status !== EventStatus.COMPLETED) {

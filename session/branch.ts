@@ -6,7 +6,7 @@
  */
 
 import { Entity } from "../core/entity.ts";
-import { ActionManager, type AgentSpec, type Tool } from "../action/mod.ts";
+import { ActionManager, AgentSpec, type Tool } from "../action/mod.ts";
 import type { EmitOptions, HookBus } from "../hooks/mod.ts";
 import { race } from "../core/_race.ts";
 import type { IModel } from "../service/mod.ts";
@@ -35,9 +35,12 @@ export interface BranchOptions {
   tools?: readonly Tool[];
   /** A system message added first (synchronously, before any callback exists). */
   system?: string;
-  /** A name (also the `agentName` of `branch.create`). */
+  /** A name (also the `agentName` of `branch.create`); default: the spec's name, if any. */
   name?: string;
-  /** The agent spec whose tool hook chains the branch's tools get. */
+  /**
+   * The agent spec: every tool registered on the branch, now or later, gets its security pre
+   * hooks, pre/post hooks and error hooks (this is how an agent is made from a spec).
+   */
   spec?: AgentSpec;
   /** A fixed id (a UUID when absent). */
   id?: string;
@@ -86,6 +89,21 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * assert.deepEqual(await branch.emit("x"), []);
  * assert.equal(await branch.authorize("anything"), true);
  * ```
+ *
+ * @example An agent made from a spec, in a session
+ * ```ts
+ * import { Session } from "@hookscope/core/session";
+ * import { AgentSpec, Tool } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const spec = new AgentSpec({ name: "adder" }).post("add", ({ result }) => Number(result) * 10);
+ * const session = new Session();
+ * const agent = session.newBranch({ spec });
+ * agent.actions.register(new Tool({ name: "add", func: (a: Record<string, unknown>) => Number(a.x) + 1 }));
+ * const result = await agent.act({ function: "add", arguments: { x: 1 } });
+ * assert.equal(result.output, 20);
+ * assert.equal(agent.name, "adder");
+ * ```
  */
 export class Branch extends Entity {
   /** The model, or `null`. */
@@ -113,7 +131,11 @@ export class Branch extends Entity {
     if (options !== undefined && (options === null || typeof options !== "object")) {
       throw new TypeError("Cannot create branch: options must be an object");
     }
-    const name = options?.name;
+    const spec = options?.spec;
+    if (spec !== undefined && !(spec instanceof AgentSpec)) {
+      throw new TypeError("Cannot create branch: spec must be an AgentSpec");
+    }
+    const name = options?.name ?? spec?.name;
     if (name !== undefined && typeof name !== "string") {
       throw new TypeError("Cannot create branch: name must be a string");
     }
@@ -124,7 +146,7 @@ export class Branch extends Entity {
     super(options?.id === undefined ? undefined : { id: options.id });
     this.model = options?.model ?? null;
     this.name = name ?? null;
-    this.actions = new ActionManager(options?.spec ? { spec: options.spec } : undefined);
+    this.actions = new ActionManager(spec ? { spec } : undefined);
     for (const tool of options?.tools ?? []) this.actions.register(tool);
     if (system !== undefined) {
       this.#messages.push(createMessage({ role: "system", content: system }, this.id));

@@ -35,6 +35,5 @@ export * from "./persist_handlers.ts";
 export * from "./act.ts";
 export * from "./agent_loop.ts";
 export * from "./bridge.ts";
-export * from "./create_agent.ts";
 export * from "./restore.ts";
 export * from "./resume.ts";

@@ -10,7 +10,8 @@ import { constants } from "node:fs";
 import { lstat, open, realpath, stat } from "node:fs/promises";
 import process from "node:process";
 import { isInside, resolvePath } from "../_path.ts";
-import type { PostToolHook } from "../spec.ts";
+import type { PostToolHookContext } from "../spec.ts";
+
 import {
   type ResolvedSandbox,
   resolveSandbox,
@@ -19,6 +20,12 @@ import {
 } from "./_bwrap.ts";
 import { runProcess, type RunProcessResult } from "./_process.ts";
 import { type SandboxOptions, SandboxUnavailableError } from "./sandbox.ts";
+
+/** What the {@linkcode autoFormat} hook reads of a post hook's context. */
+export type AutoFormatInput = Pick<PostToolHookContext, "args" | "result">;
+
+/** The post hook {@linkcode autoFormat} makes (a `PostToolHook`). */
+export type AutoFormatHook = (context: AutoFormatInput) => Promise<unknown>;
 
 /** The default formatter deadline in milliseconds (the reference's 10 s). */
 export const DEFAULT_FORMAT_TIMEOUT_MS = 10_000;
@@ -168,7 +175,7 @@ function formatterEnv(): Record<string, string> {
  *   formatters: { ".txt": ["fmt-tool"] },
  *   canRun: () => ({ granted: false, reason: "not in the allow list" }),
  * });
- * const result = await hook("editor", "write", { filePath: "a.txt" }, { success: true });
+ * const result = await hook({ args: { filePath: "a.txt" }, result: { success: true } });
  * assert.deepEqual((result as { autoFormat: unknown }).autoFormat, {
  *   status: "skipped",
  *   command: ["fmt-tool"],
@@ -178,7 +185,7 @@ function formatterEnv(): Record<string, string> {
  * assert.throws(() => autoFormat({} as never), TypeError);
  * ```
  */
-export function autoFormat(options: AutoFormatOptions): PostToolHook {
+export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
   const cwd = options?.cwd;
   if (typeof cwd !== "string" || cwd === "" || cwd.includes("\0")) {
     throw new TypeError(
@@ -223,11 +230,10 @@ export function autoFormat(options: AutoFormatOptions): PostToolHook {
   const canRun = options.canRun ?? runPermission;
   const named = {
     async autoFormat(
-      _toolName: string,
-      _action: string,
-      args: Record<string, unknown>,
-      result: unknown,
+      context: AutoFormatInput,
     ): Promise<unknown> {
+      const args = context?.args;
+      const result = context?.result;
       if (result === null || typeof result !== "object") return undefined;
       if ((result as { success?: unknown }).success !== true) return undefined;
       const raw = args?.filePath ?? args?.file_path;

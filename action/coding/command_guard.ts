@@ -7,6 +7,7 @@
  */
 
 import { PermissionDeniedError } from "../../core/mod.ts";
+import type { GuardInput } from "../guards.ts";
 import { loadShellParser, type ShellParser } from "./_shell_parse.ts";
 import { judgeShell } from "./_shell_judge.ts";
 
@@ -94,25 +95,23 @@ export async function judgeCommand(
 /**
  * A security pre hook for shell tools (Tool scope): rejects with `PermissionDeniedError` when
  * {@linkcode judgeCommand} does not pass `args.command` (a non-string command is refused).
- * Arguments without a `command` key pass.
+ * Arguments without a `command` key pass. It reads only `args`, so it also works as a session
+ * `tool.pre` handler (its rejection is a deny there).
  *
  * @example Refuse a destructive command
  * ```ts
  * import { guardDestructive } from "@hookscope/core/coding";
  * import assert from "node:assert/strict";
  *
- * await assert.rejects(guardDestructive("bash", "", { command: "rm -r /" }), {
+ * await assert.rejects(guardDestructive({ args: { command: "rm -r /" } }), {
  *   name: "PermissionDeniedError",
  *   message: /^Blocked destructive command: rm -r \//,
  * });
- * assert.equal(await guardDestructive("bash", "", { command: "ls -la" }), undefined);
+ * assert.equal(await guardDestructive({ args: { command: "ls -la" } }), undefined);
  * ```
  */
-export async function guardDestructive(
-  _toolName: string,
-  _action: string,
-  args: Record<string, unknown>,
-): Promise<void> {
+export async function guardDestructive(context: GuardInput): Promise<void> {
+  const args = context?.args;
   if (args === null || typeof args !== "object" || !("command" in args)) return;
   const command = args.command;
   const verdict = await judgeCommand(command as string);

@@ -22,7 +22,7 @@ import type { PathFileSystem } from "../guards.ts";
  * import assert from "node:assert/strict";
  *
  * const guard = guardPaths({ allowedPaths: [nodeFileSystem.cwd()], fs: nodeFileSystem });
- * await assert.rejects(guard("reader", "read", { path: "../../../../etc/passwd" }), {
+ * await assert.rejects(guard({ args: { path: "../../../../etc/passwd" } }), {
  *   name: "PermissionDeniedError",
  * });
  * ```

@@ -29,7 +29,7 @@ import { nodeFileSystem } from "./file_system.ts";
  * const root = await mkdtemp(join(tmpdir(), "guard-"));
  * await symlink("/etc/passwd", join(root, "link"));
  * const guard = guardPaths({ allowedPaths: [root] });
- * await assert.rejects(guard("reader", "read", { path: "link" }), {
+ * await assert.rejects(guard({ args: { path: "link" } }), {
  *   message: "Refusing to access symlink: 'link'",
  * });
  * await rm(root, { recursive: true });

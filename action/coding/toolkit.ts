@@ -6,8 +6,8 @@
  */
 
 import process from "node:process";
-import { attachToolHooks } from "../factory.ts";
-import { AgentSpec, type ErrorToolHook, type PostToolHook, type PreToolHook } from "../spec.ts";
+import { attachToolHooks } from "../_attach.ts";
+import { AgentSpec } from "../spec.ts";
 import type { Tool } from "../tool.ts";
 import { type BashSandbox, bashTool } from "./_bash.ts";
 import { type ResolvedSandbox, resolveSandbox, validateSandboxOptions } from "./_bwrap.ts";
@@ -148,8 +148,8 @@ export type ToolTarget =
  *
  * The tools run the hooks of the toolkit's {@linkcode AgentSpec} (`options.spec`, or its own
  * empty one at {@linkcode CodingToolkit.spec}) with the one lookup order (`"*"`, name,
- * `"<name>_tool"`), also hooks added after the tools were built. `securityPre`/`pre`/`post`/
- * `onError` on the toolkit are kept as thin delegates to that spec.
+ * `"<name>_tool"`), also hooks added after the tools were built. Add hooks on the spec
+ * (`toolkit.spec.post(…)`), not on the toolkit.
  *
  * @example Build the tools with a spec's hooks
  * ```ts
@@ -157,7 +157,7 @@ export type ToolTarget =
  * import { ActionManager, AgentSpec } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
- * const spec = new AgentSpec().post("*", (_tool, _action, _args, result) => result);
+ * const spec = new AgentSpec().post("*", ({ result }) => result);
  * const toolkit = new CodingToolkit({ workspaceRoot: "/srv/project", tools: ["reader", "bash"], spec });
  * assert.equal(toolkit.spec, spec);
  * assert.deepEqual(toolkit.tools().map((tool) => tool.name), ["reader", "bash"]);
@@ -274,30 +274,6 @@ export class CodingToolkit {
       return resolved;
     });
     return this.#resolved;
-  }
-
-  /** Adds a security pre hook to {@linkcode CodingToolkit.spec} (a thin delegate). */
-  securityPre(tool: string, hook: PreToolHook): this {
-    this.#spec.securityPre(tool, hook);
-    return this;
-  }
-
-  /** Adds a user pre hook to {@linkcode CodingToolkit.spec} (a thin delegate). */
-  pre(tool: string, hook: PreToolHook): this {
-    this.#spec.pre(tool, hook);
-    return this;
-  }
-
-  /** Adds a post hook to {@linkcode CodingToolkit.spec} (a thin delegate). */
-  post(tool: string, hook: PostToolHook): this {
-    this.#spec.post(tool, hook);
-    return this;
-  }
-
-  /** Adds an error hook to {@linkcode CodingToolkit.spec} (a thin delegate). */
-  onError(tool: string, hook: ErrorToolHook): this {
-    this.#spec.onError(tool, hook);
-    return this;
   }
 
   /** Builds the tools, each running this toolkit's spec hooks. */

@@ -57,12 +57,12 @@ describe("command guard corpus", () => {
 
   it("guardDestructive() rejects every destructive command and passes every harmless one", async () => {
     for (const entry of DESTRUCTIVE_COMMANDS) {
-      await assert.rejects(guardDestructive("bash", "", { command: entry.command }), {
+      await assert.rejects(guardDestructive({ args: { command: entry.command } }), {
         name: "PermissionDeniedError",
       }, entry.command);
     }
     for (const command of HARMLESS_COMMANDS) {
-      assert.equal(await guardDestructive("bash", "", { command }), undefined, command);
+      assert.equal(await guardDestructive({ args: { command } }), undefined, command);
     }
   });
 

@@ -33,7 +33,7 @@ describe("guardDestructive", () => {
       "cat x > /dev/sda",
     ];
     for (const command of commands) {
-      await assert.rejects(guardDestructive("bash", "", { command }), (error) => {
+      await assert.rejects(guardDestructive({ args: { command } }), (error) => {
         assert.ok(error instanceof PermissionDeniedError, command);
         assert.ok(error.message.startsWith(`Blocked destructive command: ${command}\n`), command);
         assert.ok(error.message.endsWith(SUFFIX), command);
@@ -53,10 +53,10 @@ describe("guardDestructive", () => {
         "grep -r mkfsx .",
       ]
     ) {
-      assert.equal(await guardDestructive("bash", "", { command }), undefined, command);
+      assert.equal(await guardDestructive({ args: { command } }), undefined, command);
     }
-    assert.equal(await guardDestructive("bash", "", {}), undefined);
-    await assert.rejects(guardDestructive("bash", "", { command: 42 }), {
+    assert.equal(await guardDestructive({ args: {} }), undefined);
+    await assert.rejects(guardDestructive({ args: { command: 42 } }), {
       name: "PermissionDeniedError",
       message: /Command is not a string \(number\)/,
     });
@@ -65,13 +65,13 @@ describe("guardDestructive", () => {
 
 describe("guardPaths (lexical)", () => {
   const guard = guardPaths({ allowedPaths: ["/ws"], lexicalOnly: true });
-  const call = (path: unknown) => guard("reader", "read", { path });
+  const call = (path: unknown) => guard({ args: { path } });
 
   it("guardPaths() allows paths inside the root, including src/weird;name.py", async () => {
     for (const path of ["src/weird;name.py", "a/b/../c.txt", "/ws/x", "/ws", ".", "./deep/./er"]) {
       assert.equal(await call(path), undefined, path);
     }
-    assert.equal(await guard("editor", "write", { filePath: "new.ts" }), undefined);
+    assert.equal(await guard({ args: { filePath: "new.ts" } }), undefined);
   });
 
   it("guardPaths() refuses '..' chains, absolute paths outside and the prefix sibling", async () => {
@@ -109,17 +109,17 @@ describe("guardPaths (lexical)", () => {
         await assert.rejects(call(`config/${variant}`), {
           message: `Refusing to access protected path: '${variant}'`,
         });
-        await assert.rejects(open("reader", "read", { path: `/anywhere/${variant}` }), {
+        await assert.rejects(open({ args: { path: `/anywhere/${variant}` } }), {
           name: "PermissionDeniedError",
         });
       }
     }
     for (const name of [".env.local", ".env.production", "prod.env", "server.pem", "id_rsa.bak"]) {
-      await assert.rejects(open("reader", "read", { path: `/anywhere/${name}` }), {
+      await assert.rejects(open({ args: { path: `/anywhere/${name}` } }), {
         message: `Refusing to access protected path: '${name}'`,
       });
     }
-    assert.equal(await open("reader", "read", { path: "/anywhere/env.ts" }), undefined);
+    assert.equal(await open({ args: { path: "/anywhere/env.ts" } }), undefined);
   });
 
   it("guardPaths() applies absolute, glob and substring deny rules", async () => {
@@ -128,7 +128,7 @@ describe("guardPaths (lexical)", () => {
       deniedPaths: ["/ws/secrets", "*.crt", "node_modules", "token"],
       lexicalOnly: true,
     });
-    const deny = (path: string) => denying("reader", "read", { path });
+    const deny = (path: string) => denying({ args: { path } });
     for (
       const path of [
         "/ws/secrets",
@@ -146,16 +146,16 @@ describe("guardPaths (lexical)", () => {
   });
 
   it("guardPaths() passes arguments without a path and checks any of several roots", async () => {
-    assert.equal(await guard("bash", "", { command: "ls" }), undefined);
+    assert.equal(await guard({ args: { command: "ls" } }), undefined);
     const multi = guardPaths({ allowedPaths: ["/a", "/b"], lexicalOnly: true });
-    assert.equal(await multi("reader", "read", { path: "/b/file" }), undefined);
-    assert.equal(await multi("reader", "read", { path: "rel" }), undefined);
-    await assert.rejects(multi("reader", "read", { path: "/c/file" }), PermissionDeniedError);
+    assert.equal(await multi({ args: { path: "/b/file" } }), undefined);
+    assert.equal(await multi({ args: { path: "rel" } }), undefined);
+    await assert.rejects(multi({ args: { path: "/c/file" } }), PermissionDeniedError);
   });
 
   it("guardPaths() fails closed for a relative root without a file system", async () => {
     const relative = guardPaths({ allowedPaths: ["."], lexicalOnly: true });
-    await assert.rejects(relative("reader", "read", { path: "a.txt" }), {
+    await assert.rejects(relative({ args: { path: "a.txt" } }), {
       message: "Cannot resolve allowed path '.' without a file system; refusing 'a.txt'",
     });
     assert.throws(() => guardPaths({ allowedPaths: ["a\0"], lexicalOnly: true }), {
@@ -211,7 +211,7 @@ describe("guardDestructive (quoting and split flags)", () => {
         `git 'reset' --hard`,
       ]
     ) {
-      await assert.rejects(guardDestructive("bash", "", { command }), (error: Error) => {
+      await assert.rejects(guardDestructive({ args: { command } }), (error: Error) => {
         assert.equal(error.name, "PermissionDeniedError");
         assert.ok(error.message.startsWith(`Blocked destructive command: ${command}\n`), command);
         return true;
@@ -230,13 +230,13 @@ describe("guardDestructive (quoting and split flags)", () => {
         "grep -r 'rm -rf' .",
       ]
     ) {
-      assert.equal(await guardDestructive("bash", "", { command }), undefined, command);
+      assert.equal(await guardDestructive({ args: { command } }), undefined, command);
     }
   });
 
   it("guardDestructive() now refuses what the text patterns let through", async () => {
     for (const command of ["rm -r build", "git clean -f", "rm 'unterminated"]) {
-      await assert.rejects(guardDestructive("bash", "", { command }), {
+      await assert.rejects(guardDestructive({ args: { command } }), {
         name: "PermissionDeniedError",
       }, command);
     }
@@ -254,12 +254,12 @@ describe("guardPaths (every path key)", () => {
         { path: "ok.txt", filePath: "a/.env" },
       ]
     ) {
-      await assert.rejects(guard("editor", "write", args), {
+      await assert.rejects(guard({ args: args }), {
         name: "PermissionDeniedError",
       }, JSON.stringify(args));
     }
     assert.equal(
-      await guard("editor", "write", { path: "a.txt", filePath: "b/c.txt", file_path: "/ws/d" }),
+      await guard({ args: { path: "a.txt", filePath: "b/c.txt", file_path: "/ws/d" } }),
       undefined,
     );
   });
@@ -270,8 +270,8 @@ describe("guardPaths (every path key)", () => {
       deniedPaths: ["*a*a*a*a*a*a*a*a*a*b"],
       lexicalOnly: true,
     });
-    assert.equal(await guard("reader", "read", { path: "a".repeat(200) }), undefined);
-    await assert.rejects(guard("reader", "read", { path: `${"a".repeat(20)}b` }), {
+    assert.equal(await guard({ args: { path: "a".repeat(200) } }), undefined);
+    await assert.rejects(guard({ args: { path: `${"a".repeat(20)}b` } }), {
       message: `Path matches deny rule: ${"a".repeat(20)}b`,
     });
     assert.throws(
@@ -313,7 +313,7 @@ describe("guardPaths (secure by default: the host file system)", () => {
       symlinkSync(join(ws, ".env"), join(ws, "notes.txt"));
       linkSync(join(outside, "secret.txt"), join(ws, "hard.txt"));
       const guard = hostGuardPaths({ allowedPaths: [ws] });
-      const read = (path: string) => guard("reader", "read", { path });
+      const read = (path: string) => guard({ args: { path } });
       assert.equal(await read("ok.txt"), undefined);
       await assert.rejects(read("linkdir/other.txt"), {
         name: "PermissionDeniedError",
@@ -327,10 +327,10 @@ describe("guardPaths (secure by default: the host file system)", () => {
       });
       // The lexical guard has to be asked for by name, and it cannot see any of this.
       const lexical = guardPaths({ allowedPaths: [ws], lexicalOnly: true });
-      assert.equal(await lexical("reader", "read", { path: "linkdir/other.txt" }), undefined);
-      assert.equal(await lexical("reader", "read", { path: "hard.txt" }), undefined);
+      assert.equal(await lexical({ args: { path: "linkdir/other.txt" } }), undefined);
+      assert.equal(await lexical({ args: { path: "hard.txt" } }), undefined);
       const hostLexical = hostGuardPaths({ allowedPaths: [ws], lexicalOnly: true });
-      assert.equal(await hostLexical("reader", "read", { path: "hard.txt" }), undefined);
+      assert.equal(await hostLexical({ args: { path: "hard.txt" } }), undefined);
       assert.throws(() => guardPaths({ lexicalOnly: true, fs: nodeFileSystem }), TypeError);
       assert.throws(() => hostGuardPaths({ lexicalOnly: true, fs: nodeFileSystem }), TypeError);
     } finally {
@@ -347,11 +347,9 @@ describe("guardPaths (secure by default: the host file system)", () => {
       symlinkSync(join(box, "outside"), join(ws, "escape"));
       const spec = codingSpec({ cwd: ws });
       const guard = spec.registered("securityPre", "reader")[0].handler as (
-        t: string,
-        a: string,
-        args: Record<string, unknown>,
+        context: { args: Record<string, unknown> },
       ) => Promise<void>;
-      await assert.rejects(guard("reader", "read", { path: "escape/x.txt" }), {
+      await assert.rejects(guard({ args: { path: "escape/x.txt" } }), {
         name: "PermissionDeniedError",
       });
     } finally {

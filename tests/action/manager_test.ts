@@ -1,14 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import {
-  ActionManager,
-  AgentSpec,
-  attachToolHooks,
-  baseTool,
-  FunctionCalling,
-  Tool,
-} from "../../action/mod.ts";
+import { ActionManager, AgentSpec, FunctionCalling, Tool } from "../../action/mod.ts";
 import { guardDestructive } from "../../action/coding/mod.ts";
 import { GateDeniedError, ToolArgumentsError, ToolNotFoundError } from "../../core/mod.ts";
 
@@ -77,7 +70,7 @@ describe("ActionManager", () => {
     await assert.rejects(manager.invoke({ function: 3 } as never), TypeError);
   });
 
-  it("ActionManager.invoke() resolves with a FAILED FunctionCalling when the tool throws", async () => {
+  it("ActionManager.invoke() rejects with the tool's error; suppressErrors resolves the FAILED call", async () => {
     const manager = new ActionManager();
     manager.register(
       new Tool({
@@ -87,7 +80,8 @@ describe("ActionManager", () => {
         },
       }),
     );
-    const call = await manager.invoke({ function: "bad", arguments: {} });
+    await assert.rejects(manager.invoke({ function: "bad", arguments: {} }), { message: "broken" });
+    const call = await manager.invoke({ function: "bad", arguments: {} }, { suppressErrors: true });
     assert.ok(call instanceof FunctionCalling);
     assert.equal(call.status, "failed");
     assert.equal((call.execution.error as Error).message, "broken");
@@ -96,14 +90,14 @@ describe("ActionManager", () => {
   it("ActionManager with a spec runs the tool scope alone: security, pre, function, post", async () => {
     const order: string[] = [];
     const spec = new AgentSpec()
-      .securityPre("echo", function audit(_t, _a, args) {
+      .securityPre("echo", function audit({ args }) {
         order.push(`security:${args.text}`);
       })
-      .pre("echo", (tool, _a, args) => {
+      .pre("echo", ({ toolName: tool, args }) => {
         order.push(`pre:${tool}`);
         return { ...args, text: String(args.text).toUpperCase() };
       })
-      .post("echo", (_t, _a, args, result) => {
+      .post("echo", ({ args, result }) => {
         order.push(`post:${args.text}`);
         return { wrapped: result };
       });
@@ -115,7 +109,7 @@ describe("ActionManager", () => {
     assert.deepEqual(order, ["security:hi", "pre:echo", "security:HI", "func:HI", "post:HI"]);
   });
 
-  it("ActionManager with a spec captures a guard denial as FAILED GateDeniedError", async () => {
+  it("ActionManager with a spec rejects a guard denial with GateDeniedError (FAILED when suppressed)", async () => {
     const record: string[] = [];
     const spec = new AgentSpec().securityPre("*", guardDestructive);
     const manager = new ActionManager({ spec });
@@ -128,10 +122,14 @@ describe("ActionManager", () => {
         },
       }),
     );
+    await assert.rejects(
+      manager.invoke({ function: "bash", arguments: { command: "git push --force" } }),
+      GateDeniedError,
+    );
     const call = await manager.invoke({
       function: "bash",
       arguments: { command: "git push --force" },
-    });
+    }, { suppressErrors: true });
     assert.equal(call.status, "failed");
     const error = call.execution.error as GateDeniedError;
     assert.ok(error instanceof GateDeniedError);
@@ -144,7 +142,7 @@ describe("ActionManager", () => {
     const spec = new AgentSpec();
     const manager = new ActionManager({ spec });
     manager.register(echoTool("first"));
-    spec.post("*", (_t, _a, _args, result) => `${result}!`);
+    spec.post("*", ({ result }) => `${result}!`);
     manager.register(echoTool("second"));
     const a = await manager.invoke({ function: "first", arguments: { text: "a" } });
     const b = await manager.invoke({ function: "second", arguments: { text: "b" } });
@@ -169,7 +167,7 @@ describe("ActionManager", () => {
   });
 
   it("ActionManager with a spec runs error hooks and recovers (X12)", async () => {
-    const spec = new AgentSpec().onError("flaky", (tool, action, args, error) => ({
+    const spec = new AgentSpec().onError("flaky", ({ toolName: tool, action, args, error }) => ({
       tool,
       action,
       args,
@@ -236,7 +234,9 @@ describe("ActionManager layering", () => {
       .post("t", () => {
         order.push("outer post");
       });
-    const tool = attachToolHooks(new Tool({ name: "t", func: () => order.push("func") }), inner);
+    const innerManager = new ActionManager({ spec: inner });
+    innerManager.register(new Tool({ name: "t", func: () => order.push("func") }));
+    const tool = innerManager.get("t")!;
     const plain = new ActionManager();
     plain.register(tool);
     assert.equal(plain.get("t"), tool);
@@ -245,6 +245,6 @@ describe("ActionManager layering", () => {
     manager.register(manager.get("t")!, { update: true });
     await manager.invoke({ function: "t" });
     assert.deepEqual(order, ["outer pre", "inner pre", "func", "inner post", "outer post"]);
-    assert.equal(baseTool(manager.get("t")!), baseTool(tool));
+    assert.equal(manager.get("t")!.func, tool.func);
   });
 });

@@ -159,7 +159,7 @@ describe("wrapTools in a multi-step generateText", () => {
     const ran: unknown[] = [];
     const spec = new AgentSpec().pre(
       "greet",
-      (_t, _a, args) => ({ ...args, name: String(args.name).trim() }),
+      ({ args }) => ({ ...args, name: String(args.name).trim() }),
     );
     const tools = wrapTools({
       greet: tool({

@@ -4,7 +4,6 @@ import { z } from "zod";
 import {
   AgentSpec,
   Branch,
-  createAgent,
   FunctionCalling,
   GateDenied,
   HookBlocked,
@@ -47,12 +46,12 @@ function rig(options: RigOptions = {}): Rig {
   });
   const spec = new AgentSpec({ name: "rig" });
   if (options.errorHook) {
-    spec.onError("write", (_tool, _action, _args, error) => {
+    spec.onError("write", ({ error }) => {
       stages.push("error hook");
       return options.errorHook!(error);
     });
   }
-  const branch = createAgent(spec, { session });
+  const branch = session.newBranch({ spec });
   session.hooks.on("tool.pre", (payload) => {
     stages.push("tool.pre");
     payloads["tool.pre"] = payload as Record<string, unknown>;
@@ -304,7 +303,7 @@ describe("Branch.act() in the D5 order", () => {
 
 describe("Branch.act() without a session, and actAll()", () => {
   it("a standalone branch runs the tool with its hook chains and emits nothing", async () => {
-    const spec = new AgentSpec().pre("echo", (_t, _a, args) => ({ ...args, v: `${args.v}!` }));
+    const spec = new AgentSpec().pre("echo", ({ args }) => ({ ...args, v: `${args.v}!` }));
     const branch = new Branch({ spec });
     branch.actions.register(new Tool({ name: "echo", func: (a: Record<string, unknown>) => a.v }));
     assert.equal(branch.hooks, null);

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { AgentSpec, createAgent, IModel, type OperateResult, Session, Tool } from "../../mod.ts";
+import { AgentSpec, IModel, type OperateResult, Session, Tool } from "../../mod.ts";
 import { guardDestructive } from "../../action/coding/mod.ts";
 import { runStoreOf } from "../../session/_run_store.ts";
 import {
@@ -58,7 +58,7 @@ function agentFor(server: OpenAIServer) {
   const session = new Session();
   const model = new IModel({ model: "test-model", baseURL: server.baseURL, apiKey: "sk-test" });
   const spec = new AgentSpec({ name: "tester" }).securityPre("bash", guardDestructive);
-  const agent = createAgent(spec, { session, model, system: "You are a test agent." });
+  const agent = session.newBranch({ spec, model, system: "You are a test agent." });
   const commands: string[] = [];
   agent.actions.register(
     new Tool({

@@ -1,13 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  AgentSpec,
-  createAgent,
-  FunctionCalling,
-  HookTimeoutError,
-  Session,
-  Tool,
-} from "../../mod.ts";
+import { AgentSpec, FunctionCalling, HookTimeoutError, Session, Tool } from "../../mod.ts";
 
 /** A step that never settles and says when it started. */
 interface Stuck {
@@ -74,7 +67,7 @@ const CASES: Record<string, Case> = {
     messages: 0,
     install: (session, hang) => {
       const spec = new AgentSpec().pre("t", () => hang.never());
-      const branch = createAgent(spec, { session });
+      const branch = session.newBranch({ spec });
       branch.actions.register(tool());
       return branch;
     },

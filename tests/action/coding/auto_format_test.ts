@@ -52,9 +52,12 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter] },
     });
     const file = write("fmt.py", MESSY);
-    const result = await hook("editor", "write", { action: "write", filePath: file }, {
-      success: true,
-      path: file,
+    const result = await hook({
+      args: { action: "write", filePath: file },
+      result: {
+        success: true,
+        path: file,
+      },
     }) as Formatted;
     assert.equal(read(file), CLEAN);
     assert.deepEqual(result, {
@@ -76,8 +79,11 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter] },
     });
     const file = write("clean.py", CLEAN);
-    const result = await hook("editor", "write", { filePath: file }, {
-      success: true,
+    const result = await hook({
+      args: { filePath: file },
+      result: {
+        success: true,
+      },
     }) as Formatted;
     assert.equal(result.autoFormat?.status, "unchanged");
     assert.equal(read(file), CLEAN);
@@ -90,8 +96,11 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter, "--fail"] },
     });
     const file = write("fail.py", MESSY);
-    const result = await hook("editor", "write", { filePath: file }, {
-      success: true,
+    const result = await hook({
+      args: { filePath: file },
+      result: {
+        success: true,
+      },
     }) as Formatted;
     assert.equal(result.autoFormat?.status, "failed");
     assert.equal(
@@ -109,8 +118,11 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter, "--hang"] },
     });
     const file = write("hang.py", MESSY);
-    const result = await hook("editor", "write", { filePath: file }, {
-      success: true,
+    const result = await hook({
+      args: { filePath: file },
+      result: {
+        success: true,
+      },
     }) as Formatted;
     assert.equal(result.autoFormat?.status, "failed");
     assert.equal(result.autoFormat?.reason, "Formatter timed out after 300 ms");
@@ -128,8 +140,11 @@ describe("autoFormat", () => {
       },
     });
     const file = write("skip.py", MESSY);
-    const result = await hook("editor", "write", { filePath: file }, {
-      success: true,
+    const result = await hook({
+      args: { filePath: file },
+      result: {
+        success: true,
+      },
     }) as Formatted;
     assert.deepEqual(seen, ["python3"]);
     assert.deepEqual(result.autoFormat, {
@@ -160,8 +175,11 @@ describe("autoFormat", () => {
       formatters: { ".py": ["python3", "-c", "print('CHANGED')"] },
     });
     const file = write("deno-skip.py", MESSY);
-    const result = await hook("editor", "write", { filePath: file }, {
-      success: true,
+    const result = await hook({
+      args: { filePath: file },
+      result: {
+        success: true,
+      },
     }) as Formatted;
     assert.equal(result.autoFormat?.status, "skipped");
     assert.equal(
@@ -178,18 +196,21 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter] },
     });
     const file = write("untouched.py", MESSY);
-    assert.equal(await hook("editor", "write", { filePath: file }, { success: false }), undefined);
-    assert.equal(await hook("editor", "write", { filePath: file }, "text"), undefined);
+    assert.equal(await hook({ args: { filePath: file }, result: { success: false } }), undefined);
+    assert.equal(await hook({ args: { filePath: file }, result: "text" }), undefined);
     assert.equal(
-      await hook("editor", "write", { filePath: "notes.md" }, { success: true }),
+      await hook({ args: { filePath: "notes.md" }, result: { success: true } }),
       undefined,
     );
-    assert.equal(await hook("editor", "write", {}, { success: true }), undefined);
+    assert.equal(await hook({ args: {}, result: { success: true } }), undefined);
     assert.equal(read(file), MESSY);
     const outside = join(box.outside, "o.py");
     writeFileSync(outside, MESSY);
-    const skipped = await hook("editor", "write", { filePath: "../outside/o.py" }, {
-      success: true,
+    const skipped = await hook({
+      args: { filePath: "../outside/o.py" },
+      result: {
+        success: true,
+      },
     });
     assert.equal((skipped as Formatted).autoFormat?.status, "skipped");
     assert.equal(
@@ -201,11 +222,11 @@ describe("autoFormat", () => {
   });
 
   it("autoFormat() as an editor post hook formats what the editor wrote", async () => {
-    const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["reader", "editor"] })
-      .post(
-        "editor",
-        autoFormat({ cwd: box.ws, sandbox: SANDBOX, formatters: { ".py": ["node", formatter] } }),
-      );
+    const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["reader", "editor"] });
+    toolkit.spec.post(
+      "editor",
+      autoFormat({ cwd: box.ws, sandbox: SANDBOX, formatters: { ".py": ["node", formatter] } }),
+    );
     const manager = managerFor(box.ws, toolkit);
     const result = await run(manager, "editor", {
       action: "write",
@@ -224,7 +245,7 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter, "--flood"] },
     });
     const file = write("flood.py", MESSY);
-    const result = await hook("editor", "write", { filePath: file }, { success: true });
+    const result = await hook({ args: { filePath: file }, result: { success: true } });
     assert.equal((result as Formatted).autoFormat?.status, "failed");
     assert.equal(
       (result as Formatted).autoFormat?.reason,
@@ -245,14 +266,17 @@ describe("autoFormat", () => {
     mkdirSync(join(box.outside, "dir"));
     writeFileSync(join(box.outside, "dir", "deep.py"), MESSY);
     symlinkSync(join(box.outside, "dir"), join(box.ws, "linkdir"));
-    const viaLink = await hook("editor", "write", { filePath: "link.py" }, { success: true });
+    const viaLink = await hook({ args: { filePath: "link.py" }, result: { success: true } });
     assert.equal((viaLink as Formatted).autoFormat?.status, "failed");
     assert.equal(
       (viaLink as Formatted).autoFormat?.reason,
       "Refusing to format a symlink: link.py",
     );
-    const viaDir = await hook("editor", "write", { filePath: "linkdir/deep.py" }, {
-      success: true,
+    const viaDir = await hook({
+      args: { filePath: "linkdir/deep.py" },
+      result: {
+        success: true,
+      },
     });
     assert.equal((viaDir as Formatted).autoFormat?.status, "skipped");
     assert.equal(
@@ -272,7 +296,7 @@ describe("autoFormat", () => {
       sandbox: { kind: "none" },
       formatters: { ".py": ["node", formatter, "--append", join(box.ws, file)] },
     });
-    const result = await hook("editor", "write", { filePath: file }, { success: true });
+    const result = await hook({ args: { filePath: file }, result: { success: true } });
     assert.equal((result as Formatted).autoFormat?.status, "failed");
     assert.equal(
       (result as Formatted).autoFormat?.reason,
@@ -285,7 +309,7 @@ describe("autoFormat", () => {
     const cwd = relative(process.cwd(), box.ws);
     const hook = autoFormat({ cwd, sandbox: SANDBOX, formatters: { ".py": ["node", formatter] } });
     const file = write("relative.py", MESSY);
-    const result = await hook("editor", "write", { filePath: file }, { success: true });
+    const result = await hook({ args: { filePath: file }, result: { success: true } });
     assert.equal((result as Formatted).autoFormat?.status, "formatted");
     assert.equal(read(file), CLEAN);
   });
@@ -322,7 +346,7 @@ describe("autoFormat", () => {
     const victim = join(box.outside, "hard-victim.py");
     writeFileSync(victim, MESSY);
     linkSync(victim, join(box.ws, "hard.py"));
-    const result = await hook("editor", "write", { filePath: "hard.py" }, { success: true });
+    const result = await hook({ args: { filePath: "hard.py" }, result: { success: true } });
     assert.equal((result as Formatted).autoFormat?.status, "failed");
     assert.equal(
       (result as Formatted).autoFormat?.reason,
@@ -338,7 +362,7 @@ describe("autoFormat", () => {
       sandbox: { readable: [dirname(formatter)] },
       formatters: { ".py": ["node", formatter, "--append", join(box.ws, file)] },
     });
-    const result = await hook("editor", "write", { filePath: file }, { success: true });
+    const result = await hook({ args: { filePath: file }, result: { success: true } });
     const record = (result as Formatted).autoFormat;
     if (!bwrapMayRun) {
       // Deno without run permission for bwrap: the default (sandboxed) hook does not run at all.
@@ -360,7 +384,7 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter] },
       canRun: () => ({ granted: true }),
     });
-    const result = await hook("editor", "write", { filePath: file }, { success: true });
+    const result = await hook({ args: { filePath: file }, result: { success: true } });
     const record = (result as Formatted).autoFormat;
     assert.equal(record?.status, "skipped");
     assert.match(String(record?.reason), /^Cannot run the formatter without a sandbox: /);

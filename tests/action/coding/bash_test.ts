@@ -160,7 +160,7 @@ describe("CodingToolkit spec and bind", () => {
 
   it("new CodingToolkit({ spec }) runs that spec's hooks, also ones added later", async () => {
     const seen: string[] = [];
-    const spec = new AgentSpec().pre("bash", (tool, _action, args) => {
+    const spec = new AgentSpec().pre("bash", ({ toolName: tool, args }) => {
       seen.push(`pre ${tool} ${String(args.command)}`);
       return args;
     });
@@ -170,25 +170,25 @@ describe("CodingToolkit spec and bind", () => {
     const tools = toolkit.bind(manager);
     assert.deepEqual(tools.map((tool) => tool.name), ["bash"]);
     assert.equal(manager.get("bash"), tools[0]);
-    spec.post("*", (_tool, _action, _args, result) => ({ ...(result as object), tagged: true }));
+    spec.post("*", ({ result }) => ({ ...(result as object), tagged: true }));
     const result = await run(manager, "bash", { command: "echo hi" });
     assert.equal(result.stdout, "hi\n");
     assert.equal(result.tagged, true);
     assert.deepEqual(seen, ["pre bash echo hi"]);
   });
 
-  it("the toolkit's pre/post/securityPre/onError delegate to its spec", () => {
-    const toolkit = new CodingToolkit({ workspaceRoot: box.ws });
-    const hook = (_tool: string, _action: string, args: Record<string, unknown>) => args;
-    assert.equal(toolkit.pre("reader", hook), toolkit);
-    assert.equal(toolkit.securityPre("reader", hook), toolkit);
-    assert.equal(toolkit.post("reader", (_t, _a, _args, result) => result), toolkit);
-    assert.equal(toolkit.onError("reader", () => undefined), toolkit);
+  it("the toolkit's hooks live on its spec (its own, or the one it was given)", async () => {
+    const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["bash"] });
+    assert.equal("pre" in toolkit, false);
+    toolkit.spec.post("bash", ({ result }) => ({ ...(result as object), own: true }));
     const shared = new AgentSpec();
-    const other = new CodingToolkit({ workspaceRoot: box.ws, spec: shared });
-    other.post("editor", (_t, _a, _args, result) => result);
+    const other = new CodingToolkit({ workspaceRoot: box.ws, tools: ["bash"], spec: shared });
+    shared.post("bash", ({ result }) => ({ ...(result as object), shared: true }));
     assert.equal(other.spec, shared);
     assert.notEqual(toolkit.spec, shared);
+    const mine = await run(managerFor(box.ws, toolkit), "bash", { command: "echo a" });
+    assert.equal(mine.own, true);
+    assert.equal(mine.shared, undefined);
   });
 
   it("bind() registers on an ActionManager or a Branch's actions; anything else is a TypeError", () => {

@@ -7,7 +7,6 @@
 
 import {
   type Args,
-  type ChainCall,
   PhaseHooks,
   type PreStep,
   preSteps,
@@ -90,12 +89,8 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
   // Resolves to `undefined` when neither a hook nor the tool's own preprocessor replaced the
   // arguments, so `FunctionCalling` can skip validating them again (X14 re-validates only
   // rewritten arguments). Sync hooks run without a microtask.
-  const callOf = (context: ProcessorContext): ChainCall => ({
-    toolName: canonical,
-    source: context,
-  });
   const preprocessor: ToolPreprocessor = (args, options, context) => {
-    const out = runPre(callOf(context), pre.steps(spec), args);
+    const out = runPre(canonical, context, pre.steps(spec), args);
     if (isThenable(out)) return out.then((replaced) => afterPre(replaced, args, options, context));
     return afterPre(out, args, options, context);
   };
@@ -116,12 +111,12 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
       const out = base.postprocessor(result, options, context);
       if (isThenable(out)) {
         return out.then((value) =>
-          runPost(callOf(context), post.get(spec) as PostToolHook[], value, context.args)
+          runPost(canonical, context, post.get(spec) as PostToolHook[], value, context.args)
         );
       }
       result = out;
     }
-    return runPost(callOf(context), post.get(spec) as PostToolHook[], result, context.args);
+    return runPost(canonical, context, post.get(spec) as PostToolHook[], result, context.args);
   };
   const errorProcessor: ToolErrorProcessor = async (
     error,
@@ -138,7 +133,7 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
       }
     }
     const hooks = onError.get(spec) as ErrorToolHook[];
-    const out = hooks.length ? await runError(callOf(context), hooks, current, args) : undefined;
+    const out = hooks.length ? await runError(canonical, context, hooks, current, args) : undefined;
     if (out !== undefined) return out;
     if (current !== error) throw current;
     return undefined;

@@ -31,12 +31,6 @@ export interface CallSource {
   readonly signal: AbortSignal;
 }
 
-/** What the hooks of one call share: the canonical tool name and the call's source. */
-export interface ChainCall {
-  readonly toolName: string;
-  readonly source: CallSource;
-}
-
 /**
  * One hook's context. `callId` is a getter so that a call without a caller-supplied id draws its
  * own id only when a hook reads it; every other field is a plain own property.
@@ -50,14 +44,14 @@ class HookContext implements ToolHookContext {
   readonly error: unknown;
   readonly #source: CallSource;
 
-  constructor(call: ChainCall, args: Args, result: unknown, error: unknown) {
-    this.toolName = call.toolName;
+  constructor(toolName: string, source: CallSource, args: Args, result: unknown, error: unknown) {
+    this.toolName = toolName;
     this.action = actionOf(args);
     this.args = { ...args };
-    this.signal = call.source.signal;
+    this.signal = source.signal;
     this.result = result;
     this.error = error;
-    this.#source = call.source;
+    this.#source = source;
   }
 
   get callId(): string {
@@ -65,16 +59,26 @@ class HookContext implements ToolHookContext {
   }
 }
 
-function context(call: ChainCall, args: Args): ToolHookContext {
-  return new HookContext(call, args, undefined, undefined);
+function context(toolName: string, source: CallSource, args: Args): ToolHookContext {
+  return new HookContext(toolName, source, args, undefined, undefined);
 }
 
-function postContext(call: ChainCall, args: Args, result: unknown): PostToolHookContext {
-  return new HookContext(call, args, result, undefined);
+function postContext(
+  toolName: string,
+  source: CallSource,
+  args: Args,
+  result: unknown,
+): PostToolHookContext {
+  return new HookContext(toolName, source, args, result, undefined);
 }
 
-function errorContext(call: ChainCall, args: Args, error: unknown): ErrorToolHookContext {
-  return new HookContext(call, args, undefined, error);
+function errorContext(
+  toolName: string,
+  source: CallSource,
+  args: Args,
+  error: unknown,
+): ErrorToolHookContext {
+  return new HookContext(toolName, source, args, undefined, error);
 }
 
 /** One step of a pre chain: a hook and whether it is a security (gate) hook. */
@@ -128,7 +132,8 @@ function denial(step: PreStep, error: unknown): unknown {
  * thenable. A throwing security hook throws `GateDeniedError`; a user hook's throw propagates.
  */
 export function runPre(
-  call: ChainCall,
+  toolName: string,
+  source: CallSource,
   steps: readonly PreStep[],
   args: Args,
 ): Args | null | Promise<Args | null> {
@@ -138,11 +143,11 @@ export function runPre(
     const step = steps[i];
     let out: unknown;
     try {
-      out = step.hook(context(call, current));
+      out = step.hook(context(toolName, source, current));
     } catch (error) {
       throw denial(step, error);
     }
-    if (isThenable(out)) return preAsync(call, steps, i, out, current, changed);
+    if (isThenable(out)) return preAsync(toolName, source, steps, i, out, current, changed);
     if (isPlainObject(out)) {
       current = out;
       changed = true;
@@ -152,7 +157,8 @@ export function runPre(
 }
 
 async function preAsync(
-  call: ChainCall,
+  toolName: string,
+  source: CallSource,
   steps: readonly PreStep[],
   index: number,
   pending: unknown,
@@ -163,7 +169,7 @@ async function preAsync(
     const step = steps[i];
     let out: unknown;
     try {
-      out = i === index ? await pending : step.hook(context(call, current));
+      out = i === index ? await pending : step.hook(context(toolName, source, current));
       if (isThenable(out)) out = await out;
     } catch (error) {
       throw denial(step, error);
@@ -178,22 +184,24 @@ async function preAsync(
 
 /** Runs post hooks in order; a non-`undefined` return replaces the result. */
 export function runPost(
-  call: ChainCall,
+  toolName: string,
+  source: CallSource,
   hooks: readonly PostToolHook[],
   result: unknown,
   args: Args,
 ): unknown {
   let current = result;
   for (let i = 0; i < hooks.length; i++) {
-    const out = hooks[i](postContext(call, args, current));
-    if (isThenable(out)) return postAsync(call, hooks, i, out, current, args);
+    const out = hooks[i](postContext(toolName, source, args, current));
+    if (isThenable(out)) return postAsync(toolName, source, hooks, i, out, current, args);
     if (out !== undefined) current = out;
   }
   return current;
 }
 
 async function postAsync(
-  call: ChainCall,
+  toolName: string,
+  source: CallSource,
   hooks: readonly PostToolHook[],
   index: number,
   pending: PromiseLike<unknown>,
@@ -201,7 +209,7 @@ async function postAsync(
   args: Args,
 ): Promise<unknown> {
   for (let i = index; i < hooks.length; i++) {
-    let out = i === index ? await pending : hooks[i](postContext(call, args, current));
+    let out = i === index ? await pending : hooks[i](postContext(toolName, source, args, current));
     if (isThenable(out)) out = await out;
     if (out !== undefined) current = out;
   }
@@ -210,13 +218,14 @@ async function postAsync(
 
 /** Runs error hooks in order until one returns non-`undefined` (the recovery). */
 export async function runError(
-  call: ChainCall,
+  toolName: string,
+  source: CallSource,
   hooks: readonly ErrorToolHook[],
   error: unknown,
   args: Args,
 ): Promise<unknown> {
   for (const hook of hooks) {
-    const out = await hook(errorContext(call, args, error));
+    const out = await hook(errorContext(toolName, source, args, error));
     if (out !== undefined) return out;
   }
   return undefined;

@@ -7,7 +7,7 @@
  */
 
 import { GateDeniedError, PermissionDeniedError } from "../core/mod.ts";
-import { isThenable } from "../core/_util.ts";
+import { isThenable, messageOf } from "../core/_util.ts";
 import { isPlainObject } from "./_objects.ts";
 import { SPEC_VERSION } from "./_spec_version.ts";
 import type {
@@ -45,11 +45,6 @@ export function preSteps(
 /** The `action` argument when it is a string, else `""`. */
 export function actionOf(args: Args): string {
   return typeof args.action === "string" ? args.action : "";
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
 }
 
 const PERMISSION_NAMES = new Set([

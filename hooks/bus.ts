@@ -7,6 +7,7 @@
 import { HookTimeoutError, StopHook, UnknownHookPointError } from "../core/errors.ts";
 import { deepFrozenCopy, isPlainObject } from "../core/_freeze.ts";
 import { RECORD } from "../core/_record.ts";
+import { isThenable } from "../core/_util.ts";
 import { globToRegExp, race, TIMED_OUT } from "../core/_race.ts";
 import { logger } from "../core/logger.ts";
 import type { SignalSink } from "../core/signal.ts";
@@ -163,10 +164,6 @@ const NO_PRE_DECISION: ToolPreFold = Object.freeze({
   context: NO_STRINGS,
   shadow: NO_SHADOW,
 });
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value != null && typeof (value as { then?: unknown }).then === "function";
-}
 
 function defaultOnError(
   error: unknown,

@@ -1,5 +1,9 @@
 // The observer's bounded event log and its named streams. Streams hold absolute positions in
 // the log, so evicting the oldest stored slot drops exactly that emission from every stream.
+// A slot may hold a deferred hook signal: it is built on first read and the slot keeps the
+// envelope, so every read sees the same object.
+
+import { DeferredHookSignal } from "./_deferred_signal.ts";
 
 /** Stored events, oldest first, at most `maxEvents` of them, plus the named streams. */
 export class EventLog {
@@ -34,7 +38,10 @@ export class EventLog {
 
   /** The stored events, oldest first (a copy). */
   events(): unknown[] {
-    return this.#events.slice(this.#head);
+    const events = this.#events;
+    const out: unknown[] = new Array(events.length - this.#head);
+    for (let i = this.#head; i < events.length; i++) out[i - this.#head] = this.#read(i);
+    return out;
   }
 
   /** The events of a named stream, in order (a copy); an unknown name gives `[]`. */
@@ -42,14 +49,20 @@ export class EventLog {
     const positions = this.#streams.get(name);
     if (positions === undefined) return [];
     const out: unknown[] = new Array(positions.length);
-    for (let i = 0; i < positions.length; i++) out[i] = this.#events[positions[i] - this.#offset];
+    for (let i = 0; i < positions.length; i++) out[i] = this.#read(positions[i] - this.#offset);
     return out;
   }
 
   /** Calls `visit` with each stored event, oldest first. */
   forEach(visit: (event: unknown) => void): void {
-    const events = this.#events;
-    for (let i = this.#head; i < events.length; i++) visit(events[i]);
+    for (let i = this.#head; i < this.#events.length; i++) visit(this.#read(i));
+  }
+
+  /** The event in slot `index`, built (once) if it was deferred. */
+  #read(index: number): unknown {
+    const event = this.#events[index];
+    if (!(event instanceof DeferredHookSignal)) return event;
+    return this.#events[index] = event.build();
   }
 
   /**
@@ -65,6 +78,7 @@ export class EventLog {
       this.#offset += this.#head;
       this.#head = 0;
     }
+    if (this.#streams.size === 0) return;
     for (const stream of this.#streams.values()) {
       while (stream.length > 0 && stream[0] <= evicted) stream.shift();
     }

@@ -6,7 +6,7 @@
 
 import { Entity } from "../core/entity.ts";
 import { Signal } from "../core/signal.ts";
-import { RECORD } from "../core/_record.ts";
+import { RECORD, RECORD_HOOK } from "../core/_record.ts";
 import { isThenable } from "../core/_util.ts";
 import type { SessionStore } from "../store/session_store.ts";
 import { reportFailure } from "./_loud_failures.ts";
@@ -26,6 +26,7 @@ import { applyRoutes, NO_ROUTES, type Route, routeOf } from "./_routes.ts";
 import { askGate, isAudit } from "./_gate.ts";
 import { signalWriter } from "./_persist_binding.ts";
 import { GateDenied } from "./signal.ts";
+import { DeferredHookSignal } from "./_deferred_signal.ts";
 import type { Session } from "./session.ts";
 
 /** A reactive subscriber: called with each matched value and the Session (or the observer). */
@@ -292,6 +293,21 @@ export class SessionObserver {
   [RECORD](event: unknown): Promise<unknown> | undefined {
     const out = this.#emit(event);
     return Array.isArray(out) ? undefined : out;
+  }
+
+  /**
+   * `[RECORD](new HookSignal({ point, payload }))` for a bus (private protocol, see
+   * `core/_record.ts`). With no subscription, route or gate nothing can see the envelope now, so
+   * only its time and a shallow payload copy are taken; the log builds the `HookSignal` when the
+   * event is first read (or never, when it is evicted unread).
+   */
+  [RECORD_HOOK](point: string, payload: Record<string, unknown>): Promise<unknown> | undefined {
+    const deferred = new DeferredHookSignal(point, payload);
+    if (this.#subs.length === 0 && this.#routes.length === 0 && this.#gate === null) {
+      this.#log.store(deferred);
+      return undefined;
+    }
+    return this[RECORD](deferred.build());
   }
 
   #emit(event: unknown): unknown[] | Promise<unknown[]> {

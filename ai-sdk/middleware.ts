@@ -14,6 +14,7 @@ import type {
   StreamResult,
 } from "./_spec.ts";
 import { EventStatus, HookPhaseError } from "../core/mod.ts";
+import { isThenable } from "../core/_util.ts";
 import type { HookBus } from "../hooks/bus.ts";
 import { HookEvent, HookEventType, HookRegistry, type PhaseHandler } from "../service/mod.ts";
 
@@ -120,10 +121,6 @@ function positive(value: number | undefined, fallback: number, name: string): nu
     throw new TypeError(`Cannot create middleware: ${name} must be a positive number`);
   }
   return value;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value != null && typeof (value as { then?: unknown }).then === "function";
 }
 
 /**

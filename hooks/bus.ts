@@ -6,7 +6,8 @@
 
 import { HookTimeoutError, StopHook, UnknownHookPointError } from "../core/errors.ts";
 import { deepFrozenCopy, isPlainObject } from "../core/_freeze.ts";
-import { RECORD } from "../core/_record.ts";
+import { RECORD, RECORD_HOOK } from "../core/_record.ts";
+import { isThenable } from "../core/_util.ts";
 import { globToRegExp, race, TIMED_OUT } from "../core/_race.ts";
 import { logger } from "../core/logger.ts";
 import type { SignalSink } from "../core/signal.ts";
@@ -163,10 +164,6 @@ const NO_PRE_DECISION: ToolPreFold = Object.freeze({
   context: NO_STRINGS,
   shadow: NO_SHADOW,
 });
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value != null && typeof (value as { then?: unknown }).then === "function";
-}
 
 function defaultOnError(
   error: unknown,
@@ -729,9 +726,19 @@ export class HookBus {
     if (observer === null || point === HookPoint.MESSAGE_ADD) return RESOLVED;
     let result: unknown;
     try {
-      const signal = new HookSignal({ point, payload });
-      const record = (observer as { [RECORD]?: (event: unknown) => unknown })[RECORD];
-      result = typeof record === "function" ? record.call(observer, signal) : observer.emit(signal);
+      const sink = observer as {
+        [RECORD_HOOK]?: (point: HookPoint, payload: Record<string, unknown>) => unknown;
+        [RECORD]?: (event: unknown) => unknown;
+      };
+      const recordHook = sink[RECORD_HOOK];
+      if (typeof recordHook === "function") result = recordHook.call(observer, point, payload);
+      else {
+        const signal = new HookSignal({ point, payload });
+        const record = sink[RECORD];
+        result = typeof record === "function"
+          ? record.call(observer, signal)
+          : observer.emit(signal);
+      }
     } catch (error) {
       this.#report(error, point, "record");
       return RESOLVED;

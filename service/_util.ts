@@ -4,10 +4,7 @@
 export { neverAborted } from "../core/_abort.ts";
 
 /** Whether a value is a thenable (await only these on hot paths). */
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === "object" || typeof value === "function") &&
-    typeof (value as { then?: unknown }).then === "function";
-}
+export { isThenable } from "../core/_util.ts";
 
 /** Whether a value looks like an error (Error, DOMException, or any object with a string name). */
 export function isErrorLike(value: unknown): value is { name: string; message: string } {

@@ -9,6 +9,7 @@ import { Entity } from "../core/entity.ts";
 import { ActionManager, AgentSpec, type Tool } from "../action/mod.ts";
 import type { EmitOptions, HookBus } from "../hooks/mod.ts";
 import { race } from "../core/_race.ts";
+import { isThenable } from "../core/_util.ts";
 import type { IModel } from "../service/mod.ts";
 import { registerAttacher } from "./_attach.ts";
 import { registerHistory } from "./_history.ts";
@@ -59,10 +60,6 @@ export interface AddMessageOptions {
 }
 
 const NO_EMIT_OPTIONS: EmitOptions = Object.freeze({});
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value != null && typeof (value as { then?: unknown }).then === "function";
-}
 
 /**
  * A conversation thread. Standalone, `emit` resolves to `[]` and `authorize` to `true`; once a

@@ -5,21 +5,28 @@
  */
 
 import { Entity } from "../core/entity.ts";
-import { reportFailure } from "./_loud_failures.ts";
 import { Signal } from "../core/signal.ts";
-import { RECORD } from "../core/_record.ts";
-import type { SessionStore, SignalInsert } from "../store/session_store.ts";
-import { sanitizeSignalPayload } from "./sanitize.ts";
-import { race, TIMED_OUT } from "../core/_race.ts";
+import { RECORD, RECORD_HOOK } from "../core/_record.ts";
+import { isThenable } from "../core/_util.ts";
+import type { SessionStore } from "../store/session_store.ts";
+import { reportFailure } from "./_loud_failures.ts";
+import { collectTypeMatches, payloadOf } from "./_match.ts";
 import {
-  ApprovalAnswered,
-  ApprovalRequested,
-  GateDenied,
-  HookBlocked,
-  ToolDenied,
-  WouldAsk,
-  WouldDeny,
-} from "./signal.ts";
+  NO_SUBSCRIPTIONS,
+  PERSIST,
+  persistSubscription,
+  type Subscription,
+  subscriptionOf,
+  type Subscriptions,
+  without,
+} from "./_subscription.ts";
+import { FanOut } from "./_fan_out.ts";
+import { EventLog } from "./_event_log.ts";
+import { applyRoutes, NO_ROUTES, type Route, routeOf } from "./_routes.ts";
+import { askGate, isAudit } from "./_gate.ts";
+import { signalWriter } from "./_persist_binding.ts";
+import { GateDenied } from "./signal.ts";
+import { DeferredHookSignal } from "./_deferred_signal.ts";
 import type { Session } from "./session.ts";
 
 /** A reactive subscriber: called with each matched value and the Session (or the observer). */
@@ -71,79 +78,6 @@ export interface SessionObserverOptions {
   maxEvents?: number;
 }
 
-const TYPE = 0;
-const ROLE = 1;
-const PAYLOAD = 2;
-const PERSIST = 3;
-
-interface Subscription {
-  readonly kind: typeof TYPE | typeof ROLE | typeof PAYLOAD | typeof PERSIST;
-  readonly handler: (value: never, context: Session | SessionObserver) => unknown;
-  readonly type: (abstract new (...args: never[]) => unknown) | undefined;
-  readonly where: ((payload: unknown) => boolean) | undefined;
-  readonly role: string | undefined;
-}
-
-interface Route {
-  readonly condition: (payload: unknown) => boolean;
-  readonly into: string;
-}
-
-type Subscriptions = readonly Subscription[];
-
-const NO_SUBSCRIPTIONS: Subscriptions = Object.freeze([]) as Subscriptions;
-const NO_ROUTES: readonly Route[] = Object.freeze([]) as readonly Route[];
-/** Marks async results that are not part of `emit`'s result (failures, persistence). */
-const OMIT: unique symbol = Symbol("omit");
-const omit = (): typeof OMIT => OMIT;
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value != null && typeof (value as { then?: unknown }).then === "function";
-}
-
-/** What gates, routes and predicates see: `data` when it is not null/undefined, otherwise the envelope itself. */
-function payloadOf(envelope: object): unknown {
-  if (envelope instanceof Signal) {
-    const data = envelope.data;
-    return data === null || data === undefined ? envelope : data;
-  }
-  return envelope;
-}
-
-/** The payload's own field values that are instances of `type`; a throwing getter is skipped. */
-function ownInstances(
-  payload: object,
-  type: abstract new (...args: never[]) => unknown,
-): unknown[] | null {
-  let out: unknown[] | null = null;
-  const record = payload as Record<string, unknown>;
-  for (const key in record) {
-    if (!Object.hasOwn(record, key)) continue;
-    let value: unknown;
-    try {
-      value = record[key];
-    } catch {
-      continue;
-    }
-    if (value instanceof type) (out ??= []).push(value);
-  }
-  return out;
-}
-
-/** How long a governance gate may take before it counts as a denial. */
-const GATE_TIMEOUT_MS = 30_000;
-
-function isAudit(envelope: object): boolean {
-  return envelope instanceof GateDenied || envelope instanceof HookBlocked ||
-    envelope instanceof ToolDenied || envelope instanceof ApprovalRequested ||
-    envelope instanceof ApprovalAnswered || envelope instanceof WouldDeny ||
-    envelope instanceof WouldAsk;
-}
-
-function roleOf(envelope: object): unknown {
-  return (envelope as { emitterRole?: unknown }).emitterRole;
-}
-
 function defaultOnError(error: unknown, where: string): void {
   reportFailure("Session observer", error, where);
 }
@@ -183,19 +117,20 @@ function defaultOnError(error: unknown, where: string): void {
 export class SessionObserver {
   #session: Session | null;
   #onError: (error: unknown, where: string) => void;
-  #maxEvents: number;
   #subs: Subscriptions = NO_SUBSCRIPTIONS;
   #routes: readonly Route[] = NO_ROUTES;
-  /** Per stream, the absolute positions (see `#offset`) of the events appended to it. */
-  #streams = new Map<string, number[]>();
   #gate: Gate | null = null;
-  #events: unknown[] = [];
-  #head = 0;
-  /** The absolute position of `#events[0]`: how many slots compaction has dropped. */
-  #offset = 0;
+  #log: EventLog;
+  #fanOut: FanOut;
   #persist: Subscription | null = null;
-  #subscriberFailed: (error: unknown) => typeof OMIT;
-  #persistFailed: (error: unknown) => typeof OMIT;
+  /** Reports an isolated failure; a failing reporter must not turn it into a broken emit. */
+  #report = (error: unknown, where: string): void => {
+    try {
+      this.#onError(error, where);
+    } catch {
+      // Nothing left to tell.
+    }
+  };
 
   /** Makes an observer, optionally for a session. */
   constructor(options?: SessionObserverOptions) {
@@ -219,15 +154,8 @@ export class SessionObserver {
     }
     this.#session = options?.session ?? null;
     this.#onError = onError ?? defaultOnError;
-    this.#maxEvents = maxEvents;
-    this.#subscriberFailed = (error) => {
-      this.#report(error, "subscriber");
-      return OMIT;
-    };
-    this.#persistFailed = (error) => {
-      this.#report(error, "persist");
-      return OMIT;
-    };
+    this.#log = new EventLog(maxEvents);
+    this.#fanOut = new FanOut(this.#report);
   }
 
   /** The session handlers get as context, or `null`. */
@@ -240,12 +168,12 @@ export class SessionObserver {
    * newest `maxEvents`.
    */
   get events(): readonly unknown[] {
-    return this.#events.slice(this.#head);
+    return this.#log.events();
   }
 
   /** The `maxEvents` bound (`Infinity` when unbounded). */
   get maxEvents(): number {
-    return this.#maxEvents;
+    return this.#log.maxEvents;
   }
 
   /**
@@ -273,37 +201,7 @@ export class SessionObserver {
    * ```
    */
   observe<T>(spec: ObserveSpec<T>, handler: ObserverHandler<T>): () => number {
-    if (spec === null || typeof spec !== "object") {
-      throw new TypeError("Cannot observe: spec must be an object");
-    }
-    const { type, where, role } = spec;
-    if (type === undefined && where === undefined && role === undefined) {
-      throw new TypeError("Cannot observe: spec needs at least one of type, where or role");
-    }
-    if (type !== undefined && typeof type !== "function") {
-      throw new TypeError("Cannot observe: type must be a class");
-    }
-    if (where !== undefined && typeof where !== "function") {
-      throw new TypeError("Cannot observe: where must be a function");
-    }
-    if (role !== undefined && typeof role !== "string") {
-      throw new TypeError("Cannot observe: role must be a string");
-    }
-    if (typeof handler !== "function") {
-      throw new TypeError("Cannot observe: handler must be a function");
-    }
-    const kind = where === undefined && role === undefined
-      ? TYPE
-      : type === undefined && where === undefined
-      ? ROLE
-      : PAYLOAD;
-    const sub: Subscription = {
-      kind,
-      handler: handler as Subscription["handler"],
-      type: type as Subscription["type"],
-      where,
-      role,
-    };
+    const sub = subscriptionOf(spec, handler);
     this.#subs = [...this.#subs, sub];
     let disposed = false;
     return () => {
@@ -315,11 +213,10 @@ export class SessionObserver {
 
   /** Removes every subscription with this exact handler; returns how many were removed. */
   unobserve(handler: ObserverHandler<never>): number {
-    const before = this.#subs.length;
-    const next = this.#subs.filter((s) => s.kind === PERSIST || s.handler !== handler);
-    if (next.length === before) return 0;
-    this.#subs = next.length === 0 ? NO_SUBSCRIPTIONS : next;
-    return before - next.length;
+    const before = this.#subs;
+    const next = without(before, (s) => s.kind !== PERSIST && s.handler === handler);
+    this.#subs = next;
+    return before.length - next.length;
   }
 
   /**
@@ -339,14 +236,7 @@ export class SessionObserver {
    * ```
    */
   route(condition: (payload: unknown) => boolean, options: { into: string }): this {
-    if (typeof condition !== "function") {
-      throw new TypeError("Cannot route: condition must be a function");
-    }
-    const into = options?.into;
-    if (typeof into !== "string" || into.length === 0) {
-      throw new TypeError("Cannot route: into must be a non-empty stream name");
-    }
-    this.#routes = [...this.#routes, { condition, into }];
+    this.#routes = [...this.#routes, routeOf(condition, options)];
     return this;
   }
 
@@ -384,27 +274,7 @@ export class SessionObserver {
   ): Promise<boolean> {
     const gate = this.#gate;
     if (gate === null) return true;
-    const signal = options?.signal;
-    let allowed = false;
-    try {
-      const verdict = gate(action);
-      allowed = Boolean(
-        isThenable(verdict)
-          ? await race(verdict, options?.timeoutMs ?? GATE_TIMEOUT_MS, signal)
-          : verdict,
-      );
-    } catch (error) {
-      if (signal?.aborted && error === signal.reason) throw error;
-      this.#report(
-        error === TIMED_OUT
-          ? new Error(
-            `Gate did not settle within ${options?.timeoutMs ?? GATE_TIMEOUT_MS} ms; denied`,
-          )
-          : error,
-        "gate",
-      );
-      allowed = false;
-    }
+    const allowed = await askGate(gate, action, this.#report, options);
     if (!allowed) await this.emit(new GateDenied({ data: action }));
     return allowed;
   }
@@ -425,12 +295,27 @@ export class SessionObserver {
     return Array.isArray(out) ? undefined : out;
   }
 
+  /**
+   * `[RECORD](new HookSignal({ point, payload }))` for a bus (private protocol, see
+   * `core/_record.ts`). With no subscription, route or gate nothing can see the envelope now, so
+   * only its time and a shallow payload copy are taken; the log builds the `HookSignal` when the
+   * event is first read (or never, when it is evicted unread).
+   */
+  [RECORD_HOOK](point: string, payload: Record<string, unknown>): Promise<unknown> | undefined {
+    const deferred = new DeferredHookSignal(point, payload);
+    if (this.#subs.length === 0 && this.#routes.length === 0 && this.#gate === null) {
+      this.#log.store(deferred);
+      return undefined;
+    }
+    return this[RECORD](deferred.build());
+  }
+
   #emit(event: unknown): unknown[] | Promise<unknown[]> {
     const envelope = event instanceof Entity ? event : new Signal({ data: event });
     const payload = payloadOf(envelope);
     const gate = this.#gate;
     if (gate === null || isAudit(envelope)) {
-      return this.#deliver(envelope, payload, this.#store(envelope));
+      return this.#deliver(envelope, payload, this.#log.store(envelope));
     }
     let verdict: unknown;
     try {
@@ -440,7 +325,7 @@ export class SessionObserver {
       verdict = false;
     }
     if (isThenable(verdict)) return this.#emitAfterGate(envelope, payload, verdict);
-    const position = this.#store(envelope);
+    const position = this.#log.store(envelope);
     return verdict ? this.#deliver(envelope, payload, position) : [];
   }
 
@@ -456,33 +341,8 @@ export class SessionObserver {
       this.#report(error, "gate");
       allowed = false;
     }
-    const position = this.#store(envelope);
+    const position = this.#log.store(envelope);
     return allowed ? this.#deliver(envelope, payload, position) : [];
-  }
-
-  /** Stores an event; returns its absolute position. */
-  #store(envelope: Entity): number {
-    const position = this.#offset + this.#events.push(envelope) - 1;
-    if (this.#events.length - this.#head > this.#maxEvents) this.#evictOldest();
-    return position;
-  }
-
-  /**
-   * Evicts the oldest stored event and, from every stream, the entries for that stored slot only
-   * (streams hold positions, so an envelope emitted twice loses only its oldest emission).
-   */
-  #evictOldest(): void {
-    const evicted = this.#offset + this.#head;
-    this.#events[this.#head] = undefined;
-    this.#head++;
-    if (this.#head >= 1024 && this.#head * 2 >= this.#events.length) {
-      this.#events = this.#events.slice(this.#head);
-      this.#offset += this.#head;
-      this.#head = 0;
-    }
-    for (const stream of this.#streams.values()) {
-      while (stream.length > 0 && stream[0] <= evicted) stream.shift();
-    }
   }
 
   #deliver(
@@ -491,173 +351,15 @@ export class SessionObserver {
     position: number,
   ): unknown[] | Promise<unknown[]> {
     const routes = this.#routes;
-    for (let i = 0; i < routes.length; i++) {
-      const route = routes[i];
-      let hit: unknown;
-      try {
-        hit = route.condition(payload);
-      } catch (error) {
-        this.#report(error, "route");
-        continue;
-      }
-      if (!hit) continue;
-      let stream = this.#streams.get(route.into);
-      if (stream === undefined) {
-        stream = [];
-        this.#streams.set(route.into, stream);
-      }
-      stream.push(position);
-    }
-    const subs = this.#subs;
-    const results: unknown[] = [];
-    if (subs.length === 0) return results;
-    const context: Session | SessionObserver = this.#session ?? this;
-    let pending: Promise<unknown>[] | null = null;
-    for (let i = 0; i < subs.length; i++) {
-      try {
-        pending = this.#match(subs[i], envelope, payload, context, results, pending);
-      } catch (error) {
-        // Matching itself failed (a hostile payload, a throwing instanceof): skip this one.
-        this.#report(error, "where");
-      }
-    }
-    return pending === null ? results : this.#gather(results, pending);
-  }
-
-  /** Matches one subscription and calls its handler for each matched value. */
-  #match(
-    sub: Subscription,
-    envelope: Entity,
-    payload: unknown,
-    context: Session | SessionObserver,
-    results: unknown[],
-    pending: Promise<unknown>[] | null,
-  ): Promise<unknown>[] | null {
-    switch (sub.kind) {
-      case ROLE:
-        if (roleOf(envelope) !== sub.role) break;
-        pending = this.#call(sub, payload, context, results, pending);
-        break;
-      case PAYLOAD:
-        if (sub.role !== undefined && roleOf(envelope) !== sub.role) break;
-        if (sub.type !== undefined && !(payload instanceof sub.type)) {
-          // type + role: the type filter on the payload only (field values, no envelope);
-          // type + where: a composite filter, which needs the payload itself to match.
-          if (sub.where === undefined) {
-            pending = this.#fieldMatches(sub, payload, context, results, pending);
-          }
-          break;
-        }
-        if (sub.where !== undefined && !this.#test(sub.where, payload)) break;
-        pending = this.#call(sub, payload, context, results, pending);
-        break;
-      case TYPE: {
-        const type = sub.type!;
-        if (payload instanceof type) {
-          pending = this.#call(sub, payload, context, results, pending);
-        } else {
-          pending = this.#fieldMatches(sub, payload, context, results, pending);
-        }
-        if (envelope !== payload && envelope instanceof type) {
-          pending = this.#call(sub, envelope, context, results, pending);
-        }
-        break;
-      }
-      case PERSIST:
-        if (envelope instanceof Signal) {
-          pending = this.#call(sub, envelope, context, results, pending);
-        }
-        break;
-    }
-    return pending;
-  }
-
-  /** Type matches among the payload's own field values (a type filter without the instance). */
-  #fieldMatches(
-    sub: Subscription,
-    payload: unknown,
-    context: Session | SessionObserver,
-    results: unknown[],
-    pending: Promise<unknown>[] | null,
-  ): Promise<unknown>[] | null {
-    if (payload === null || typeof payload !== "object" || Array.isArray(payload)) return pending;
-    let matches: unknown[] | null;
-    try {
-      matches = ownInstances(payload, sub.type!);
-    } catch (error) {
-      this.#report(error, "where"); // a hostile payload (a throwing proxy) matches nothing
-      return pending;
-    }
-    if (matches === null) return pending;
-    for (let i = 0; i < matches.length; i++) {
-      pending = this.#call(sub, matches[i], context, results, pending);
-    }
-    return pending;
-  }
-
-  #test(where: (payload: unknown) => boolean, payload: unknown): boolean {
-    try {
-      return Boolean(where(payload));
-    } catch (error) {
-      this.#report(error, "where");
-      return false;
-    }
-  }
-
-  #call(
-    sub: Subscription,
-    value: unknown,
-    context: Session | SessionObserver,
-    results: unknown[],
-    pending: Promise<unknown>[] | null,
-  ): Promise<unknown>[] | null {
-    let result: unknown;
-    try {
-      result = (sub.handler as (v: unknown, c: Session | SessionObserver) => unknown)(
-        value,
-        context,
-      );
-    } catch (error) {
-      this.#report(error, sub.kind === PERSIST ? "persist" : "subscriber");
-      return pending;
-    }
-    if (isThenable(result)) {
-      const settled = sub.kind === PERSIST
-        ? Promise.resolve(result).then(omit, this.#persistFailed)
-        : Promise.resolve(result).then(undefined, this.#subscriberFailed);
-      if (pending === null) return [settled];
-      pending.push(settled);
-      return pending;
-    }
-    if (sub.kind !== PERSIST) results.push(result);
-    return pending;
-  }
-
-  async #gather(results: unknown[], pending: Promise<unknown>[]): Promise<unknown[]> {
-    const values = await Promise.all(pending);
-    for (let i = 0; i < values.length; i++) {
-      if (values[i] !== OMIT) results.push(values[i]);
-    }
-    return results;
-  }
-
-  #report(error: unknown, where: string): void {
-    try {
-      this.#onError(error, where);
-    } catch {
-      // A failing reporter must not turn an isolated failure into a broken emit.
-    }
+    if (routes.length !== 0) applyRoutes(routes, payload, position, this.#log, this.#report);
+    return this.#fanOut.deliver(this.#subs, envelope, payload, this.#session ?? this);
   }
 
   /**
    * The events appended to a named stream, in order (a copy); an unknown name gives `[]`.
    */
   stream(name: string): readonly unknown[] {
-    const positions = this.#streams.get(name);
-    if (positions === undefined) return [];
-    const out: unknown[] = new Array(positions.length);
-    for (let i = 0; i < positions.length; i++) out[i] = this.#events[positions[i] - this.#offset];
-    return out;
+    return this.#log.stream(name);
   }
 
   /**
@@ -682,21 +384,7 @@ export class SessionObserver {
       throw new TypeError("Cannot list by type: type must be a class");
     }
     const out: T[] = [];
-    const events = this.#events;
-    for (let i = this.#head; i < events.length; i++) {
-      const envelope = events[i] as Entity;
-      const payload = payloadOf(envelope);
-      try {
-        if (payload instanceof type) out.push(payload as T);
-        else if (payload !== null && typeof payload === "object" && !Array.isArray(payload)) {
-          const matches = ownInstances(payload, type);
-          if (matches !== null) { for (const value of matches) out.push(value as T); }
-        }
-      } catch {
-        // A hostile payload (a throwing proxy) matches nothing.
-      }
-      if (envelope !== payload && envelope instanceof type) out.push(envelope as T);
-    }
+    this.#log.forEach((event) => collectTypeMatches(event as Entity, type, out));
     return out;
   }
 
@@ -724,39 +412,10 @@ export class SessionObserver {
    * ```
    */
   bindDbPersistence(sessionId: string, store?: SessionStore): void {
-    if (typeof sessionId !== "string" || sessionId.length === 0) {
-      throw new TypeError("Cannot bind persistence: sessionId must be a non-empty string");
-    }
-    const target = store ?? this.#session?.store;
-    if (
-      target === undefined || target === null ||
-      typeof (target as { insertSessionSignal?: unknown }).insertSessionSignal !== "function"
-    ) {
-      throw new TypeError(
-        `Cannot bind persistence for session "${sessionId}": no store given and the session has none`,
-      );
-    }
-    const persist = (signal: Signal): Promise<void> => {
-      const opId = (signal as { opId?: unknown }).opId;
-      const row: SignalInsert = {
-        sessionId,
-        kind: signal.constructor.name,
-        opId: typeof opId === "string" ? opId : "",
-        ts: Date.now(),
-        payload: sanitizeSignalPayload(signal),
-      };
-      return target.insertSessionSignal(row);
-    };
-    const sub: Subscription = {
-      kind: PERSIST,
-      handler: persist as Subscription["handler"],
-      type: undefined,
-      where: undefined,
-      role: undefined,
-    };
+    const sub = persistSubscription(signalWriter(sessionId, store, this.#session?.store));
     const previous = this.#persist;
     this.#persist = sub;
-    const kept = previous === null ? this.#subs : this.#subs.filter((s) => s !== previous);
+    const kept = previous === null ? this.#subs : without(this.#subs, (s) => s === previous);
     this.#subs = [...kept, sub];
   }
 
@@ -765,8 +424,7 @@ export class SessionObserver {
     const previous = this.#persist;
     if (previous === null) return;
     this.#persist = null;
-    const next = this.#subs.filter((s) => s !== previous);
-    this.#subs = next.length === 0 ? NO_SUBSCRIPTIONS : next;
+    this.#subs = without(this.#subs, (s) => s === previous);
   }
 
   /** Whether database persistence is bound. */

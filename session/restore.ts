@@ -92,12 +92,12 @@ function toMessage(record: MessageRecord): Message {
  * const store = new MemoryStore();
  * const first = new Session({ store });
  * await first.start();
- * await first.defaultBranch!.addMessage({ role: "user", content: "hi" });
+ * await first.defaultBranch.addMessage({ role: "user", content: "hi" });
  * await first.drainSignals();
  *
  * const again = await Session.restore(store, first.id);
- * assert.equal(again.defaultBranch?.id, first.defaultBranch?.id);
- * assert.deepEqual(again.defaultBranch?.messages.map((m) => m.content), ["hi"]);
+ * assert.equal(again.defaultBranch.id, first.defaultBranch.id);
+ * assert.deepEqual(again.defaultBranch.messages.map((m) => m.content), ["hi"]);
  * ```
  */
 export async function restoreSession(

@@ -170,7 +170,7 @@ function runStoreOfSession(session: Session): SessionStore {
  *   }),
  * });
  * const session = new Session({ model });
- * const branch = session.defaultBranch!;
+ * const branch = session.defaultBranch;
  * const ran: unknown[] = [];
  * branch.actions.register(new Tool({ name: "echo", func: (a: Record<string, unknown>) => ran.push(a.v) }));
  * session.hooks.on("tool.pre", () => ({ decision: "ask", reason: "check" }));

@@ -265,7 +265,7 @@ export class Session extends Entity {
    * const store = new MemoryStore();
    * const first = new Session({ store });
    * await first.start();
-   * await first.defaultBranch!.addMessage({ role: "user", content: "hi" });
+   * await first.defaultBranch.addMessage({ role: "user", content: "hi" });
    * const again = await Session.restore(store, first.id);
    * assert.equal(again.branches[0].messages[0].content, "hi");
    * ```

@@ -20,8 +20,8 @@ import type { HookPoint } from "../hooks/mod.ts";
  * const session = new Session();
  * const seen: MessageAdded[] = [];
  * session.observe({ type: MessageAdded }, (signal) => { seen.push(signal); });
- * const message = await session.defaultBranch!.addMessage({ role: "user", content: "hi" });
- * await session.defaultBranch!.drainSignals();
+ * const message = await session.defaultBranch.addMessage({ role: "user", content: "hi" });
+ * await session.defaultBranch.drainSignals();
  * assert.equal(seen[0].data, message);
  * ```
  */

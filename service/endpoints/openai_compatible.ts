@@ -8,6 +8,7 @@
 import type { EventSourceMessage } from "eventsource-parser";
 import { anySignal } from "../../core/_abort.ts";
 import { redactSecrets } from "../../core/redact.ts";
+import { messageOf, type MessageOfOptions } from "../../core/_util.ts";
 import type { Endpoint, EndpointCallOptions, StreamChunk } from "../endpoint.ts";
 import { iterableToStream } from "../endpoint.ts";
 import { EndpointError, EndpointParseError } from "../endpoint_error.ts";
@@ -65,6 +66,8 @@ const EXCERPT = 500;
 const MAX_ERROR_BODY_BYTES = 8192;
 /** The longest line or unfinished event the SSE parser buffers (a guard against endless lines). */
 const MAX_SSE_BUFFER_CHARS = 4 * 1024 * 1024;
+/** Error texts carry the cause's message (a fetch failure says why the socket failed). */
+const WITH_CAUSE: MessageOfOptions = Object.freeze({ withCause: true });
 
 /**
  * An OpenAI-compatible chat-completions endpoint.
@@ -539,7 +542,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
 
   /** A redacted message of any thrown value (with its cause's message). */
   #message(error: unknown): string {
-    return this.redact(messageOf(error));
+    return this.redact(messageOf(error, WITH_CAUSE));
   }
 
   /** The cause to keep: the original when it holds no credential, else a redacted copy. */
@@ -547,7 +550,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     if (!(cause instanceof Error)) {
       return cause === undefined ? undefined : this.redact(String(cause));
     }
-    const text = `${cause.message}\n${cause.stack ?? ""}\n${messageOf(cause)}`;
+    const text = `${cause.message}\n${cause.stack ?? ""}\n${messageOf(cause, WITH_CAUSE)}`;
     if (this.redact(text) === text) return cause;
     const copy = new Error(this.#message(cause));
     copy.name = cause.name;
@@ -639,14 +642,6 @@ function urlSecrets(raw: string): string[] {
 /** A URL without user name, password or query, for messages. */
 function redactURL(raw: string): string {
   return raw.replace(/\/\/[^/@]*@/, "//[redacted]@").replace(/\?.*$/, "?[redacted]");
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
 }
 
 function canParse(value: string): boolean {

@@ -7,7 +7,7 @@
 // in between are lost (subscriptions read by change number, so nothing else is).
 
 import type postgres from "postgres";
-import { messageOf } from "./_pg_errors.ts";
+import { describePgError } from "./_pg_errors.ts";
 
 type Sql = postgres.Sql<Record<string, never>>;
 
@@ -186,7 +186,7 @@ export class PgListener {
           void endQuietly(sql);
         }
         this.#report(
-          `listening for changes failed: ${messageOf(error)}; listening again (attempt ${
+          `listening for changes failed: ${describePgError(error)}; listening again (attempt ${
             attempt + 1
           })`,
           error,

@@ -1,6 +1,8 @@
 // Which failures of the `postgres` client are a lost connection (worth retrying an idempotent
 // write or a read) and how to show a connection URL without its password.
 
+import { messageOf } from "../../core/_util.ts";
+
 // Client-side codes of the `postgres` package and Node/Deno/Bun socket errors.
 const TRANSIENT_CLIENT_CODES = new Set([
   "CONNECTION_CLOSED",
@@ -34,15 +36,16 @@ export function isTransient(error: unknown): boolean {
     code.startsWith("08");
 }
 
-/** The message of an error, or its string form. */
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) {
-    const code = errorCode(error);
-    return code !== undefined && !error.message.includes(code)
-      ? `${error.message} (${code})`
-      : error.message;
-  }
-  return String(error);
+/**
+ * The message of an error (or its string form), followed by ` (<code>)` when the error has a
+ * string `code` its message does not already name: a SQLSTATE or a socket code says more than
+ * the message alone.
+ */
+export function describePgError(error: unknown): string {
+  const message = messageOf(error);
+  if (!(error instanceof Error)) return message;
+  const code = errorCode(error);
+  return code !== undefined && !message.includes(code) ? `${message} (${code})` : message;
 }
 
 /** The URL with any password replaced by `***`, for messages. */

@@ -43,7 +43,7 @@ import {
 } from "../_runs.ts";
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "./_migrations.ts";
 import { WriteQueue } from "./_write_queue.ts";
-import { isTransient, messageOf, redactUrl } from "./_pg_errors.ts";
+import { describePgError, isTransient, redactUrl } from "./_pg_errors.ts";
 import { PgSubscription } from "./_subscription.ts";
 import { PgListener } from "./_listener.ts";
 import { guardClientDefect } from "./_client_guard.ts";
@@ -419,7 +419,7 @@ export class PostgresStore implements SessionStore {
       await Promise.all([endPool(store.#sql, 0), store.#listener.end()]);
       if (error instanceof StoreUnavailableError) throw error;
       throw new StoreUnavailableError(
-        `Cannot open PostgreSQL store ${JSON.stringify(store.#url)}: ${messageOf(error)}`,
+        `Cannot open PostgreSQL store ${JSON.stringify(store.#url)}: ${describePgError(error)}`,
         { cause: error },
       );
     }
@@ -570,7 +570,7 @@ export class PostgresStore implements SessionStore {
         }
         const failure = new StoreUnavailableError(
           `Cannot ${operation}: PostgreSQL store ${JSON.stringify(this.#url)} failed: ${
-            messageOf(error)
+            describePgError(error)
           }`,
           { cause: error },
         );
@@ -1149,7 +1149,7 @@ export class PostgresStore implements SessionStore {
           if (this.#ended) throw new StoreClosedError("subscribe", "PostgreSQL store");
           throw new StoreUnavailableError(
             `Cannot subscribe: PostgreSQL store ${JSON.stringify(this.#url)} failed: ${
-              messageOf(error)
+              describePgError(error)
             }`,
             { cause: error },
           );

@@ -16,6 +16,7 @@ import type {
   SignalRow,
 } from "../session_store.ts";
 import { StoreClosedError, StoreConflictError, StoreUnavailableError } from "../store_errors.ts";
+import { messageOf } from "../../core/_util.ts";
 import {
   checkId,
   checkPayloadLimits,
@@ -88,10 +89,6 @@ const SESSION_COLUMNS: readonly string[] = SESSION_FIELD_NAMES.map(column);
 function isHookscopeError(error: unknown): boolean {
   return error instanceof TypeError || error instanceof StoreClosedError ||
     error instanceof StoreConflictError || error instanceof StoreUnavailableError;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 // Free text (senders, models, op ids, …) is stored JSON-encoded: SQLite's C strings would cut it

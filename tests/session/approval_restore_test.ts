@@ -54,7 +54,7 @@ async function checkRestore(store: SessionStore, reopen: () => Promise<SessionSt
   assert.equal(restored.store, again);
   assert.deepEqual(restored.branches.map((b) => b.id), recorded.branches);
   const [main, side] = restored.branches;
-  assert.equal(restored.defaultBranch?.id, main.id);
+  assert.equal(restored.defaultBranch.id, main.id);
   assert.equal(main.name, "main");
   assert.equal(side.name, "renamed side");
   assert.deepEqual(main.messages.map((m) => m.role), [

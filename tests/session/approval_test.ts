@@ -314,10 +314,10 @@ describe("approvals in the agent loop", () => {
     servers.push(server);
     const log = join(dir, `notes-${++logs}.log`);
     const session = new Session({ model: modelFor(server.baseURL) });
-    session.defaultBranch!.actions.register(approvalTools(log)[0]);
+    session.defaultBranch.actions.register(approvalTools(log)[0]);
     askBeforeNotes(session);
     let done: OperateResult | undefined;
-    for await (const event of session.defaultBranch!.operateStream("note it")) {
+    for await (const event of session.defaultBranch.operateStream("note it")) {
       if (event.type === "done") done = event.result;
     }
     assert.equal(done?.stoppedBy, "approval");
@@ -371,7 +371,7 @@ describe("the agent loop's store calls", () => {
       },
     });
     const session = new Session({ store: hanging, model: modelFor(server.baseURL) });
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     branch.actions.register(approvalTools(join(dir, "hang.log"))[1]);
     const controller = new AbortController();
     hang = true;

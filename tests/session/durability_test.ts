@@ -39,7 +39,7 @@ describe("Session durability on SQLite", () => {
     const store = await SqliteStore.open(path);
     const session = new Session({ store });
     await session.start({ model: "m", provider: "p", agentName: "a" });
-    const main = session.defaultBranch!;
+    const main = session.defaultBranch;
     const side = session.newBranch({ name: "side" });
     for (let i = 0; i < 10; i++) {
       await main.addMessage({
@@ -94,7 +94,7 @@ describe("Session durability on SQLite", () => {
     try {
       const session = new Session({ store });
       await session.start();
-      const branch = session.defaultBranch!;
+      const branch = session.defaultBranch;
       const work: Promise<unknown>[] = [];
       for (let i = 0; i < 1000; i++) {
         work.push(session.emit({ i }));
@@ -123,7 +123,7 @@ describe("Session durability on SQLite", () => {
     const { errors, onError } = recorder();
     const session = new Session({ store, onError });
     await session.start();
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     await branch.addMessage({ role: "user", content: "kept" });
     await session.drainSignals();
     const keptSignals = (await store.listSessionSignals(session.id)).length;
@@ -153,7 +153,7 @@ describe("Session durability on SQLite", () => {
     const writable = await SqliteStore.open(path);
     const first = new Session({ store: writable, id: "ro-session" });
     await first.start();
-    await first.defaultBranch!.addMessage({ role: "user", content: "stored" });
+    await first.defaultBranch.addMessage({ role: "user", content: "stored" });
     await first.drainSignals();
     const stored = await writable.listSessionSignals("ro-session");
     await writable.close();
@@ -166,7 +166,7 @@ describe("Session durability on SQLite", () => {
       await session.start();
       session.observe({ type: MessageAdded }, () => "delivered");
       assert.deepEqual(await session.emit("x"), []);
-      await session.defaultBranch!.addMessage({ role: "user", content: "not stored" });
+      await session.defaultBranch.addMessage({ role: "user", content: "not stored" });
       await session.drainSignals();
       assert.ok(errors.length > 0);
       assert.ok(errors.every(([e]) => e instanceof StoreUnavailableError));
@@ -188,7 +188,7 @@ describe("Session faults with a failing store", () => {
     const session = new Session({ store, onError });
     await session.start();
     await store.close();
-    const branch = session.defaultBranch!;
+    const branch = session.defaultBranch;
     await branch.addMessage({ role: "user", content: "x" });
     await session.emit("y");
     await session.end();
@@ -261,7 +261,7 @@ describe("Session faults with a failing store", () => {
     await session.start();
     let deep: Record<string, unknown> = { leaf: "bottom" };
     for (let i = 0; i < 100; i++) deep = { next: deep };
-    await session.defaultBranch!.addMessage({ role: "user", content: { args: deep } });
+    await session.defaultBranch.addMessage({ role: "user", content: { args: deep } });
     await session.emit({ args: deep });
     await session.drainSignals();
     const [row] = await store.listMessages({ sessionId: session.id });

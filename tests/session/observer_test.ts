@@ -491,3 +491,79 @@ describe("SessionObserver maxEvents", () => {
     assert.equal(new SessionObserver().maxEvents, Infinity);
   });
 });
+
+describe("SessionObserver records hook signals from a bus", () => {
+  it("a bus records a HookSignal with a frozen copy of the payload, even with nothing subscribed", async () => {
+    const observer = new SessionObserver();
+    const bus = new HookBus(observer);
+    const payload = { sessionId: "s1", nested: { a: 1 } };
+    const before = Date.now();
+    await bus.emit("session.start", payload);
+    const after = Date.now();
+    payload.sessionId = "changed";
+    const [signal] = observer.events as HookSignal[];
+    assert.ok(signal instanceof HookSignal);
+    assert.equal(signal.point, "session.start");
+    assert.equal(signal.payload.sessionId, "s1");
+    assert.equal(signal.payload.nested, payload.nested);
+    assert.notEqual(signal.payload, payload);
+    assert.ok(Object.isFrozen(signal.payload));
+    assert.ok(signal.createdAt >= before && signal.createdAt <= after);
+    assert.equal(signal.data, null);
+  });
+
+  it("every read of a recorded hook signal gives the same object", async () => {
+    const observer = new SessionObserver();
+    const bus = new HookBus(observer);
+    await bus.emit("session.start", { sessionId: "s1" });
+    const first = observer.events[0];
+    assert.equal(observer.events[0], first);
+    assert.equal(observer.byType(HookSignal)[0], first);
+    assert.equal((first as HookSignal).id, (observer.events[0] as HookSignal).id);
+  });
+
+  it("a frozen payload is recorded as is", async () => {
+    const observer = new SessionObserver();
+    const bus = new HookBus(observer);
+    const payload = Object.freeze({ sessionId: "s1" });
+    await bus.emit("session.start", payload);
+    assert.equal((observer.events[0] as HookSignal).payload, payload);
+  });
+
+  it("hook signals recorded before a subscriber, route or gate stay readable; later ones reach them", async () => {
+    const observer = new SessionObserver({ maxEvents: 3 });
+    const bus = new HookBus(observer);
+    await bus.emit("session.start", { sessionId: "early" });
+    const seen: string[] = [];
+    observer.observe({ type: HookSignal }, (s) => void seen.push(s.payload.sessionId as string));
+    observer.route((p) => p instanceof HookSignal, { into: "hooks" });
+    await bus.emit("session.start", { sessionId: "late" });
+    assert.deepEqual(seen, ["late"]);
+    assert.deepEqual(
+      observer.stream("hooks").map((s) => (s as HookSignal).payload.sessionId),
+      ["late"],
+    );
+    assert.deepEqual(
+      observer.events.map((s) => (s as HookSignal).payload.sessionId),
+      ["early", "late"],
+    );
+    observer.gate(() => false);
+    await bus.emit("session.start", { sessionId: "gated" });
+    await bus.emit("session.start", { sessionId: "evicts early" });
+    assert.deepEqual(
+      observer.byType(HookSignal).map((s) => s.payload.sessionId),
+      ["late", "gated", "evicts early"],
+    );
+    assert.deepEqual(seen, ["late"]);
+  });
+
+  it("hook signals evicted unread leave the newest maxEvents, in order", async () => {
+    const observer = new SessionObserver({ maxEvents: 2 });
+    const bus = new HookBus(observer);
+    for (let i = 0; i < 2000; i++) await bus.emit("session.start", { sessionId: `s${i}` });
+    assert.deepEqual(
+      observer.events.map((s) => (s as HookSignal).payload.sessionId),
+      ["s1998", "s1999"],
+    );
+  });
+});

@@ -1,0 +1,35 @@
+// A recorded hook signal whose envelope is not built yet. An observer with nothing to deliver
+// to (no subscription, route or gate) stores this instead of a `HookSignal`: the clock reading
+// and the shallow payload copy are taken now, the envelope (and the freeze) when the event is
+// first read.
+
+import { HookSignal } from "../hooks/hook_signal.ts";
+import type { HookPoint } from "../hooks/hook_point.ts";
+
+/** The parts of a `HookSignal` taken at record time. */
+export class DeferredHookSignal {
+  readonly point: string;
+  /** A private shallow copy (the payload itself when it is frozen), frozen when built. */
+  readonly payload: Record<string, unknown>;
+  readonly createdAt: number;
+
+  constructor(point: string, payload: Record<string, unknown>) {
+    this.point = point;
+    this.payload = Object.isFrozen(payload) ? payload : { ...payload };
+    this.createdAt = Date.now();
+  }
+
+  /** The envelope `new HookSignal({ point, payload })` would have made at record time. */
+  build(): HookSignal {
+    return new HookSignal({
+      point: this.point as HookPoint,
+      payload: Object.freeze(this.payload),
+      createdAt: this.createdAt,
+    });
+  }
+}
+
+/** The stored event itself, or the built envelope of a deferred one. */
+export function built(event: unknown): unknown {
+  return event instanceof DeferredHookSignal ? event.build() : event;
+}

@@ -6,12 +6,7 @@
  * @module
  */
 
-import {
-  ActionManager,
-  AgentSpec,
-  type PreToolHook,
-  type ToolHookContext,
-} from "../../action/mod.ts";
+import type { ActionManager, AgentSpec, PreToolHook, ToolHookContext } from "../../action/mod.ts";
 import { CodingToolkit, guardDestructive } from "../../action/coding/mod.ts";
 import { Branch } from "../../session/mod.ts";
 

@@ -48,7 +48,7 @@ export interface GuardInput {
 
 /**
  * The hook {@linkcode guardPaths} makes: a security pre hook that resolves or rejects (on a
- * session's `tool.pre`, a rejection is a deny).
+ * session's `tool.pre`, a rejection blocks the call).
  */
 export type PathGuardHook = (context: GuardInput) => Promise<void>;
 

@@ -32,7 +32,15 @@
  * @module
  */
 
-export { Entity, EventStatus, Operation } from "../core/mod.ts";
+export {
+  Entity,
+  EventStatus,
+  GateDeniedError,
+  Operation,
+  PermissionDeniedError,
+  ToolArgumentsError,
+  ToolNotFoundError,
+} from "../core/mod.ts";
 export type { EntityInit, EventRunOptions, Execution } from "../core/mod.ts";
 export * from "./tool.ts";
 export * from "./function_calling.ts";

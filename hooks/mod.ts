@@ -17,6 +17,15 @@
  * @module
  */
 
+export {
+  ApprovalRequiredError,
+  HookConfigError,
+  HookTimeoutError,
+  StopHook,
+  ToolDeniedError,
+  UnknownHandlerError,
+  UnknownHookPointError,
+} from "../core/errors.ts";
 export * from "./hook_point.ts";
 export * from "./hook_signal.ts";
 export * from "./decision.ts";

@@ -325,8 +325,8 @@ export class Session extends Entity {
       if (typeof model.model === "string") payload.model = model.model;
       if (typeof model.endpoint?.name === "string") payload.provider = model.endpoint.name;
     }
-    const agentName = options?.spec?.name ?? options?.name;
-    if (typeof agentName === "string") payload.agentName = agentName;
+    // The branch's name: the one given, else the spec's (`BranchOptions.name`).
+    if (branch.name !== null) payload.agentName = branch.name;
     this.#track(this.hooks.emit("branch.create", payload));
     // The system message a branch is made with existed before the session owned it: emit it now
     // so that it is persisted like every later message.

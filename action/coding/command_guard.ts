@@ -96,7 +96,8 @@ export async function judgeCommand(
  * A security pre hook for shell tools (Tool scope): rejects with `PermissionDeniedError` when
  * {@linkcode judgeCommand} does not pass `args.command` (a non-string command is refused).
  * Arguments without a `command` key pass. It reads only `args`, so it also works as a session
- * `tool.pre` handler (its rejection is a deny there).
+ * `tool.pre` handler, where its rejection blocks the call (`destructiveCommandGuard()` returns a
+ * typed deny instead).
  *
  * @example Refuse a destructive command
  * ```ts

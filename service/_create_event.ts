@@ -23,41 +23,67 @@ export interface EventFactoryModel {
   readonly exitHook: boolean;
 }
 
-/** `IModel.createEvent`: see its documentation. */
-export async function createModelEvent(
+/**
+ * `IModel.createEvent`: see its documentation. Synchronous (returns the event) unless a
+ * pre-create handler is registered; throws (or rejects) what `createEvent` rejects with.
+ */
+export function createModelEvent(
   model: EventFactoryModel,
   request: Record<string, unknown>,
   options?: CreateEventOptions,
-): Promise<APICalling> {
+): APICalling | Promise<APICalling> {
   if (request === null || typeof request !== "object" || Array.isArray(request)) {
     throw new TypeError(`Cannot create event: request must be an object`);
   }
-  const opts = options ?? {};
+  const opts = options ?? NO_OPTIONS;
   if (options !== undefined) validateCreateEventOptions(opts);
+  const registry = model.hookRegistry;
+  if (registry.canHandle({ hookType: HookEventType.PreEventCreate })) {
+    return createAfterPreCreate(model, request, opts);
+  }
+  const eventType = (opts.eventType ?? APICalling) as HookedEventClass;
+  return buildEvent(model, request, opts, eventType, null);
+}
+
+const NO_OPTIONS: CreateEventOptions = Object.freeze({});
+
+async function createAfterPreCreate(
+  model: EventFactoryModel,
+  request: Record<string, unknown>,
+  opts: CreateEventOptions,
+): Promise<APICalling> {
   const eventType = (opts.eventType ?? APICalling) as HookedEventClass;
   const registry = model.hookRegistry;
-  let preCreate: HookEvent | null = null;
-  if (registry.canHandle({ hookType: HookEventType.PreEventCreate })) {
-    preCreate = new HookEvent({
-      registry,
-      hookType: HookEventType.PreEventCreate,
-      eventLike: eventType,
-      exit: opts.createEventExitHook ?? model.exitHook,
-      timeoutMs: opts.createEventHookTimeoutMs ?? DEFAULT_CREATE_EVENT_HOOK_TIMEOUT_MS,
-      params: opts.createEventHookParams ?? {},
-    });
-    try {
-      await preCreate.invoke({ signal: opts.signal });
-    } catch (error) {
-      globalHookLogger.log(preCreate.toJSON());
-      throw error;
-    }
-    if (preCreate.shouldExit) {
-      globalHookLogger.log(preCreate.toJSON());
-      throw preCreate.exitCause ??
-        new HookPhaseError("PreEventCreate hook requested exit without a cause");
-    }
+  const preCreate = new HookEvent({
+    registry,
+    hookType: HookEventType.PreEventCreate,
+    eventLike: eventType,
+    exit: opts.createEventExitHook ?? model.exitHook,
+    timeoutMs: opts.createEventHookTimeoutMs ?? DEFAULT_CREATE_EVENT_HOOK_TIMEOUT_MS,
+    params: opts.createEventHookParams ?? {},
+  });
+  try {
+    await preCreate.invoke({ signal: opts.signal });
+  } catch (error) {
+    globalHookLogger.log(preCreate.toJSON());
+    throw error;
   }
+  if (preCreate.shouldExit) {
+    globalHookLogger.log(preCreate.toJSON());
+    throw preCreate.exitCause ??
+      new HookPhaseError("PreEventCreate hook requested exit without a cause");
+  }
+  return buildEvent(model, request, opts, eventType, preCreate);
+}
+
+function buildEvent(
+  model: EventFactoryModel,
+  request: Record<string, unknown>,
+  opts: CreateEventOptions,
+  eventType: HookedEventClass,
+  preCreate: HookEvent | null,
+): APICalling {
+  const registry = model.hookRegistry;
   if (
     typeof eventType !== "function" ||
     // HookedEvent itself is abstract: it has no core to run.
@@ -83,19 +109,56 @@ export async function createModelEvent(
     };
     globalHookLogger.log(preCreate.toJSON());
   }
+  // The hooks are made in the same instant as the event: they share its creation time (one
+  // clock read fewer each), unless a subclass makes its own hooks.
   if (registry.canHandle({ hookType: HookEventType.PreInvocation })) {
-    event.createPreInvokeHook(registry, {
-      exit: opts.preInvokeExitHook ?? model.exitHook,
-      timeoutMs: opts.preInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS,
-      params: opts.preInvokeHookParams ?? {},
-    });
+    const exit = opts.preInvokeExitHook ?? model.exitHook;
+    const timeoutMs = opts.preInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS;
+    const params = opts.preInvokeHookParams ?? {};
+    if (event.createPreInvokeHook === HookedEvent.prototype.createPreInvokeHook) {
+      event.preInvokeHook = phaseHook(
+        event,
+        registry,
+        HookEventType.PreInvocation,
+        exit,
+        timeoutMs,
+        params,
+      );
+    } else event.createPreInvokeHook(registry, { exit, timeoutMs, params });
   }
   if (registry.canHandle({ hookType: HookEventType.PostInvocation })) {
-    event.createPostInvokeHook(registry, {
-      exit: opts.postInvokeExitHook ?? model.exitHook,
-      timeoutMs: opts.postInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS,
-      params: opts.postInvokeHookParams ?? {},
-    });
+    const exit = opts.postInvokeExitHook ?? model.exitHook;
+    const timeoutMs = opts.postInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS;
+    const params = opts.postInvokeHookParams ?? {};
+    if (event.createPostInvokeHook === HookedEvent.prototype.createPostInvokeHook) {
+      event.postInvokeHook = phaseHook(
+        event,
+        registry,
+        HookEventType.PostInvocation,
+        exit,
+        timeoutMs,
+        params,
+      );
+    } else event.createPostInvokeHook(registry, { exit, timeoutMs, params });
   }
   return event as APICalling;
+}
+
+function phaseHook(
+  event: HookedEvent,
+  registry: HookRegistry,
+  hookType: HookEventType,
+  exit: boolean | null,
+  timeoutMs: number,
+  params: Record<string, unknown>,
+): HookEvent {
+  return new HookEvent({
+    registry,
+    hookType,
+    eventLike: event,
+    exit,
+    timeoutMs,
+    params,
+    createdAt: event.createdAt,
+  });
 }

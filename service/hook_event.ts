@@ -8,10 +8,11 @@ import { EventStatus, Operation, toJsonSafe } from "../core/mod.ts";
 import type { EventRunOptions } from "../core/mod.ts";
 import { HOOK_EVENT_TYPES, type HookEventType, toHookEventType } from "./hook_event_type.ts";
 import { HookRegistry } from "./hook_registry.ts";
-import { dispatchHook } from "./_dispatch.ts";
+import { callPhase, dispatchHook } from "./_dispatch.ts";
 import type { AssociatedEventInfo, HookCallResult } from "./types.ts";
 import { anySignal, neverAborted } from "../core/_abort.ts";
-import { createDeadline } from "./_deadline.ts";
+import { createDeadline, type Deadline } from "./_deadline.ts";
+import { DeferredEntry, hookRuns } from "./_hook_run.ts";
 import { className, isCancellation, isErrorLike } from "./_util.ts";
 import { durationClock, isThenable } from "../core/_util.ts";
 
@@ -158,18 +159,29 @@ export class HookEvent extends Operation {
 
   /** Runs the handler (again, if already run). See the class documentation. */
   override async invoke(options?: EventRunOptions): Promise<void> {
+    const pending = this.#run(options?.signal);
+    if (pending !== undefined) await pending;
+  }
+
+  /**
+   * The run itself: settles synchronously (returns `undefined`) when the handler returned a
+   * plain value or threw, so a synchronous hook costs no promise; otherwise returns the promise
+   * of the rest. Throws (or rejects) what `invoke()` rejects with.
+   */
+  #run(given: AbortSignal | undefined, now?: number): Promise<void> | undefined {
     const execution = this.execution;
     // A signal that can never abort needs no listener (Event.invoke hands one down by default).
-    const given = options?.signal;
     const caller = given === neverAborted() ? undefined : given;
-    const started = durationClock();
+    // The caller may hand over a clock reading it just took (the event's own start).
+    const started = now ?? durationClock();
     execution.status = EventStatus.PROCESSING;
     execution.response = null;
     execution.error = null;
     this.#shouldExit = false;
     this.#exitCause = null;
-    this.associatedEventInfo = { ...this.associatedEventInfo, ...stampFor(this) };
+    this.associatedEventInfo = stamp(this.associatedEventInfo, this.eventLike);
     const deadline = createDeadline(this.timeoutMs);
+    let outcome: HookCallResult | Promise<HookCallResult>;
     try {
       if (caller?.aborted) throw caller.reason;
       let signal = deadline.signal;
@@ -177,62 +189,116 @@ export class HookEvent extends Operation {
         if (deadline.follow) deadline.follow(caller);
         else signal = anySignal([caller, deadline.signal]);
       }
-      let outcome: HookCallResult | Promise<HookCallResult> = dispatchHook(
+      outcome = callPhase(
         this.registry,
+        this.hookType,
         this.eventLike,
-        { hookType: this.hookType, shouldExit: this.exit, signal, params: this.params },
+        this.exit,
+        this.params,
+        signal,
       );
-      if (isThenable(outcome)) {
-        deadline.arm();
-        outcome = await outcome;
-      }
-      if (outcome.info) this.associatedEventInfo = { ...this.associatedEventInfo, ...outcome.info };
-      if (caller?.aborted) throw caller.reason;
-      if (deadline.signal.aborted && outcome.status === EventStatus.CANCELLED) {
-        throw deadline.signal.reason;
-      }
-      const result = outcome.result;
-      this.#shouldExit = outcome.shouldExit;
-      if (
-        outcome.status === EventStatus.CANCELLED && result === undefined &&
-        outcome.error !== undefined
-      ) {
-        // A cancellation the handler raised by itself: it propagates.
-        execution.status = EventStatus.CANCELLED;
-        execution.error = outcome.error;
-        this.#exitCause = outcome.error;
-        throw new CancellationSignal(outcome.error);
-      }
-      execution.status = outcome.status ?? EventStatus.COMPLETED;
-      if (outcome.status !== EventStatus.COMPLETED) {
-        // Thrown: whatever was thrown (an Error, a string, …) is the error and the exit cause.
-        execution.error = outcome.error;
-        this.#exitCause = outcome.error;
-      } else if (result instanceof Error) {
-        // Returned, not thrown: recorded as the error, the status stays COMPLETED. Only a
-        // real Error counts; a plain object that has `name` and `message` is a response.
-        execution.error = result;
-        this.#exitCause = result;
-      } else {
-        execution.response = result;
-      }
     } catch (error) {
-      if (error instanceof CancellationSignal) throw error.reason;
-      execution.response = null;
-      execution.error = error;
-      this.#exitCause = error;
-      if (caller && isCancellation(error, caller)) {
-        execution.status = EventStatus.CANCELLED;
-        this.#shouldExit = true;
-        throw error;
-      }
-      execution.status = EventStatus.FAILED;
-      // The same effective exit the registry applies: a legacy `params.exit: true` counts too.
-      this.#shouldExit = this.exit || this.params.exit === true;
-    } finally {
-      deadline.clear();
-      execution.durationMs = durationClock() - started;
+      this.#end(deadline, started);
+      this.#failed(error, caller);
+      return undefined;
     }
+    if (isThenable(outcome)) {
+      deadline.arm();
+      return this.#settleLater(outcome, deadline, caller, started);
+    }
+    try {
+      this.#apply(outcome, deadline, caller);
+    } catch (error) {
+      this.#failed(error, caller);
+    } finally {
+      this.#end(deadline, started);
+    }
+    return undefined;
+  }
+
+  async #settleLater(
+    pending: Promise<HookCallResult>,
+    deadline: Deadline,
+    caller: AbortSignal | undefined,
+    started: number,
+  ): Promise<void> {
+    try {
+      this.#apply(await pending, deadline, caller);
+    } catch (error) {
+      this.#failed(error, caller);
+    } finally {
+      this.#end(deadline, started);
+    }
+  }
+
+  /** Applies the handler's outcome; throws what the run must fail or be cancelled with. */
+  #apply(outcome: HookCallResult, deadline: Deadline, caller: AbortSignal | undefined): void {
+    const execution = this.execution;
+    // The info a phase dispatch reports is the stamp above again: merge it only if it differs.
+    const info = outcome.info;
+    if (info && !sameStamp(this.associatedEventInfo, info)) {
+      this.associatedEventInfo = { ...this.associatedEventInfo, ...info };
+    }
+    if (caller?.aborted) throw caller.reason;
+    if (deadline.signal.aborted && outcome.status === EventStatus.CANCELLED) {
+      throw deadline.signal.reason;
+    }
+    const result = outcome.result;
+    this.#shouldExit = outcome.shouldExit;
+    if (
+      outcome.status === EventStatus.CANCELLED && result === undefined &&
+      outcome.error !== undefined
+    ) {
+      // A cancellation the handler raised by itself: it propagates.
+      execution.status = EventStatus.CANCELLED;
+      execution.error = outcome.error;
+      this.#exitCause = outcome.error;
+      throw new CancellationSignal(outcome.error);
+    }
+    execution.status = outcome.status ?? EventStatus.COMPLETED;
+    if (outcome.status !== EventStatus.COMPLETED) {
+      // Thrown: whatever was thrown (an Error, a string, …) is the error and the exit cause.
+      execution.error = outcome.error;
+      this.#exitCause = outcome.error;
+    } else if (result instanceof Error) {
+      // Returned, not thrown: recorded as the error, the status stays COMPLETED. Only a
+      // real Error counts; a plain object that has `name` and `message` is a response.
+      execution.error = result;
+      this.#exitCause = result;
+    } else {
+      execution.response = result;
+    }
+  }
+
+  /** Records a failure (or rethrows a cancellation). */
+  #failed(error: unknown, caller: AbortSignal | undefined): void {
+    if (error instanceof CancellationSignal) throw error.reason;
+    const execution = this.execution;
+    execution.response = null;
+    execution.error = error;
+    this.#exitCause = error;
+    if (caller && isCancellation(error, caller)) {
+      execution.status = EventStatus.CANCELLED;
+      this.#shouldExit = true;
+      throw error;
+    }
+    execution.status = EventStatus.FAILED;
+    // The same effective exit the registry applies: a legacy `params.exit: true` counts too.
+    this.#shouldExit = this.exit || this.params.exit === true;
+  }
+
+  #end(deadline: Deadline, started: number): void {
+    deadline.clear();
+    this.execution.durationMs = durationClock() - started;
+  }
+
+  static {
+    hookRuns.run = (hook, signal, now) => hook.#run(signal, now);
+    // Hook runs are logged as snapshots rendered on read, unless a subclass renders itself.
+    hookRuns.entry = (hook) =>
+      hook.toJSON === HookEvent.prototype.toJSON
+        ? new HookRunEntry(hook, hook.#shouldExit, hook.associatedEventInfo)
+        : null;
   }
 
   /** Runs the handler and returns its raw result (used by the base `stream()`). */
@@ -249,23 +315,54 @@ export class HookEvent extends Operation {
 
   /** A JSON-safe record of this run (no registry, no handler params). */
   override toJSON(): Record<string, unknown> {
-    const error = this.execution.error;
+    return new HookRunEntry(this, this.#shouldExit, this.associatedEventInfo).render();
+  }
+}
+
+/**
+ * What a hook run's log record is made of, taken when it ended; rendered (ids drawn, values made
+ * JSON-safe) only when read.
+ */
+class HookRunEntry extends DeferredEntry {
+  readonly #hook: HookEvent;
+  readonly #status: string;
+  readonly #durationMs: number | null;
+  readonly #response: unknown;
+  readonly #error: unknown;
+  readonly #shouldExit: boolean;
+  readonly #info: AssociatedEventInfo | null;
+
+  constructor(hook: HookEvent, shouldExit: boolean, info: AssociatedEventInfo | null) {
+    super();
+    const execution = hook.execution;
+    this.#hook = hook;
+    this.#status = execution.status;
+    this.#durationMs = execution.durationMs;
+    this.#response = execution.response;
+    this.#error = execution.error;
+    this.#shouldExit = shouldExit;
+    this.#info = info;
+  }
+
+  render(): Record<string, unknown> {
+    const hook = this.#hook;
+    const error = this.#error;
     return {
       kind: "HookEvent",
-      id: this.id,
-      createdAt: this.createdAt,
-      hookType: this.hookType,
-      status: this.execution.status,
-      durationMs: this.execution.durationMs,
-      response: toJsonSafe(this.execution.response),
+      id: hook.id,
+      createdAt: hook.createdAt,
+      hookType: hook.hookType,
+      status: this.#status,
+      durationMs: this.#durationMs,
+      response: toJsonSafe(this.#response),
       error: error === null
         ? null
         : isErrorLike(error)
         ? { name: error.name, message: error.message }
         : toJsonSafe(error),
-      exit: this.exit,
+      exit: hook.exit,
       shouldExit: this.#shouldExit,
-      associatedEventInfo: this.associatedEventInfo,
+      associatedEventInfo: this.#info,
     };
   }
 }
@@ -277,9 +374,12 @@ class CancellationSignal {
   }
 }
 
-function stampFor(hook: HookEvent): AssociatedEventInfo {
-  const info: AssociatedEventInfo = {};
-  const target = hook.eventLike;
+/** `previous` with the class, id and creation time of `target` (a new object each run). */
+function stamp(
+  previous: AssociatedEventInfo | null,
+  target: unknown,
+): AssociatedEventInfo {
+  const info: AssociatedEventInfo = { ...previous };
   const name = className(target);
   if (name !== undefined) info.eventClass = name;
   if (typeof target === "object" && target !== null) {
@@ -288,4 +388,14 @@ function stampFor(hook: HookEvent): AssociatedEventInfo {
     if (typeof createdAt === "number") info.eventCreatedAt = createdAt;
   }
   return info;
+}
+
+function sameStamp(info: AssociatedEventInfo | null, other: AssociatedEventInfo): boolean {
+  if (info === null) return false;
+  for (const key in other) {
+    if (info[key as keyof AssociatedEventInfo] !== other[key as keyof AssociatedEventInfo]) {
+      return false;
+    }
+  }
+  return true;
 }

@@ -5,14 +5,17 @@
  * @module
  */
 
-import { EventStatus, HookPhaseError, logger, Operation } from "../core/mod.ts";
-import type { EntityInit } from "../core/mod.ts";
+import { EventStatus, HookPhaseError, isAbortError, logger, Operation } from "../core/mod.ts";
+import type { EntityInit, EventRunOptions } from "../core/mod.ts";
+import { neverAborted } from "../core/_abort.ts";
+import { durationClock } from "../core/_util.ts";
 import { HookEventType } from "./hook_event_type.ts";
 import { DEFAULT_HOOK_TIMEOUT_MS, HookEvent } from "./hook_event.ts";
 import type { HookRegistry } from "./hook_registry.ts";
 import { globalHookLogger } from "./hook_logger.ts";
 import { errorText } from "./_util.ts";
 import { internals, readerSource, StreamRun } from "./_stream_run.ts";
+import { hookRuns } from "./_hook_run.ts";
 
 /** Options of {@linkcode HookedEvent.createPreInvokeHook} and `createPostInvokeHook`. */
 export interface PhaseHookOptions {
@@ -89,9 +92,75 @@ export abstract class HookedEvent extends Operation {
   /** The core work of a streamed run. */
   protected abstract _coreStream(signal: AbortSignal): ReadableStream<unknown>;
 
-  /** The template: pre hook, core, post hook. */
+  /**
+   * Runs the event once (see `Operation.invoke` for the status rules) through the template below,
+   * in one frame: synchronous hooks cost no promise, and the hooks share the event's clock
+   * readings. A subclass that replaces `_invoke` gets the base run of its own template.
+   */
+  override invoke(options?: EventRunOptions): Promise<void> {
+    if (this._invoke !== HookedEvent.prototype._invoke) return super.invoke(options);
+    return this.#invokeTemplate(options?.signal ?? neverAborted());
+  }
+
+  async #invokeTemplate(signal: AbortSignal): Promise<void> {
+    const execution = this.execution;
+    if (execution.status !== EventStatus.PENDING) return;
+    execution.status = EventStatus.PROCESSING;
+    const started = durationClock();
+    // The end of a post hook that settled synchronously is the end of the run too.
+    let ended = -1;
+    try {
+      signal.throwIfAborted();
+      const pre = this.preInvokeHook;
+      if (pre) {
+        const pending = runPre(pre, signal, started);
+        if (pending !== undefined) await pending;
+      }
+      let response: unknown = null;
+      let coreError: unknown = null;
+      let failed = false;
+      try {
+        response = await this._coreInvoke(signal);
+      } catch (error) {
+        coreError = error;
+        failed = true;
+      }
+      const post = this.postInvokeHook;
+      if (post) {
+        try {
+          const postStarted = durationClock();
+          const pending = runHook(post, signal, postStarted);
+          if (pending !== undefined) await pending;
+          else ended = postStarted + (post.execution.durationMs ?? 0);
+          checkPost(post, failed);
+        } catch (error) {
+          if (!failed) throw error;
+        }
+      }
+      if (failed) throw coreError;
+      execution.response = response;
+      execution.error = null;
+      execution.status = EventStatus.COMPLETED;
+    } catch (error) {
+      execution.response = null;
+      execution.error = error;
+      if (isAbortError(error, signal)) {
+        execution.status = EventStatus.CANCELLED;
+        throw error;
+      }
+      execution.status = EventStatus.FAILED;
+    } finally {
+      execution.durationMs = (ended === -1 ? durationClock() : ended) - started;
+    }
+  }
+
+  /** The template: pre hook, core, post hook. Synchronous hooks cost no promise. */
   protected async _invoke(signal: AbortSignal): Promise<unknown> {
-    await this.#runPre(signal);
+    const pre = this.preInvokeHook;
+    if (pre) {
+      const pending = runPre(pre, signal);
+      if (pending !== undefined) await pending;
+    }
     let response: unknown = null;
     let coreError: unknown = null;
     let failed = false;
@@ -104,22 +173,9 @@ export abstract class HookedEvent extends Operation {
     const post = this.postInvokeHook;
     if (post) {
       try {
-        await runHook(post, signal);
-        if (post.status === EventStatus.FAILED || post.status === EventStatus.CANCELLED) {
-          if (!failed) {
-            throw new HookPhaseError(
-              `Post-invoke hook ${post.status}: ${errorText(post.execution.error)}`,
-              { cause: post.execution.error },
-            );
-          }
-        } else if (post.shouldExit) {
-          if (!failed) {
-            throw post.exitCause ??
-              new HookPhaseError("Post-invocation hook requested exit without a cause");
-          }
-        } else if (post.status === EventStatus.ABORTED) {
-          logger.warn("Post-invoke hook aborted; keeping the core result", post.execution.error);
-        }
+        const pending = runHook(post, signal);
+        if (pending !== undefined) await pending;
+        checkPost(post, failed);
       } catch (error) {
         if (!failed) throw error;
       }
@@ -176,25 +232,66 @@ export abstract class HookedEvent extends Operation {
     }
   }
 
-  async #runPre(signal: AbortSignal): Promise<void> {
+  #runPre(signal: AbortSignal): Promise<void> | undefined {
     const pre = this.preInvokeHook;
-    if (!pre) return;
-    try {
-      await runHook(pre, signal);
-    } catch (error) {
-      if (signal.aborted) throw error;
-      throw new HookPhaseError(`Pre-invoke hook cancelled: ${errorText(error)}`, { cause: error });
-    }
-    if (pre.status === EventStatus.FAILED || pre.status === EventStatus.CANCELLED) {
+    return pre ? runPre(pre, signal) : undefined;
+  }
+}
+
+/**
+ * Runs the pre hook; `undefined` when it settled synchronously. Throws (or rejects) when the core
+ * must not run.
+ */
+function runPre(pre: HookEvent, signal: AbortSignal, now?: number): Promise<void> | undefined {
+  let pending: Promise<void> | undefined;
+  try {
+    pending = runHook(pre, signal, now);
+  } catch (error) {
+    throw preCancelled(error, signal);
+  }
+  if (pending === undefined) {
+    checkPre(pre);
+    return undefined;
+  }
+  return pending.then(() => checkPre(pre), (error) => {
+    throw preCancelled(error, signal);
+  });
+}
+
+/** Throws when a finished post hook fails the event (a core error always wins). */
+function checkPost(post: HookEvent, failed: boolean): void {
+  if (post.status === EventStatus.FAILED || post.status === EventStatus.CANCELLED) {
+    if (!failed) {
       throw new HookPhaseError(
-        `Pre-invoke hook ${pre.status}: ${errorText(pre.execution.error)}`,
-        { cause: pre.execution.error },
+        `Post-invoke hook ${post.status}: ${errorText(post.execution.error)}`,
+        { cause: post.execution.error },
       );
     }
-    if (pre.shouldExit) {
-      throw pre.exitCause ??
-        new HookPhaseError("Pre-invocation hook requested exit without a cause");
+  } else if (post.shouldExit) {
+    if (!failed) {
+      throw post.exitCause ??
+        new HookPhaseError("Post-invocation hook requested exit without a cause");
     }
+  } else if (post.status === EventStatus.ABORTED) {
+    logger.warn("Post-invoke hook aborted; keeping the core result", post.execution.error);
+  }
+}
+
+function preCancelled(error: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return error;
+  return new HookPhaseError(`Pre-invoke hook cancelled: ${errorText(error)}`, { cause: error });
+}
+
+function checkPre(pre: HookEvent): void {
+  if (pre.status === EventStatus.FAILED || pre.status === EventStatus.CANCELLED) {
+    throw new HookPhaseError(
+      `Pre-invoke hook ${pre.status}: ${errorText(pre.execution.error)}`,
+      { cause: pre.execution.error },
+    );
+  }
+  if (pre.shouldExit) {
+    throw pre.exitCause ??
+      new HookPhaseError("Pre-invocation hook requested exit without a cause");
   }
 }
 
@@ -214,15 +311,38 @@ function phaseHook(
   });
 }
 
-/** Invokes a hook event and logs it to the global hook logger, whatever the outcome. */
-async function runHook(hook: HookEvent, signal: AbortSignal): Promise<void> {
+/**
+ * Runs a hook event and logs it to the global hook logger, whatever the outcome. Returns
+ * `undefined` when the hook settled synchronously; throws (or rejects) what `invoke()` would.
+ */
+function runHook(
+  hook: HookEvent,
+  signal: AbortSignal,
+  now?: number,
+): Promise<void> | undefined {
+  let pending: Promise<void> | undefined;
   try {
-    await hook.invoke({ signal });
-  } finally {
-    try {
-      globalHookLogger.log(hook.toJSON());
-    } catch (error) {
-      logger.warn("Cannot log hook event", error);
-    }
+    pending = hookRuns.run!(hook, signal, now);
+  } catch (error) {
+    logHook(hook);
+    throw error;
+  }
+  if (pending === undefined) {
+    logHook(hook);
+    return undefined;
+  }
+  return pending.then(() => logHook(hook), (error) => {
+    logHook(hook);
+    throw error;
+  });
+}
+
+function logHook(hook: HookEvent): void {
+  try {
+    // A deferred entry is rendered by the logger when read (see `_hook_run.ts`).
+    const entry = hookRuns.entry!(hook) as Record<string, unknown> | null;
+    globalHookLogger.log(entry ?? hook.toJSON());
+  } catch (error) {
+    logger.warn("Cannot log hook event", error);
   }
 }

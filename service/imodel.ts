@@ -101,18 +101,31 @@ export class IModel {
     request: Record<string, unknown>,
     options?: CreateEventOptions,
   ): Promise<APICalling> {
-    return createModelEvent(this, request, options);
+    try {
+      const event = createModelEvent(this, request, options);
+      return event instanceof Promise ? event : Promise.resolve(event);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Creates and runs an event; resolves to it (COMPLETED or FAILED); an abort rejects. */
   async invoke(request: Record<string, unknown>, options?: ModelCallOptions): Promise<APICalling> {
-    const event = await this.createEvent(request, options);
+    // Created synchronously unless a pre-create hook runs: no promise of its own.
+    let event = createModelEvent(this, request, options);
+    if (event instanceof Promise) event = await event;
     options?.onEvent?.(event);
-    this.#notify({ type: "pre_call", model: this, event, streaming: false });
+    // No notice is built while nobody observes.
+    const holder = this.#observers;
+    if (holder.list.length > 0) {
+      this.#notify({ type: "pre_call", model: this, event, streaming: false });
+    }
     try {
-      await event.invoke({ signal: options?.signal });
+      await event.invoke(options?.signal === undefined ? undefined : { signal: options.signal });
     } finally {
-      this.#notify({ type: "post_call", model: this, event, streaming: false });
+      if (holder.list.length > 0) {
+        this.#notify({ type: "post_call", model: this, event, streaming: false });
+      }
     }
     return event;
   }

@@ -1,0 +1,31 @@
+// Private plumbing between HookEvent, HookedEvent and HookLogger (nothing here is exported from
+// the service entry):
+//
+// - `hookRuns.run` runs a HookEvent and returns `undefined` when its handler settled
+//   synchronously (the status is then final), or a promise otherwise. `invoke()` wraps it; the
+//   phase hooks of a HookedEvent call it directly so a synchronous hook costs no promise; `now`,
+//   when given, is a clock reading taken just before (the run's start, one read fewer).
+// - `DeferredEntry` is a log entry rendered when the logger's entries are read or handed to a
+//   sink: a hook run is logged as a snapshot of its outcome and turned into its JSON record
+//   only if someone looks.
+
+import type { HookEvent } from "./hook_event.ts";
+
+/** Filled by `HookEvent`'s static block. */
+export const hookRuns: {
+  run:
+    | ((
+      hook: HookEvent,
+      signal: AbortSignal | undefined,
+      now?: number,
+    ) => Promise<void> | undefined)
+    | null;
+  /** A deferred log entry of the hook's last run, or `null` when it must be logged eagerly. */
+  entry: ((hook: HookEvent) => DeferredEntry | null) | null;
+} = { run: null, entry: null };
+
+/** A log entry rendered on first read. */
+export abstract class DeferredEntry {
+  /** The plain record this entry stands for. */
+  abstract render(): Record<string, unknown>;
+}

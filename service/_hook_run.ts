@@ -10,6 +10,7 @@
 //   only if someone looks.
 
 import type { HookEvent } from "./hook_event.ts";
+import type { HookedEvent } from "./hooked_event.ts";
 
 /** Filled by `HookEvent`'s static block. */
 export const hookRuns: {
@@ -22,7 +23,21 @@ export const hookRuns: {
     | null;
   /** A deferred log entry of the hook's last run, or `null` when it must be logged eagerly. */
   entry: ((hook: HookEvent) => DeferredEntry | null) | null;
-} = { run: null, entry: null };
+  /**
+   * Filled by `HookedEvent`'s static block: runs a PENDING event's template the way `invoke()`
+   * does, with `now` (a clock reading taken just before, such as the event's creation) as its
+   * start, and calls `ended` once the event has ended in any way, before the returned promise
+   * settles with the event. `null` when the event's class replaces `invoke` or its template.
+   */
+  invokeEvent:
+    | (<E extends HookedEvent>(
+      event: E,
+      signal: AbortSignal | undefined,
+      now: number,
+      ended: (event: E) => void,
+    ) => Promise<E> | null)
+    | null;
+} = { run: null, entry: null, invokeEvent: null };
 
 /** A log entry rendered on first read. */
 export abstract class DeferredEntry {

@@ -102,8 +102,10 @@ export class HookEvent extends Operation {
   readonly timeoutMs: number;
   /** Extra handler params. */
   readonly params: Record<string, unknown>;
-  /** The event this hook ran for; stamped on every run. */
-  associatedEventInfo: AssociatedEventInfo | null;
+  #info: AssociatedEventInfo | null;
+  // Whether `#info` still lacks the stamp of the last run: it is applied when first read, so the
+  // event's id (a random UUID drawn on first read) is drawn only if someone asks for it.
+  #stampPending = false;
   #shouldExit = false;
   #exitCause: unknown = null;
 
@@ -137,14 +139,31 @@ export class HookEvent extends Operation {
     if (init.params !== undefined && (init.params === null || typeof init.params !== "object")) {
       throw new TypeError(`Cannot create hook event: params must be an object`);
     }
-    super({ id: init.id, createdAt: init.createdAt, metadata: init.metadata });
+    // The element reads only its own keys (id, createdAt, metadata).
+    super(init);
     this.registry = init.registry;
     this.hookType = hookType;
     this.eventLike = init.eventLike;
     this.exit = init.exit ?? false;
     this.timeoutMs = timeoutMs;
     this.params = { ...init.params };
-    this.associatedEventInfo = init.associatedEventInfo ? { ...init.associatedEventInfo } : null;
+    this.#info = init.associatedEventInfo ? { ...init.associatedEventInfo } : null;
+  }
+
+  /**
+   * The event this hook ran for (class, id, creation time), stamped on every run over what was
+   * there before. Assigning replaces it.
+   */
+  get associatedEventInfo(): AssociatedEventInfo | null {
+    if (this.#stampPending) {
+      this.#stampPending = false;
+      this.#info = stamp(this.#info, this.eventLike);
+    }
+    return this.#info;
+  }
+  set associatedEventInfo(info: AssociatedEventInfo | null) {
+    this.#stampPending = false;
+    this.#info = info;
   }
 
   /** Whether the operation around this hook should stop. */
@@ -179,7 +198,7 @@ export class HookEvent extends Operation {
     execution.error = null;
     this.#shouldExit = false;
     this.#exitCause = null;
-    this.associatedEventInfo = stamp(this.associatedEventInfo, this.eventLike);
+    this.#stampPending = true;
     const deadline = createDeadline(this.timeoutMs);
     let outcome: HookCallResult | Promise<HookCallResult>;
     try {
@@ -297,7 +316,7 @@ export class HookEvent extends Operation {
     // Hook runs are logged as snapshots rendered on read, unless a subclass renders itself.
     hookRuns.entry = (hook) =>
       hook.toJSON === HookEvent.prototype.toJSON
-        ? new HookRunEntry(hook, hook.#shouldExit, hook.associatedEventInfo)
+        ? new HookRunEntry(hook, hook.#shouldExit, hook.#info, hook.#stampPending)
         : null;
   }
 
@@ -315,7 +334,7 @@ export class HookEvent extends Operation {
 
   /** A JSON-safe record of this run (no registry, no handler params). */
   override toJSON(): Record<string, unknown> {
-    return new HookRunEntry(this, this.#shouldExit, this.associatedEventInfo).render();
+    return new HookRunEntry(this, this.#shouldExit, this.associatedEventInfo, false).render();
   }
 }
 
@@ -331,8 +350,14 @@ class HookRunEntry extends DeferredEntry {
   readonly #error: unknown;
   readonly #shouldExit: boolean;
   readonly #info: AssociatedEventInfo | null;
+  readonly #stampPending: boolean;
 
-  constructor(hook: HookEvent, shouldExit: boolean, info: AssociatedEventInfo | null) {
+  constructor(
+    hook: HookEvent,
+    shouldExit: boolean,
+    info: AssociatedEventInfo | null,
+    stampPending: boolean,
+  ) {
     super();
     const execution = hook.execution;
     this.#hook = hook;
@@ -342,6 +367,7 @@ class HookRunEntry extends DeferredEntry {
     this.#error = execution.error;
     this.#shouldExit = shouldExit;
     this.#info = info;
+    this.#stampPending = stampPending;
   }
 
   render(): Record<string, unknown> {
@@ -362,7 +388,7 @@ class HookRunEntry extends DeferredEntry {
         : toJsonSafe(error),
       exit: hook.exit,
       shouldExit: this.#shouldExit,
-      associatedEventInfo: this.#info,
+      associatedEventInfo: this.#stampPending ? stamp(this.#info, hook.eventLike) : this.#info,
     };
   }
 }

@@ -97,18 +97,33 @@ export abstract class HookedEvent extends Operation {
    * in one frame: synchronous hooks cost no promise, and the hooks share the event's clock
    * readings. A subclass that replaces `_invoke` gets the base run of its own template.
    */
-  override invoke(options?: EventRunOptions): Promise<void> {
-    if (this._invoke !== HookedEvent.prototype._invoke) return super.invoke(options);
-    return this.#invokeTemplate(options?.signal ?? neverAborted());
+  override async invoke(options?: EventRunOptions): Promise<void> {
+    if (this._invoke !== HookedEvent.prototype._invoke) return await super.invoke(options);
+    await this.#invokeTemplate(options?.signal ?? neverAborted(), -1, null);
   }
 
-  async #invokeTemplate(signal: AbortSignal): Promise<void> {
+  static {
+    hookRuns.invokeEvent = (event, signal, now, ended) =>
+      event.invoke === HookedEvent.prototype.invoke &&
+        event._invoke === HookedEvent.prototype._invoke
+        ? event.#invokeTemplate(signal ?? neverAborted(), now, ended) as Promise<typeof event>
+        : null;
+  }
+
+  async #invokeTemplate(
+    signal: AbortSignal,
+    now: number,
+    ended: ((event: this) => void) | null,
+  ): Promise<this> {
     const execution = this.execution;
-    if (execution.status !== EventStatus.PENDING) return;
+    if (execution.status !== EventStatus.PENDING) {
+      ended?.(this);
+      return this;
+    }
     execution.status = EventStatus.PROCESSING;
-    const started = durationClock();
+    const started = now === -1 ? durationClock() : now;
     // The end of a post hook that settled synchronously is the end of the run too.
-    let ended = -1;
+    let end = -1;
     try {
       signal.throwIfAborted();
       const pre = this.preInvokeHook;
@@ -131,7 +146,7 @@ export abstract class HookedEvent extends Operation {
           const postStarted = durationClock();
           const pending = runHook(post, signal, postStarted);
           if (pending !== undefined) await pending;
-          else ended = postStarted + (post.execution.durationMs ?? 0);
+          else end = postStarted + (post.execution.durationMs ?? 0);
           checkPost(post, failed);
         } catch (error) {
           if (!failed) throw error;
@@ -150,8 +165,10 @@ export abstract class HookedEvent extends Operation {
       }
       execution.status = EventStatus.FAILED;
     } finally {
-      execution.durationMs = (ended === -1 ? durationClock() : ended) - started;
+      execution.durationMs = (end === -1 ? durationClock() : end) - started;
+      ended?.(this);
     }
+    return this;
   }
 
   /** The template: pre hook, core, post hook. Synchronous hooks cost no promise. */

@@ -14,6 +14,8 @@ import {
   DEFAULT_INVOKE_HOOK_TIMEOUT_MS,
 } from "./model_options.ts";
 import { validateCreateEventOptions } from "./_model_options.ts";
+import { hookRuns } from "./_hook_run.ts";
+import { PhaseRun } from "./_phase_run.ts";
 
 /** What event creation needs from a model. */
 export interface EventFactoryModel {
@@ -109,56 +111,52 @@ function buildEvent(
     };
     globalHookLogger.log(preCreate.toJSON());
   }
-  // The hooks are made in the same instant as the event: they share its creation time (one
-  // clock read fewer each), unless a subclass makes its own hooks.
+  // The phase hooks run on their run states; their HookEvents are made only when read. They
+  // share the event's creation time (made in the same instant). A subclass that makes its own
+  // hooks gets them made its way.
+  let pre: PhaseRun | null = null;
+  let post: PhaseRun | null = null;
+  const plain = event.createPreInvokeHook === HookedEvent.prototype.createPreInvokeHook &&
+    event.createPostInvokeHook === HookedEvent.prototype.createPostInvokeHook;
   if (registry.canHandle({ hookType: HookEventType.PreInvocation })) {
     const exit = opts.preInvokeExitHook ?? model.exitHook;
     const timeoutMs = opts.preInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS;
-    const params = opts.preInvokeHookParams ?? {};
-    if (event.createPreInvokeHook === HookedEvent.prototype.createPreInvokeHook) {
-      event.preInvokeHook = phaseHook(
-        event,
-        registry,
-        HookEventType.PreInvocation,
-        exit,
-        timeoutMs,
-        params,
-      );
-    } else event.createPreInvokeHook(registry, { exit, timeoutMs, params });
+    const params = opts.preInvokeHookParams;
+    if (plain) {
+      pre = phaseRun(event, registry, HookEventType.PreInvocation, exit, timeoutMs, params);
+    } else event.createPreInvokeHook(registry, { exit, timeoutMs, params: params ?? {} });
   }
   if (registry.canHandle({ hookType: HookEventType.PostInvocation })) {
     const exit = opts.postInvokeExitHook ?? model.exitHook;
     const timeoutMs = opts.postInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS;
-    const params = opts.postInvokeHookParams ?? {};
-    if (event.createPostInvokeHook === HookedEvent.prototype.createPostInvokeHook) {
-      event.postInvokeHook = phaseHook(
-        event,
-        registry,
-        HookEventType.PostInvocation,
-        exit,
-        timeoutMs,
-        params,
-      );
-    } else event.createPostInvokeHook(registry, { exit, timeoutMs, params });
+    const params = opts.postInvokeHookParams;
+    if (plain) {
+      post = phaseRun(event, registry, HookEventType.PostInvocation, exit, timeoutMs, params);
+    } else event.createPostInvokeHook(registry, { exit, timeoutMs, params: params ?? {} });
   }
+  if (plain && (pre !== null || post !== null)) hookRuns.attach!(event, pre, post);
   return event as APICalling;
 }
 
-function phaseHook(
+function phaseRun(
   event: HookedEvent,
   registry: HookRegistry,
   hookType: HookEventType,
-  exit: boolean | null,
+  exit: boolean,
   timeoutMs: number,
-  params: Record<string, unknown>,
-): HookEvent {
-  return new HookEvent({
-    registry,
-    hookType,
-    eventLike: event,
-    exit,
-    timeoutMs,
-    params,
-    createdAt: event.createdAt,
-  });
+  params: Record<string, unknown> | undefined,
+): PhaseRun {
+  return new PhaseRun(
+    {
+      registry,
+      hookType,
+      eventLike: event,
+      exit,
+      timeoutMs,
+      params: { ...params },
+      createdAt: event.createdAt,
+    },
+    null,
+    null,
+  );
 }

@@ -4,17 +4,14 @@
  * @module
  */
 
-import { EventStatus, Operation, toJsonSafe } from "../core/mod.ts";
+import { Operation } from "../core/mod.ts";
 import type { EventRunOptions } from "../core/mod.ts";
 import { HOOK_EVENT_TYPES, type HookEventType, toHookEventType } from "./hook_event_type.ts";
 import { HookRegistry } from "./hook_registry.ts";
-import { callPhase, dispatchHook } from "./_dispatch.ts";
-import type { AssociatedEventInfo, HookCallResult } from "./types.ts";
-import { anySignal, neverAborted } from "../core/_abort.ts";
-import { createDeadline, type Deadline } from "./_deadline.ts";
-import { DeferredEntry, hookRuns } from "./_hook_run.ts";
-import { className, isCancellation, isErrorLike } from "./_util.ts";
-import { durationClock, isThenable } from "../core/_util.ts";
+import { dispatchHook } from "./_dispatch.ts";
+import type { AssociatedEventInfo } from "./types.ts";
+import { hookRuns } from "./_hook_run.ts";
+import { PhaseRun } from "./_phase_run.ts";
 
 /** The default hook deadline, in milliseconds. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
@@ -102,12 +99,9 @@ export class HookEvent extends Operation {
   readonly timeoutMs: number;
   /** Extra handler params. */
   readonly params: Record<string, unknown>;
-  #info: AssociatedEventInfo | null;
-  // Whether `#info` still lacks the stamp of the last run: it is applied when first read, so the
-  // event's id (a random UUID drawn on first read) is drawn only if someone asks for it.
-  #stampPending = false;
-  #shouldExit = false;
-  #exitCause: unknown = null;
+  // Everything about the runs (status bookkeeping, exit, associated info) lives in one state
+  // object, which a model call's phase hooks use without a HookEvent until one is asked for.
+  #state: PhaseRun;
 
   /** Makes a PENDING hook event; bad input throws a `TypeError`. */
   constructor(init: HookEventInit) {
@@ -147,7 +141,12 @@ export class HookEvent extends Operation {
     this.exit = init.exit ?? false;
     this.timeoutMs = timeoutMs;
     this.params = { ...init.params };
-    this.#info = init.associatedEventInfo ? { ...init.associatedEventInfo } : null;
+    this.#state = new PhaseRun(
+      this,
+      this.execution,
+      init.associatedEventInfo ? { ...init.associatedEventInfo } : null,
+    );
+    this.#state.owner = this;
   }
 
   /**
@@ -155,169 +154,49 @@ export class HookEvent extends Operation {
    * there before. Assigning replaces it.
    */
   get associatedEventInfo(): AssociatedEventInfo | null {
-    if (this.#stampPending) {
-      this.#stampPending = false;
-      this.#info = stamp(this.#info, this.eventLike);
-    }
-    return this.#info;
+    return this.#state.info;
   }
   set associatedEventInfo(info: AssociatedEventInfo | null) {
-    this.#stampPending = false;
-    this.#info = info;
+    this.#state.info = info;
   }
 
   /** Whether the operation around this hook should stop. */
   get shouldExit(): boolean {
-    return this.#shouldExit;
+    return this.#state.shouldExit;
   }
 
   /** What to raise when stopping: the thrown/returned error, the abort reason or the timeout. */
   get exitCause(): unknown {
-    return this.#exitCause;
+    return this.#state.exitCause;
   }
 
   /** Runs the handler (again, if already run). See the class documentation. */
   override async invoke(options?: EventRunOptions): Promise<void> {
-    const pending = this.#run(options?.signal);
+    const pending = this.#state.run(options?.signal);
     if (pending !== undefined) await pending;
   }
 
-  /**
-   * The run itself: settles synchronously (returns `undefined`) when the handler returned a
-   * plain value or threw, so a synchronous hook costs no promise; otherwise returns the promise
-   * of the rest. Throws (or rejects) what `invoke()` rejects with.
-   */
-  #run(given: AbortSignal | undefined, now?: number): Promise<void> | undefined {
-    const execution = this.execution;
-    // A signal that can never abort needs no listener (Event.invoke hands one down by default).
-    const caller = given === neverAborted() ? undefined : given;
-    // The caller may hand over a clock reading it just took (the event's own start).
-    const started = now ?? durationClock();
-    execution.status = EventStatus.PROCESSING;
-    execution.response = null;
-    execution.error = null;
-    this.#shouldExit = false;
-    this.#exitCause = null;
-    this.#stampPending = true;
-    const deadline = createDeadline(this.timeoutMs);
-    let outcome: HookCallResult | Promise<HookCallResult>;
-    try {
-      if (caller?.aborted) throw caller.reason;
-      let signal = deadline.signal;
-      if (caller) {
-        if (deadline.follow) deadline.follow(caller);
-        else signal = anySignal([caller, deadline.signal]);
-      }
-      outcome = callPhase(
-        this.registry,
-        this.hookType,
-        this.eventLike,
-        this.exit,
-        this.params,
-        signal,
-      );
-    } catch (error) {
-      this.#end(deadline, started);
-      this.#failed(error, caller);
-      return undefined;
-    }
-    if (isThenable(outcome)) {
-      deadline.arm();
-      return this.#settleLater(outcome, deadline, caller, started);
-    }
-    try {
-      this.#apply(outcome, deadline, caller);
-    } catch (error) {
-      this.#failed(error, caller);
-    } finally {
-      this.#end(deadline, started);
-    }
-    return undefined;
-  }
-
-  async #settleLater(
-    pending: Promise<HookCallResult>,
-    deadline: Deadline,
-    caller: AbortSignal | undefined,
-    started: number,
-  ): Promise<void> {
-    try {
-      this.#apply(await pending, deadline, caller);
-    } catch (error) {
-      this.#failed(error, caller);
-    } finally {
-      this.#end(deadline, started);
-    }
-  }
-
-  /** Applies the handler's outcome; throws what the run must fail or be cancelled with. */
-  #apply(outcome: HookCallResult, deadline: Deadline, caller: AbortSignal | undefined): void {
-    const execution = this.execution;
-    // The info a phase dispatch reports is the stamp above again: merge it only if it differs.
-    const info = outcome.info;
-    if (info && !sameStamp(this.associatedEventInfo, info)) {
-      this.associatedEventInfo = { ...this.associatedEventInfo, ...info };
-    }
-    if (caller?.aborted) throw caller.reason;
-    if (deadline.signal.aborted && outcome.status === EventStatus.CANCELLED) {
-      throw deadline.signal.reason;
-    }
-    const result = outcome.result;
-    this.#shouldExit = outcome.shouldExit;
-    if (
-      outcome.status === EventStatus.CANCELLED && result === undefined &&
-      outcome.error !== undefined
-    ) {
-      // A cancellation the handler raised by itself: it propagates.
-      execution.status = EventStatus.CANCELLED;
-      execution.error = outcome.error;
-      this.#exitCause = outcome.error;
-      throw new CancellationSignal(outcome.error);
-    }
-    execution.status = outcome.status ?? EventStatus.COMPLETED;
-    if (outcome.status !== EventStatus.COMPLETED) {
-      // Thrown: whatever was thrown (an Error, a string, …) is the error and the exit cause.
-      execution.error = outcome.error;
-      this.#exitCause = outcome.error;
-    } else if (result instanceof Error) {
-      // Returned, not thrown: recorded as the error, the status stays COMPLETED. Only a
-      // real Error counts; a plain object that has `name` and `message` is a response.
-      execution.error = result;
-      this.#exitCause = result;
-    } else {
-      execution.response = result;
-    }
-  }
-
-  /** Records a failure (or rethrows a cancellation). */
-  #failed(error: unknown, caller: AbortSignal | undefined): void {
-    if (error instanceof CancellationSignal) throw error.reason;
-    const execution = this.execution;
-    execution.response = null;
-    execution.error = error;
-    this.#exitCause = error;
-    if (caller && isCancellation(error, caller)) {
-      execution.status = EventStatus.CANCELLED;
-      this.#shouldExit = true;
-      throw error;
-    }
-    execution.status = EventStatus.FAILED;
-    // The same effective exit the registry applies: a legacy `params.exit: true` counts too.
-    this.#shouldExit = this.exit || this.params.exit === true;
-  }
-
-  #end(deadline: Deadline, started: number): void {
-    deadline.clear();
-    this.execution.durationMs = durationClock() - started;
-  }
-
   static {
-    hookRuns.run = (hook, signal, now) => hook.#run(signal, now);
-    // Hook runs are logged as snapshots rendered on read, unless a subclass renders itself.
-    hookRuns.entry = (hook) =>
-      hook.toJSON === HookEvent.prototype.toJSON
-        ? new HookRunEntry(hook, hook.#shouldExit, hook.#info, hook.#stampPending)
-        : null;
+    hookRuns.state = (hook) => hook.#state;
+    // The hook event of a phase hook that ran without one: it takes over the run state.
+    hookRuns.adopt = (run) => {
+      const hook = new HookEvent({
+        registry: run.registry,
+        hookType: run.hookType,
+        eventLike: run.eventLike,
+        exit: run.exit,
+        timeoutMs: run.timeoutMs,
+        params: run.params,
+        createdAt: run.createdAt,
+        id: run.drawnId,
+      });
+      Object.assign(hook.execution, run.execution);
+      run.execution = hook.execution;
+      run.params = hook.params;
+      run.owner = hook;
+      hook.#state = run;
+      return hook;
+    };
   }
 
   /** Runs the handler and returns its raw result (used by the base `stream()`). */
@@ -334,94 +213,6 @@ export class HookEvent extends Operation {
 
   /** A JSON-safe record of this run (no registry, no handler params). */
   override toJSON(): Record<string, unknown> {
-    return new HookRunEntry(this, this.#shouldExit, this.associatedEventInfo, false).render();
+    return this.#state.toJSON();
   }
-}
-
-/**
- * What a hook run's log record is made of, taken when it ended; rendered (ids drawn, values made
- * JSON-safe) only when read.
- */
-class HookRunEntry extends DeferredEntry {
-  readonly #hook: HookEvent;
-  readonly #status: string;
-  readonly #durationMs: number | null;
-  readonly #response: unknown;
-  readonly #error: unknown;
-  readonly #shouldExit: boolean;
-  readonly #info: AssociatedEventInfo | null;
-  readonly #stampPending: boolean;
-
-  constructor(
-    hook: HookEvent,
-    shouldExit: boolean,
-    info: AssociatedEventInfo | null,
-    stampPending: boolean,
-  ) {
-    super();
-    const execution = hook.execution;
-    this.#hook = hook;
-    this.#status = execution.status;
-    this.#durationMs = execution.durationMs;
-    this.#response = execution.response;
-    this.#error = execution.error;
-    this.#shouldExit = shouldExit;
-    this.#info = info;
-    this.#stampPending = stampPending;
-  }
-
-  render(): Record<string, unknown> {
-    const hook = this.#hook;
-    const error = this.#error;
-    return {
-      kind: "HookEvent",
-      id: hook.id,
-      createdAt: hook.createdAt,
-      hookType: hook.hookType,
-      status: this.#status,
-      durationMs: this.#durationMs,
-      response: toJsonSafe(this.#response),
-      error: error === null
-        ? null
-        : isErrorLike(error)
-        ? { name: error.name, message: error.message }
-        : toJsonSafe(error),
-      exit: hook.exit,
-      shouldExit: this.#shouldExit,
-      associatedEventInfo: this.#stampPending ? stamp(this.#info, hook.eventLike) : this.#info,
-    };
-  }
-}
-
-class CancellationSignal {
-  readonly reason: unknown;
-  constructor(reason: unknown) {
-    this.reason = reason;
-  }
-}
-
-/** `previous` with the class, id and creation time of `target` (a new object each run). */
-function stamp(
-  previous: AssociatedEventInfo | null,
-  target: unknown,
-): AssociatedEventInfo {
-  const info: AssociatedEventInfo = { ...previous };
-  const name = className(target);
-  if (name !== undefined) info.eventClass = name;
-  if (typeof target === "object" && target !== null) {
-    const { id, createdAt } = target as { id?: unknown; createdAt?: unknown };
-    if (typeof id === "string") info.eventId = id;
-    if (typeof createdAt === "number") info.eventCreatedAt = createdAt;
-  }
-  return info;
-}
-
-function sameStamp(info: AssociatedEventInfo | null, other: AssociatedEventInfo): boolean {
-  if (info === null) return false;
-  for (const key in other) {
-    if (info[key as keyof AssociatedEventInfo] !== other[key as keyof AssociatedEventInfo]) {
-      return false;
-    }
-  }
-  return true;
 }

@@ -5,7 +5,14 @@
  * @module
  */
 
-import { EventStatus, HookPhaseError, isAbortError, logger, Operation } from "../core/mod.ts";
+import {
+  EventStatus,
+  HookPhaseError,
+  isAbortError,
+  logger,
+  Operation,
+  toJsonSafe,
+} from "../core/mod.ts";
 import type { EntityInit, EventRunOptions } from "../core/mod.ts";
 import { neverAborted } from "../core/_abort.ts";
 import { durationClock } from "../core/_util.ts";
@@ -16,6 +23,7 @@ import { globalHookLogger } from "./hook_logger.ts";
 import { errorText } from "./_util.ts";
 import { internals, readerSource, StreamRun } from "./_stream_run.ts";
 import { hookRuns } from "./_hook_run.ts";
+import { PhaseRun } from "./_phase_run.ts";
 
 /** Options of {@linkcode HookedEvent.createPreInvokeHook} and `createPostInvokeHook`. */
 export interface PhaseHookOptions {
@@ -66,14 +74,56 @@ export interface PhaseHookOptions {
  * ```
  */
 export abstract class HookedEvent extends Operation {
-  /** The pre-invocation hook, if attached. */
-  preInvokeHook: HookEvent | null = null;
-  /** The post-invocation hook, if attached. */
-  postInvokeHook: HookEvent | null = null;
+  // A hook attached by `IModel` runs on its run state alone; its HookEvent is made when first
+  // read (most calls never read it).
+  #pre: Slot | null = null;
+  #post: Slot | null = null;
 
   /** Makes a PENDING event. */
   constructor(init?: EntityInit) {
     super(init);
+  }
+
+  /** The pre-invocation hook, if attached. */
+  get preInvokeHook(): HookEvent | null {
+    const slot = this.#pre;
+    return slot instanceof PhaseRun ? this.#pre = hookRuns.adopt!(slot) : slot;
+  }
+  set preInvokeHook(hook: HookEvent | null) {
+    this.#pre = hook;
+  }
+
+  /** The post-invocation hook, if attached. */
+  get postInvokeHook(): HookEvent | null {
+    const slot = this.#post;
+    return slot instanceof PhaseRun ? this.#post = hookRuns.adopt!(slot) : slot;
+  }
+  set postInvokeHook(hook: HookEvent | null) {
+    this.#post = hook;
+  }
+
+  static {
+    hookRuns.attach = (event, pre, post) => {
+      event.#pre = pre;
+      event.#post = post;
+    };
+  }
+
+  /**
+   * A JSON-safe record: the entity's fields with the two hooks right after `execution`, as when
+   * they were plain fields.
+   */
+  override toJSON(): Record<string, unknown> {
+    const base = super.toJSON();
+    const out: Record<string, unknown> = {};
+    for (const key in base) {
+      out[key] = base[key];
+      if (key === "execution") {
+        out.preInvokeHook = toJsonSafe(this.#pre);
+        out.postInvokeHook = toJsonSafe(this.#post);
+      }
+    }
+    return out;
   }
 
   /** Attaches (replacing) the pre-invocation hook over `registry`'s handler. */
@@ -126,7 +176,7 @@ export abstract class HookedEvent extends Operation {
     let end = -1;
     try {
       signal.throwIfAborted();
-      const pre = this.preInvokeHook;
+      const pre = this.#pre;
       if (pre) {
         const pending = runPre(pre, signal, started);
         if (pending !== undefined) await pending;
@@ -140,7 +190,7 @@ export abstract class HookedEvent extends Operation {
         coreError = error;
         failed = true;
       }
-      const post = this.postInvokeHook;
+      const post = this.#post;
       if (post) {
         try {
           const postStarted = durationClock();
@@ -173,7 +223,7 @@ export abstract class HookedEvent extends Operation {
 
   /** The template: pre hook, core, post hook. Synchronous hooks cost no promise. */
   protected async _invoke(signal: AbortSignal): Promise<unknown> {
-    const pre = this.preInvokeHook;
+    const pre = this.#pre;
     if (pre) {
       const pending = runPre(pre, signal);
       if (pending !== undefined) await pending;
@@ -187,7 +237,7 @@ export abstract class HookedEvent extends Operation {
       coreError = error;
       failed = true;
     }
-    const post = this.postInvokeHook;
+    const post = this.#post;
     if (post) {
       try {
         const pending = runHook(post, signal);
@@ -241,16 +291,16 @@ export abstract class HookedEvent extends Operation {
   }
 
   async #runPostStream(signal: AbortSignal): Promise<void> {
-    const post = this.postInvokeHook;
+    const post = this.#post;
     if (!post) return;
     await runHook(post, signal);
-    if (post.status !== EventStatus.COMPLETED || post.shouldExit) {
+    if (post.execution.status !== EventStatus.COMPLETED || post.shouldExit) {
       logger.warn("Post-stream hook failed (data already sent)", post.execution.error);
     }
   }
 
   #runPre(signal: AbortSignal): Promise<void> | undefined {
-    const pre = this.preInvokeHook;
+    const pre = this.#pre;
     return pre ? runPre(pre, signal) : undefined;
   }
 }
@@ -259,7 +309,7 @@ export abstract class HookedEvent extends Operation {
  * Runs the pre hook; `undefined` when it settled synchronously. Throws (or rejects) when the core
  * must not run.
  */
-function runPre(pre: HookEvent, signal: AbortSignal, now?: number): Promise<void> | undefined {
+function runPre(pre: Slot, signal: AbortSignal, now?: number): Promise<void> | undefined {
   let pending: Promise<void> | undefined;
   try {
     pending = runHook(pre, signal, now);
@@ -276,11 +326,12 @@ function runPre(pre: HookEvent, signal: AbortSignal, now?: number): Promise<void
 }
 
 /** Throws when a finished post hook fails the event (a core error always wins). */
-function checkPost(post: HookEvent, failed: boolean): void {
-  if (post.status === EventStatus.FAILED || post.status === EventStatus.CANCELLED) {
+function checkPost(post: Slot, failed: boolean): void {
+  const status = post.execution.status;
+  if (status === EventStatus.FAILED || status === EventStatus.CANCELLED) {
     if (!failed) {
       throw new HookPhaseError(
-        `Post-invoke hook ${post.status}: ${errorText(post.execution.error)}`,
+        `Post-invoke hook ${status}: ${errorText(post.execution.error)}`,
         { cause: post.execution.error },
       );
     }
@@ -289,7 +340,7 @@ function checkPost(post: HookEvent, failed: boolean): void {
       throw post.exitCause ??
         new HookPhaseError("Post-invocation hook requested exit without a cause");
     }
-  } else if (post.status === EventStatus.ABORTED) {
+  } else if (status === EventStatus.ABORTED) {
     logger.warn("Post-invoke hook aborted; keeping the core result", post.execution.error);
   }
 }
@@ -299,10 +350,11 @@ function preCancelled(error: unknown, signal: AbortSignal): unknown {
   return new HookPhaseError(`Pre-invoke hook cancelled: ${errorText(error)}`, { cause: error });
 }
 
-function checkPre(pre: HookEvent): void {
-  if (pre.status === EventStatus.FAILED || pre.status === EventStatus.CANCELLED) {
+function checkPre(pre: Slot): void {
+  const status = pre.execution.status;
+  if (status === EventStatus.FAILED || status === EventStatus.CANCELLED) {
     throw new HookPhaseError(
-      `Pre-invoke hook ${pre.status}: ${errorText(pre.execution.error)}`,
+      `Pre-invoke hook ${status}: ${errorText(pre.execution.error)}`,
       { cause: pre.execution.error },
     );
   }
@@ -328,37 +380,45 @@ function phaseHook(
   });
 }
 
+/** A phase hook: a HookEvent, or the run state of one not made yet. */
+type Slot = HookEvent | PhaseRun;
+
 /**
- * Runs a hook event and logs it to the global hook logger, whatever the outcome. Returns
+ * Runs a phase hook and logs it to the global hook logger, whatever the outcome. Returns
  * `undefined` when the hook settled synchronously; throws (or rejects) what `invoke()` would.
+ * A HookEvent whose class replaces `invoke` is run through it.
  */
-function runHook(
-  hook: HookEvent,
-  signal: AbortSignal,
-  now?: number,
-): Promise<void> | undefined {
+function runHook(slot: Slot, signal: AbortSignal, now?: number): Promise<void> | undefined {
   let pending: Promise<void> | undefined;
   try {
-    pending = hookRuns.run!(hook, signal, now);
+    if (slot instanceof PhaseRun) pending = slot.run(signal, now);
+    else if (slot.invoke === HookEvent.prototype.invoke) {
+      pending = hookRuns.state!(slot).run(signal, now);
+    } else pending = slot.invoke({ signal });
   } catch (error) {
-    logHook(hook);
+    logHook(slot);
     throw error;
   }
   if (pending === undefined) {
-    logHook(hook);
+    logHook(slot);
     return undefined;
   }
-  return pending.then(() => logHook(hook), (error) => {
-    logHook(hook);
+  return pending.then(() => logHook(slot), (error) => {
+    logHook(slot);
     throw error;
   });
 }
 
-function logHook(hook: HookEvent): void {
+/** Logs a hook run: as a snapshot rendered when read, unless the hook renders itself. */
+function logHook(slot: Slot): void {
   try {
     // A deferred entry is rendered by the logger when read (see `_hook_run.ts`).
-    const entry = hookRuns.entry!(hook) as Record<string, unknown> | null;
-    globalHookLogger.log(entry ?? hook.toJSON());
+    const entry = slot instanceof PhaseRun
+      ? slot.entry()
+      : slot.toJSON === HookEvent.prototype.toJSON
+      ? hookRuns.state!(slot).entry()
+      : slot.toJSON();
+    globalHookLogger.log(entry as unknown as Record<string, unknown>);
   } catch (error) {
     logger.warn("Cannot log hook event", error);
   }

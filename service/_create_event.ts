@@ -15,6 +15,7 @@ import {
 } from "./model_options.ts";
 import { validateCreateEventOptions } from "./_model_options.ts";
 import { hookRuns } from "./_hook_run.ts";
+import { INTERNALS } from "./_dispatch.ts";
 import { PhaseRun } from "./_phase_run.ts";
 
 /** What event creation needs from a model. */
@@ -40,7 +41,7 @@ export function createModelEvent(
   const opts = options ?? NO_OPTIONS;
   if (options !== undefined) validateCreateEventOptions(opts);
   const registry = model.hookRegistry;
-  if (registry.canHandle({ hookType: HookEventType.PreEventCreate })) {
+  if (hasPhase(registry, HookEventType.PreEventCreate)) {
     return createAfterPreCreate(model, request, opts);
   }
   const eventType = (opts.eventType ?? APICalling) as HookedEventClass;
@@ -118,7 +119,7 @@ function buildEvent(
   let post: PhaseRun | null = null;
   const plain = event.createPreInvokeHook === HookedEvent.prototype.createPreInvokeHook &&
     event.createPostInvokeHook === HookedEvent.prototype.createPostInvokeHook;
-  if (registry.canHandle({ hookType: HookEventType.PreInvocation })) {
+  if (hasPhase(registry, HookEventType.PreInvocation)) {
     const exit = opts.preInvokeExitHook ?? model.exitHook;
     const timeoutMs = opts.preInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS;
     const params = opts.preInvokeHookParams;
@@ -126,7 +127,7 @@ function buildEvent(
       pre = phaseRun(event, registry, HookEventType.PreInvocation, exit, timeoutMs, params);
     } else event.createPreInvokeHook(registry, { exit, timeoutMs, params: params ?? {} });
   }
-  if (registry.canHandle({ hookType: HookEventType.PostInvocation })) {
+  if (hasPhase(registry, HookEventType.PostInvocation)) {
     const exit = opts.postInvokeExitHook ?? model.exitHook;
     const timeoutMs = opts.postInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS;
     const params = opts.postInvokeHookParams;
@@ -136,6 +137,12 @@ function buildEvent(
   }
   if (plain && (pre !== null || post !== null)) hookRuns.attach!(event, pre, post);
   return event as APICalling;
+}
+
+/** `registry.canHandle({ hookType })` without building the key (the registry's own map). */
+function hasPhase(registry: HookRegistry, type: HookEventType): boolean {
+  const hooks = INTERNALS.get(registry)?.hooks;
+  return hooks !== undefined ? hooks.has(type) : registry.canHandle({ hookType: type });
 }
 
 function phaseRun(

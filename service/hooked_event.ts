@@ -175,7 +175,7 @@ export abstract class HookedEvent extends Operation {
     // The end of a post hook that settled synchronously is the end of the run too.
     let end = -1;
     try {
-      signal.throwIfAborted();
+      if (signal !== neverAborted() && signal.aborted) throw signal.reason;
       const pre = this.#pre;
       if (pre) {
         const pending = runPre(pre, signal, started);

@@ -18,7 +18,7 @@ const TOOL_POST = {
 const TOOL_PRE = { toolName: "reader", callId: "c1", args: {}, argsSummary: "{}" };
 const LENGTHS = [1, 2, 3, 5, 19, 20, 21, 25];
 
-type Kind = "sync" | "thenable" | "async" | "throw" | "stop" | "reject";
+type Kind = "sync" | "thenable" | "async" | "throw" | "stop" | "reject" | "asyncStop";
 
 function handler(seen: number[], at: number, kind: Kind): () => unknown {
   switch (kind) {
@@ -39,6 +39,12 @@ function handler(seen: number[], at: number, kind: Kind): () => unknown {
       };
     case "stop":
       return () => {
+        seen.push(at);
+        throw new StopHook();
+      };
+    case "asyncStop":
+      // deno-lint-ignore require-await
+      return async () => {
         seen.push(at);
         throw new StopHook();
       };
@@ -97,11 +103,13 @@ describe("HookBus chain shapes", () => {
     it(`StopHook ends the chain at any position (${rest})`, async () => {
       for (const n of LENGTHS) {
         for (const at of new Set([0, 1, n - 1].filter((i) => i >= 0 && i < n))) {
-          const errors: unknown[] = [];
-          const { bus, seen } = busWith(n, at, "stop", rest, errors);
-          await bus.emit("tool.post", TOOL_POST);
-          assert.deepEqual(seen, range(at + 1), `n=${n} at=${at}`);
-          assert.deepEqual(errors, []);
+          for (const kind of ["stop", "asyncStop"] as const) {
+            const errors: unknown[] = [];
+            const { bus, seen } = busWith(n, at, kind, rest, errors);
+            await bus.emit("tool.post", TOOL_POST);
+            assert.deepEqual(seen, range(at + 1), `n=${n} at=${at} ${kind}`);
+            assert.deepEqual(errors, []);
+          }
         }
       }
     });

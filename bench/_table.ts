@@ -45,11 +45,14 @@ export const BATCH = 100;
 
 /**
  * How many calls one iteration of a group's bench body makes: {@linkcode BATCH}, except
- * `emit-zero-call` (one synchronous call; deno batches those itself) and `stream-chunks` (one
- * whole stream).
+ * `emit-zero-call` (one synchronous call; deno batches those itself), and `stream-chunks` and
+ * `ai-sdk-chunks` (one whole stream).
  */
 export function callsPerIteration(group: string): number {
-  return group.startsWith("emit-zero-call/") || group.startsWith("stream-chunks/") ? 1 : BATCH;
+  return group.startsWith("emit-zero-call/") || group.startsWith("stream-chunks/") ||
+      group.startsWith("ai-sdk-chunks/")
+    ? 1
+    : BATCH;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

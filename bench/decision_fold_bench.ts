@@ -7,6 +7,9 @@
  * `hook-options/<k>`: `emit("tool.post")` through k handlers registered with options (`priority`
  * and `match`, which take the option-aware path) against the same k handlers registered plainly.
  *
+ * `hook-options-unused/<k>`: the same with `priority` only, which is settled at registration:
+ * it must cost nothing per emit.
+ *
  * @module
  */
 
@@ -107,6 +110,38 @@ for (const k of KS) {
     group,
     fn: async () => {
       for (let i = 0; i < BATCH; i++) await options.emit("tool.post", POST);
+    },
+  });
+}
+
+// `hook-options-unused/<k>`: the same k handlers registered with `priority` only (ordering is
+// settled when they are registered) against plain registrations: an option that does not change
+// how a handler runs must cost nothing per emit.
+for (const k of KS) {
+  const group = `hook-options-unused/${k}`;
+  const plain = new HookBus();
+  const prioritized = new HookBus();
+  for (let i = 0; i < k; i++) {
+    const handler = (): void => {
+      sink.total += 1;
+    };
+    plain.on("tool.post", handler);
+    prioritized.on("tool.post", handler, { priority: k - i });
+  }
+  await warm([() => plain.emit("tool.post", POST), () => prioritized.emit("tool.post", POST)]);
+  Deno.bench({
+    name: "floor",
+    group,
+    baseline: true,
+    fn: async () => {
+      for (let i = 0; i < BATCH; i++) await plain.emit("tool.post", POST);
+    },
+  });
+  Deno.bench({
+    name: "hookscope",
+    group,
+    fn: async () => {
+      for (let i = 0; i < BATCH; i++) await prioritized.emit("tool.post", POST);
     },
   });
 }

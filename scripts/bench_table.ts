@@ -29,9 +29,13 @@ import {
   renderVerdicts,
 } from "../bench/_table.ts";
 
-/** The permissions the benches need; the lead's `deno task bench` uses the same. */
+/**
+ * The permissions the benches need; the lead's `deno task bench` uses the same. emittery reads
+ * `DEBUG`; OpenTelemetry's `BasicTracerProvider` (`bench/adapters_bench.ts`) reads its `OTEL_*`
+ * configuration variables when it is constructed, and a denied read throws at module load.
+ */
 export const BENCH_FLAGS: readonly string[] = [
-  "--allow-env=DEBUG",
+  "--allow-env=DEBUG,OTEL_*",
   "--allow-read",
   "--allow-net=127.0.0.1",
 ];

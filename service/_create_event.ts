@@ -14,6 +14,9 @@ import {
   DEFAULT_INVOKE_HOOK_TIMEOUT_MS,
 } from "./model_options.ts";
 import { validateCreateEventOptions } from "./_model_options.ts";
+import { hookRuns } from "./_hook_run.ts";
+import { INTERNALS } from "./_dispatch.ts";
+import { PhaseRun } from "./_phase_run.ts";
 
 /** What event creation needs from a model. */
 export interface EventFactoryModel {
@@ -23,41 +26,67 @@ export interface EventFactoryModel {
   readonly exitHook: boolean;
 }
 
-/** `IModel.createEvent`: see its documentation. */
-export async function createModelEvent(
+/**
+ * `IModel.createEvent`: see its documentation. Synchronous (returns the event) unless a
+ * pre-create handler is registered; throws (or rejects) what `createEvent` rejects with.
+ */
+export function createModelEvent(
   model: EventFactoryModel,
   request: Record<string, unknown>,
   options?: CreateEventOptions,
-): Promise<APICalling> {
+): APICalling | Promise<APICalling> {
   if (request === null || typeof request !== "object" || Array.isArray(request)) {
     throw new TypeError(`Cannot create event: request must be an object`);
   }
-  const opts = options ?? {};
+  const opts = options ?? NO_OPTIONS;
   if (options !== undefined) validateCreateEventOptions(opts);
+  const registry = model.hookRegistry;
+  if (hasPhase(registry, HookEventType.PreEventCreate)) {
+    return createAfterPreCreate(model, request, opts);
+  }
+  const eventType = (opts.eventType ?? APICalling) as HookedEventClass;
+  return buildEvent(model, request, opts, eventType, null);
+}
+
+const NO_OPTIONS: CreateEventOptions = Object.freeze({});
+
+async function createAfterPreCreate(
+  model: EventFactoryModel,
+  request: Record<string, unknown>,
+  opts: CreateEventOptions,
+): Promise<APICalling> {
   const eventType = (opts.eventType ?? APICalling) as HookedEventClass;
   const registry = model.hookRegistry;
-  let preCreate: HookEvent | null = null;
-  if (registry.canHandle({ hookType: HookEventType.PreEventCreate })) {
-    preCreate = new HookEvent({
-      registry,
-      hookType: HookEventType.PreEventCreate,
-      eventLike: eventType,
-      exit: opts.createEventExitHook ?? model.exitHook,
-      timeoutMs: opts.createEventHookTimeoutMs ?? DEFAULT_CREATE_EVENT_HOOK_TIMEOUT_MS,
-      params: opts.createEventHookParams ?? {},
-    });
-    try {
-      await preCreate.invoke({ signal: opts.signal });
-    } catch (error) {
-      globalHookLogger.log(preCreate.toJSON());
-      throw error;
-    }
-    if (preCreate.shouldExit) {
-      globalHookLogger.log(preCreate.toJSON());
-      throw preCreate.exitCause ??
-        new HookPhaseError("PreEventCreate hook requested exit without a cause");
-    }
+  const preCreate = new HookEvent({
+    registry,
+    hookType: HookEventType.PreEventCreate,
+    eventLike: eventType,
+    exit: opts.createEventExitHook ?? model.exitHook,
+    timeoutMs: opts.createEventHookTimeoutMs ?? DEFAULT_CREATE_EVENT_HOOK_TIMEOUT_MS,
+    params: opts.createEventHookParams ?? {},
+  });
+  try {
+    await preCreate.invoke({ signal: opts.signal });
+  } catch (error) {
+    globalHookLogger.log(preCreate.toJSON());
+    throw error;
   }
+  if (preCreate.shouldExit) {
+    globalHookLogger.log(preCreate.toJSON());
+    throw preCreate.exitCause ??
+      new HookPhaseError("PreEventCreate hook requested exit without a cause");
+  }
+  return buildEvent(model, request, opts, eventType, preCreate);
+}
+
+function buildEvent(
+  model: EventFactoryModel,
+  request: Record<string, unknown>,
+  opts: CreateEventOptions,
+  eventType: HookedEventClass,
+  preCreate: HookEvent | null,
+): APICalling {
+  const registry = model.hookRegistry;
   if (
     typeof eventType !== "function" ||
     // HookedEvent itself is abstract: it has no core to run.
@@ -83,19 +112,58 @@ export async function createModelEvent(
     };
     globalHookLogger.log(preCreate.toJSON());
   }
-  if (registry.canHandle({ hookType: HookEventType.PreInvocation })) {
-    event.createPreInvokeHook(registry, {
-      exit: opts.preInvokeExitHook ?? model.exitHook,
-      timeoutMs: opts.preInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS,
-      params: opts.preInvokeHookParams ?? {},
-    });
+  // The phase hooks run on their run states; their HookEvents are made only when read. They
+  // share the event's creation time (made in the same instant). A subclass that makes its own
+  // hooks gets them made its way.
+  let pre: PhaseRun | null = null;
+  let post: PhaseRun | null = null;
+  const plain = event.createPreInvokeHook === HookedEvent.prototype.createPreInvokeHook &&
+    event.createPostInvokeHook === HookedEvent.prototype.createPostInvokeHook;
+  if (hasPhase(registry, HookEventType.PreInvocation)) {
+    const exit = opts.preInvokeExitHook ?? model.exitHook;
+    const timeoutMs = opts.preInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS;
+    const params = opts.preInvokeHookParams;
+    if (plain) {
+      pre = phaseRun(event, registry, HookEventType.PreInvocation, exit, timeoutMs, params);
+    } else event.createPreInvokeHook(registry, { exit, timeoutMs, params: params ?? {} });
   }
-  if (registry.canHandle({ hookType: HookEventType.PostInvocation })) {
-    event.createPostInvokeHook(registry, {
-      exit: opts.postInvokeExitHook ?? model.exitHook,
-      timeoutMs: opts.postInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS,
-      params: opts.postInvokeHookParams ?? {},
-    });
+  if (hasPhase(registry, HookEventType.PostInvocation)) {
+    const exit = opts.postInvokeExitHook ?? model.exitHook;
+    const timeoutMs = opts.postInvokeHookTimeoutMs ?? DEFAULT_INVOKE_HOOK_TIMEOUT_MS;
+    const params = opts.postInvokeHookParams;
+    if (plain) {
+      post = phaseRun(event, registry, HookEventType.PostInvocation, exit, timeoutMs, params);
+    } else event.createPostInvokeHook(registry, { exit, timeoutMs, params: params ?? {} });
   }
+  if (plain && (pre !== null || post !== null)) hookRuns.attach!(event, pre, post);
   return event as APICalling;
+}
+
+/** `registry.canHandle({ hookType })` without building the key (the registry's own map). */
+function hasPhase(registry: HookRegistry, type: HookEventType): boolean {
+  const hooks = INTERNALS.get(registry)?.hooks;
+  return hooks !== undefined ? hooks.has(type) : registry.canHandle({ hookType: type });
+}
+
+function phaseRun(
+  event: HookedEvent,
+  registry: HookRegistry,
+  hookType: HookEventType,
+  exit: boolean,
+  timeoutMs: number,
+  params: Record<string, unknown> | undefined,
+): PhaseRun {
+  return new PhaseRun(
+    {
+      registry,
+      hookType,
+      eventLike: event,
+      exit,
+      timeoutMs,
+      params: { ...params },
+      createdAt: event.createdAt,
+    },
+    null,
+    null,
+  );
 }

@@ -31,41 +31,61 @@ export function timeoutReason(timeoutMs: number): Error {
  */
 export const MAX_TIMER_MS = 2_147_483_647;
 
+/**
+ * The timer-based deadline: one object per guarded run and no closures; the timer exists only
+ * once `arm()` is called (a synchronous handler never arms it).
+ */
+class TimerDeadline implements Deadline {
+  readonly #controller = new AbortController();
+  readonly #timeoutMs: number;
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #outer: AbortSignal | undefined = undefined;
+
+  constructor(timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  follow(signal: AbortSignal): void {
+    if (this.#outer !== undefined) return;
+    if (signal.aborted) {
+      // Already aborted: take its reason now (`outer` is not set on this path).
+      if (!this.#controller.signal.aborted) this.#controller.abort(signal.reason);
+      return;
+    }
+    this.#outer = signal;
+    signal.addEventListener("abort", this, { once: true });
+  }
+
+  /** The listener on the followed signal (the object itself: no closure per deadline). */
+  handleEvent(): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(this.#outer?.reason);
+  }
+
+  arm(): void {
+    if (this.#timer !== undefined || this.#controller.signal.aborted) return;
+    const timeoutMs = this.#timeoutMs;
+    // Infinity, and anything setTimeout would overflow into a 1 ms timer, means "no deadline".
+    if (!Number.isFinite(timeoutMs) || timeoutMs > MAX_TIMER_MS) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#controller.abort(timeoutReason(timeoutMs));
+    }, timeoutMs);
+  }
+
+  clear(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#outer !== undefined) this.#outer.removeEventListener("abort", this);
+    this.#outer = undefined;
+  }
+}
+
 function timerDeadline(timeoutMs: number): Deadline {
-  const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let outer: AbortSignal | undefined;
-  const onOuterAbort = () => {
-    if (!controller.signal.aborted) controller.abort(outer?.reason);
-  };
-  return {
-    signal: controller.signal,
-    follow(signal: AbortSignal) {
-      if (outer !== undefined) return;
-      if (signal.aborted) {
-        // Already aborted: take its reason now (`outer` is not set on this path).
-        if (!controller.signal.aborted) controller.abort(signal.reason);
-        return;
-      }
-      outer = signal;
-      signal.addEventListener("abort", onOuterAbort, { once: true });
-    },
-    arm() {
-      if (timer !== undefined || controller.signal.aborted) return;
-      // Infinity, and anything setTimeout would overflow into a 1 ms timer, means "no deadline".
-      if (!Number.isFinite(timeoutMs) || timeoutMs > MAX_TIMER_MS) return;
-      timer = setTimeout(() => {
-        timer = undefined;
-        controller.abort(timeoutReason(timeoutMs));
-      }, timeoutMs);
-    },
-    clear() {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      if (outer !== undefined) outer.removeEventListener("abort", onOuterAbort);
-      outer = undefined;
-    },
-  };
+  return new TimerDeadline(timeoutMs);
 }
 
 let factory: DeadlineFactory = timerDeadline;

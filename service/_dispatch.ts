@@ -117,6 +117,43 @@ export function dispatchHook(
   );
 }
 
+/**
+ * A phase call of `HookEvent`, which has checked its inputs at construction: the handler
+ * registered now for `type` with `{ ...extra, exit, signal }`, reported like `dispatchHook`
+ * reports it but without the associated info (the event stamps its own). Falls back to
+ * `dispatchHook` when no handler is registered.
+ */
+export function callPhase(
+  registry: object,
+  type: HookEventType,
+  eventLike: unknown,
+  shouldExit: boolean,
+  extra: Record<string, unknown>,
+  signal: AbortSignal,
+): HookCallResult | Promise<HookCallResult> {
+  const phase = INTERNALS.get(registry)?.hooks.get(type);
+  if (phase === undefined || signal.aborted) {
+    return dispatchHook(registry, eventLike, { hookType: type, shouldExit, signal, params: extra });
+  }
+  const exit = shouldExit || extra.exit === true;
+  const failStatus = type === HookEventType.PostInvocation
+    ? EventStatus.ABORTED
+    : EventStatus.CANCELLED;
+  let value: unknown;
+  try {
+    value = phase(eventLike, { ...extra, exit, signal });
+  } catch (error) {
+    return failed(error, signal, exit, failStatus, undefined);
+  }
+  if (!isThenable(value)) {
+    return { result: value, error: null, shouldExit: false, status: EventStatus.COMPLETED };
+  }
+  return raceAbort(value, signal).then(
+    (result) => ({ result, error: null, shouldExit: false, status: EventStatus.COMPLETED }),
+    (error) => failed(error, signal, exit, failStatus, undefined),
+  );
+}
+
 /** A deadline for a pending stream handler that also follows the caller's signal. */
 function boundedSignal(
   signal: AbortSignal,

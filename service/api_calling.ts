@@ -43,7 +43,7 @@ export class APICalling extends HookedEvent {
     if (init === null || typeof init !== "object") {
       throw new TypeError(`Cannot create API call: init must be an object`);
     }
-    const { endpoint, payload, ...element } = init;
+    const { endpoint, payload } = init;
     if (
       endpoint === null || typeof endpoint !== "object" || typeof endpoint.call !== "function" ||
       typeof endpoint.stream !== "function"
@@ -53,7 +53,8 @@ export class APICalling extends HookedEvent {
     if (payload === null || typeof payload !== "object" || Array.isArray(payload)) {
       throw new TypeError(`Cannot create API call: payload must be an object`);
     }
-    super(element);
+    // The element reads only its own keys (id, createdAt, metadata): no copy without the others.
+    super(init);
     this.endpoint = endpoint;
     this.payload = payload;
   }

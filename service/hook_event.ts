@@ -4,16 +4,14 @@
  * @module
  */
 
-import { EventStatus, Operation, toJsonSafe } from "../core/mod.ts";
+import { Operation } from "../core/mod.ts";
 import type { EventRunOptions } from "../core/mod.ts";
 import { HOOK_EVENT_TYPES, type HookEventType, toHookEventType } from "./hook_event_type.ts";
 import { HookRegistry } from "./hook_registry.ts";
 import { dispatchHook } from "./_dispatch.ts";
-import type { AssociatedEventInfo, HookCallResult } from "./types.ts";
-import { anySignal, neverAborted } from "../core/_abort.ts";
-import { createDeadline } from "./_deadline.ts";
-import { className, isCancellation, isErrorLike } from "./_util.ts";
-import { durationClock, isThenable } from "../core/_util.ts";
+import type { AssociatedEventInfo } from "./types.ts";
+import { hookRuns } from "./_hook_run.ts";
+import { PhaseRun } from "./_phase_run.ts";
 
 /** The default hook deadline, in milliseconds. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
@@ -101,10 +99,9 @@ export class HookEvent extends Operation {
   readonly timeoutMs: number;
   /** Extra handler params. */
   readonly params: Record<string, unknown>;
-  /** The event this hook ran for; stamped on every run. */
-  associatedEventInfo: AssociatedEventInfo | null;
-  #shouldExit = false;
-  #exitCause: unknown = null;
+  // Everything about the runs (status bookkeeping, exit, associated info) lives in one state
+  // object, which a model call's phase hooks use without a HookEvent until one is asked for.
+  #state: PhaseRun;
 
   /** Makes a PENDING hook event; bad input throws a `TypeError`. */
   constructor(init: HookEventInit) {
@@ -136,103 +133,70 @@ export class HookEvent extends Operation {
     if (init.params !== undefined && (init.params === null || typeof init.params !== "object")) {
       throw new TypeError(`Cannot create hook event: params must be an object`);
     }
-    super({ id: init.id, createdAt: init.createdAt, metadata: init.metadata });
+    // The element reads only its own keys (id, createdAt, metadata).
+    super(init);
     this.registry = init.registry;
     this.hookType = hookType;
     this.eventLike = init.eventLike;
     this.exit = init.exit ?? false;
     this.timeoutMs = timeoutMs;
     this.params = { ...init.params };
-    this.associatedEventInfo = init.associatedEventInfo ? { ...init.associatedEventInfo } : null;
+    this.#state = new PhaseRun(
+      this,
+      this.execution,
+      init.associatedEventInfo ? { ...init.associatedEventInfo } : null,
+    );
+    this.#state.owner = this;
+  }
+
+  /**
+   * The event this hook ran for (class, id, creation time), stamped on every run over what was
+   * there before. Assigning replaces it.
+   */
+  get associatedEventInfo(): AssociatedEventInfo | null {
+    return this.#state.info;
+  }
+  set associatedEventInfo(info: AssociatedEventInfo | null) {
+    this.#state.info = info;
   }
 
   /** Whether the operation around this hook should stop. */
   get shouldExit(): boolean {
-    return this.#shouldExit;
+    return this.#state.shouldExit;
   }
 
   /** What to raise when stopping: the thrown/returned error, the abort reason or the timeout. */
   get exitCause(): unknown {
-    return this.#exitCause;
+    return this.#state.exitCause;
   }
 
   /** Runs the handler (again, if already run). See the class documentation. */
   override async invoke(options?: EventRunOptions): Promise<void> {
-    const execution = this.execution;
-    // A signal that can never abort needs no listener (Event.invoke hands one down by default).
-    const given = options?.signal;
-    const caller = given === neverAborted() ? undefined : given;
-    const started = durationClock();
-    execution.status = EventStatus.PROCESSING;
-    execution.response = null;
-    execution.error = null;
-    this.#shouldExit = false;
-    this.#exitCause = null;
-    this.associatedEventInfo = { ...this.associatedEventInfo, ...stampFor(this) };
-    const deadline = createDeadline(this.timeoutMs);
-    try {
-      if (caller?.aborted) throw caller.reason;
-      let signal = deadline.signal;
-      if (caller) {
-        if (deadline.follow) deadline.follow(caller);
-        else signal = anySignal([caller, deadline.signal]);
-      }
-      let outcome: HookCallResult | Promise<HookCallResult> = dispatchHook(
-        this.registry,
-        this.eventLike,
-        { hookType: this.hookType, shouldExit: this.exit, signal, params: this.params },
-      );
-      if (isThenable(outcome)) {
-        deadline.arm();
-        outcome = await outcome;
-      }
-      if (outcome.info) this.associatedEventInfo = { ...this.associatedEventInfo, ...outcome.info };
-      if (caller?.aborted) throw caller.reason;
-      if (deadline.signal.aborted && outcome.status === EventStatus.CANCELLED) {
-        throw deadline.signal.reason;
-      }
-      const result = outcome.result;
-      this.#shouldExit = outcome.shouldExit;
-      if (
-        outcome.status === EventStatus.CANCELLED && result === undefined &&
-        outcome.error !== undefined
-      ) {
-        // A cancellation the handler raised by itself: it propagates.
-        execution.status = EventStatus.CANCELLED;
-        execution.error = outcome.error;
-        this.#exitCause = outcome.error;
-        throw new CancellationSignal(outcome.error);
-      }
-      execution.status = outcome.status ?? EventStatus.COMPLETED;
-      if (outcome.status !== EventStatus.COMPLETED) {
-        // Thrown: whatever was thrown (an Error, a string, …) is the error and the exit cause.
-        execution.error = outcome.error;
-        this.#exitCause = outcome.error;
-      } else if (result instanceof Error) {
-        // Returned, not thrown: recorded as the error, the status stays COMPLETED. Only a
-        // real Error counts; a plain object that has `name` and `message` is a response.
-        execution.error = result;
-        this.#exitCause = result;
-      } else {
-        execution.response = result;
-      }
-    } catch (error) {
-      if (error instanceof CancellationSignal) throw error.reason;
-      execution.response = null;
-      execution.error = error;
-      this.#exitCause = error;
-      if (caller && isCancellation(error, caller)) {
-        execution.status = EventStatus.CANCELLED;
-        this.#shouldExit = true;
-        throw error;
-      }
-      execution.status = EventStatus.FAILED;
-      // The same effective exit the registry applies: a legacy `params.exit: true` counts too.
-      this.#shouldExit = this.exit || this.params.exit === true;
-    } finally {
-      deadline.clear();
-      execution.durationMs = durationClock() - started;
-    }
+    const pending = this.#state.run(options?.signal);
+    if (pending !== undefined) await pending;
+  }
+
+  static {
+    hookRuns.state = (hook) => hook.#state;
+    // The hook event of a phase hook that ran without one: it takes over the run state.
+    hookRuns.adopt = (run) => {
+      const hook = new HookEvent({
+        registry: run.registry,
+        hookType: run.hookType,
+        eventLike: run.eventLike,
+        exit: run.exit,
+        timeoutMs: run.timeoutMs,
+        params: run.params,
+        createdAt: run.createdAt,
+        id: run.drawnId,
+      });
+      Object.assign(hook.execution, run.execution);
+      run.execution = hook.execution;
+      run.params = hook.params;
+      run.owner = hook;
+      hook.#state = run;
+      return hook;
+    };
   }
 
   /** Runs the handler and returns its raw result (used by the base `stream()`). */
@@ -249,43 +213,6 @@ export class HookEvent extends Operation {
 
   /** A JSON-safe record of this run (no registry, no handler params). */
   override toJSON(): Record<string, unknown> {
-    const error = this.execution.error;
-    return {
-      kind: "HookEvent",
-      id: this.id,
-      createdAt: this.createdAt,
-      hookType: this.hookType,
-      status: this.execution.status,
-      durationMs: this.execution.durationMs,
-      response: toJsonSafe(this.execution.response),
-      error: error === null
-        ? null
-        : isErrorLike(error)
-        ? { name: error.name, message: error.message }
-        : toJsonSafe(error),
-      exit: this.exit,
-      shouldExit: this.#shouldExit,
-      associatedEventInfo: this.associatedEventInfo,
-    };
+    return this.#state.toJSON();
   }
-}
-
-class CancellationSignal {
-  readonly reason: unknown;
-  constructor(reason: unknown) {
-    this.reason = reason;
-  }
-}
-
-function stampFor(hook: HookEvent): AssociatedEventInfo {
-  const info: AssociatedEventInfo = {};
-  const target = hook.eventLike;
-  const name = className(target);
-  if (name !== undefined) info.eventClass = name;
-  if (typeof target === "object" && target !== null) {
-    const { id, createdAt } = target as { id?: unknown; createdAt?: unknown };
-    if (typeof id === "string") info.eventId = id;
-    if (typeof createdAt === "number") info.eventCreatedAt = createdAt;
-  }
-  return info;
 }

@@ -64,6 +64,11 @@ export const HOOK_EVENT_TYPE_KEYS: readonly string[] = Object.freeze(Object.keys
  * ```
  */
 export function toHookEventType(key: unknown): HookEventType | undefined {
+  // The values themselves (what every internal caller passes) skip the alias lookup.
+  if (
+    key === HookEventType.PreInvocation || key === HookEventType.PostInvocation ||
+    key === HookEventType.PreEventCreate
+  ) return key;
   if (typeof key !== "string" || !Object.hasOwn(ALIASES, key)) return undefined;
   return ALIASES[key];
 }

@@ -7,6 +7,7 @@
 
 import { logger, toJsonSafe } from "../core/mod.ts";
 import { isThenable } from "./_util.ts";
+import { DeferredEntry } from "./_hook_run.ts";
 
 /** Receives a full or flushed buffer. */
 export type HookLogSink = (entries: readonly Record<string, unknown>[]) => unknown;
@@ -90,14 +91,22 @@ export class HookLogger {
     return [...this.#ordered()];
   }
 
-  /** The buffer oldest first, unwrapping the ring in place. */
+  /**
+   * The buffer oldest first, unwrapping the ring in place and rendering the entries that were
+   * logged deferred (hook runs are rendered only when someone reads them).
+   */
   #ordered(): Record<string, unknown>[] {
     if (this.#start !== 0) {
       const entries = this.#entries;
       this.#entries = entries.slice(this.#start).concat(entries.slice(0, this.#start));
       this.#start = 0;
     }
-    return this.#entries;
+    const entries = this.#entries;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i];
+      if (entry instanceof DeferredEntry) entries[i] = entry.render();
+    }
+    return entries;
   }
 
   /** Replaces the sink (`null`: in memory only). */

@@ -15,6 +15,7 @@ import { validateModelOptions } from "./_model_options.ts";
 import { modelStream, processChunk, type StreamHost } from "./_model_stream.ts";
 import { neverAborted } from "./_util.ts";
 import { isThenable } from "../core/_util.ts";
+import { hookRuns } from "./_hook_run.ts";
 
 /**
  * What a model observer is told. `pre_call` comes when `invoke()`/`stream()` start the event
@@ -101,21 +102,62 @@ export class IModel {
     request: Record<string, unknown>,
     options?: CreateEventOptions,
   ): Promise<APICalling> {
-    return createModelEvent(this, request, options);
+    try {
+      const event = createModelEvent(this, request, options);
+      return event instanceof Promise ? event : Promise.resolve(event);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Creates and runs an event; resolves to it (COMPLETED or FAILED); an abort rejects. */
-  async invoke(request: Record<string, unknown>, options?: ModelCallOptions): Promise<APICalling> {
-    const event = await this.createEvent(request, options);
-    options?.onEvent?.(event);
-    this.#notify({ type: "pre_call", model: this, event, streaming: false });
+  invoke(request: Record<string, unknown>, options?: ModelCallOptions): Promise<APICalling> {
+    let event: APICalling | Promise<APICalling>;
     try {
-      await event.invoke({ signal: options?.signal });
+      event = createModelEvent(this, request, options);
+      if (!(event instanceof Promise)) {
+        options?.onEvent?.(event);
+        // Made just now and run at once: the event's creation time is the run's start, and the
+        // run itself tells observers it ended (no promise of this method's own).
+        if (this.#observers.list.length > 0) {
+          this.#notify({ type: "pre_call", model: this, event, streaming: false });
+        }
+        const run = hookRuns.invokeEvent!(event, options?.signal, event.createdAt, this.#ended);
+        if (run !== null) return run;
+        return this.#invokeCreated(event, options, false);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#invokeCreated(event, options, true);
+  }
+
+  async #invokeCreated(
+    created: APICalling | Promise<APICalling>,
+    options: ModelCallOptions | undefined,
+    announce: boolean,
+  ): Promise<APICalling> {
+    const event = await created;
+    if (announce) {
+      options?.onEvent?.(event);
+      if (this.#observers.list.length > 0) {
+        this.#notify({ type: "pre_call", model: this, event, streaming: false });
+      }
+    }
+    try {
+      await event.invoke(options?.signal === undefined ? undefined : { signal: options.signal });
     } finally {
-      this.#notify({ type: "post_call", model: this, event, streaming: false });
+      this.#ended(event);
     }
     return event;
   }
+
+  /** Tells observers a call ended (no notice is built while nobody observes). */
+  readonly #ended = (event: APICalling): void => {
+    if (this.#observers.list.length > 0) {
+      this.#notify({ type: "post_call", model: this, event, streaming: false });
+    }
+  };
 
   /**
    * Observes this model's `invoke()` and `stream()` calls (and those of its copies) without

@@ -67,6 +67,7 @@ describe("fromDenoJson()", () => {
     assert.equal(BATCH, 100);
     assert.deepEqual(stats.map((s) => [s.stats.avg, s.stats.p75]), [[10, 20], [50, 50]]);
     assert.equal(callsPerIteration("emit-zero-call/0"), 1);
+    assert.equal(callsPerIteration("ai-sdk-chunks/10000"), 1);
     assert.equal(callsPerIteration("tool-chain/3"), BATCH);
   });
 

@@ -26,7 +26,7 @@
  */
 
 import { z } from "zod";
-import { AgentSpec, createAgent, IModel, MemoryStore, Session, Tool } from "../mod.ts";
+import { AgentSpec, IModel, MemoryStore, Session, Tool } from "../mod.ts";
 import {
   jsonReply,
   type RecordedRequest,
@@ -166,7 +166,7 @@ async function agentRun(removeBranches: boolean): Promise<void> {
   for (let run = 0; run < runs; run++) {
     if (run === 50) first = read("after 100 turns");
     if (run === 500) read("after 1 000 turns");
-    const agent = createAgent(spec, { session, model, system: "Memory check." });
+    const agent = session.newBranch({ spec, model, system: "Memory check." });
     agent.actions.register(tool);
     const result = await agent.operate(`question ${run}`, { maxTurns: 4 });
     if (result.turns !== 2 || result.stoppedBy !== "answer") {

@@ -507,122 +507,7 @@ export class HookBus {
     const n = chain.length;
     if (n === 0) return this.#record(point, payload);
     if (this.#allAsync[point]) return this.#awaitEach(point, payload, blocking, chain);
-    if (n > UNROLLED) return this.#runFrom(point, payload, blocking, chain, 0);
-    // Chains of up to UNROLLED handlers run as straight-line calls, one call site per position,
-    // so the engine can inline each position's handler as it does in generated code (no eval,
-    // no new Function). Each step only calls and tests (no call of a helper, one exit), so the
-    // handlers fit the engine's inlining budget. A handler that throws or returns a thenable
-    // hands over to the loops.
-    const context = this.#context;
-    let i = 0;
-    let result: unknown;
-    try {
-      steps: {
-        result = (chain[0] as Call)(payload, context);
-        if (n === 1 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 1;
-        result = (chain[1] as Call)(payload, context);
-        if (n === 2 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 2;
-        result = (chain[2] as Call)(payload, context);
-        if (n === 3 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 3;
-        result = (chain[3] as Call)(payload, context);
-        if (n === 4 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 4;
-        result = (chain[4] as Call)(payload, context);
-        if (n === 5 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 5;
-        result = (chain[5] as Call)(payload, context);
-        if (n === 6 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 6;
-        result = (chain[6] as Call)(payload, context);
-        if (n === 7 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 7;
-        result = (chain[7] as Call)(payload, context);
-        if (n === 8 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 8;
-        result = (chain[8] as Call)(payload, context);
-        if (n === 9 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 9;
-        result = (chain[9] as Call)(payload, context);
-        if (n === 10 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 10;
-        result = (chain[10] as Call)(payload, context);
-        if (n === 11 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 11;
-        result = (chain[11] as Call)(payload, context);
-        if (n === 12 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 12;
-        result = (chain[12] as Call)(payload, context);
-        if (n === 13 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 13;
-        result = (chain[13] as Call)(payload, context);
-        if (n === 14 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 14;
-        result = (chain[14] as Call)(payload, context);
-        if (n === 15 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 15;
-        result = (chain[15] as Call)(payload, context);
-        if (n === 16 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 16;
-        result = (chain[16] as Call)(payload, context);
-        if (n === 17 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 17;
-        result = (chain[17] as Call)(payload, context);
-        if (n === 18 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 18;
-        result = (chain[18] as Call)(payload, context);
-        if (n === 19 || (result != null && typeof (result as Thenish).then === "function")) {
-          break steps;
-        }
-        i = 19;
-        result = (chain[19] as Call)(payload, context);
-      }
-    } catch (error) {
-      if (error instanceof StopHook) return this.#record(point, payload);
-      if (blocking) return Promise.reject(error);
-      this.#report(error, point, "handler");
-      return this.#runFrom(point, payload, blocking, chain, i + 1);
-    }
-    if (isThenable(result)) return this.#runAsync(point, payload, blocking, chain, i, result);
-    return this.#record(point, payload);
+    return this.#runFrom(point, payload, blocking, chain, 0);
   }
 
   /** The general sync prefix: runs `chain` from `start` until a handler returns a thenable. */
@@ -916,10 +801,7 @@ export class HookBus {
 /** The constructor of `async` functions (read from a literal; nothing runs at module load). */
 const AsyncFunction = (async () => {}).constructor;
 
-/** The longest chain `emit` runs as straight-line calls (see `#run`). */
-const UNROLLED = 20;
 type Call = (payload: unknown, context: HookContext) => unknown;
-type Thenish = { then?: unknown };
 
 const ISOLATED = 0;
 const BLOCKING = 1;

@@ -2,8 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { HookBus, StopHook } from "../../mod.ts";
 
-// `emit` runs short chains as straight-line calls and hands over to loops at the first handler
-// that throws or returns a thenable; chains of async functions take their own awaiting tail.
+// `emit` runs a chain synchronously and hands over to the async loop at the first handler that
+// throws or returns a thenable; chains of async functions take their own awaiting loop.
 // These tests walk every length around the hand-over points and every position of the unusual
 // handler, so each path keeps the same order, isolation, StopHook and blocking rules.
 

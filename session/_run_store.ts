@@ -20,7 +20,9 @@ export function runStoreOf(host: object & RunOwner): SessionStore {
   const key: object = session ?? host;
   let store = fallback.get(key);
   if (store === undefined) {
-    store = new MemoryStore();
+    // Finished runs are only read back to tell a late `resume` that the run ended; keeping every
+    // one would grow a long-lived session without a store by a record per run.
+    store = new MemoryStore({ keepFinishedRuns: 64 });
     fallback.set(key, store);
   }
   return store;

@@ -37,6 +37,19 @@ import {
   withClaim,
 } from "./_runs.ts";
 
+const FINISHED: ReadonlySet<string> = new Set(["completed", "failed", "aborted"]);
+
+/** Options of {@linkcode MemoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * How many finished runs (status `completed`, `failed` or `aborted`) to keep; older finished runs are
+   * dropped when another one finishes. Runs that wait for approval or are running are always
+   * kept. Default: all (`Infinity`). A session without a store keeps its runs in a private
+   * memory store that keeps 64.
+   */
+  keepFinishedRuns?: number;
+}
+
 /**
  * A complete {@linkcode SessionStore} held in memory.
  *
@@ -72,6 +85,21 @@ export class MemoryStore implements SessionStore {
   #progressions = new Map<string, string[]>();
   #signals: SignalRow[] = [];
   #runs = new Map<string, RunRecord>();
+  #finished = new Set<string>();
+  #keepFinished: number;
+
+  /**
+   * Makes an empty store.
+   *
+   * @throws {TypeError} when `keepFinishedRuns` is not a number ≥ 0.
+   */
+  constructor(options?: MemoryStoreOptions) {
+    const keep = options?.keepFinishedRuns ?? Infinity;
+    if (typeof keep !== "number" || Number.isNaN(keep) || keep < 0) {
+      throw new TypeError("Cannot create memory store: keepFinishedRuns must be a number >= 0");
+    }
+    this.#keepFinished = keep;
+  }
 
   /** Whether {@linkcode MemoryStore.close} was called. */
   get closed(): boolean {
@@ -231,7 +259,17 @@ export class MemoryStore implements SessionStore {
   async saveRun(run: RunRecord): Promise<void> {
     this.#open("save run");
     const normalized = normalizeRun(run);
-    this.#runs.set(normalized.runId, normalized);
+    const id = normalized.runId;
+    this.#runs.set(id, normalized);
+    this.#finished.delete(id);
+    if (FINISHED.has(normalized.status)) {
+      this.#finished.add(id);
+      for (const oldest of this.#finished) {
+        if (this.#finished.size <= this.#keepFinished) break;
+        this.#finished.delete(oldest);
+        this.#runs.delete(oldest);
+      }
+    }
     await undefined;
   }
 

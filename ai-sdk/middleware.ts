@@ -128,17 +128,21 @@ function positive(value: number | undefined, fallback: number, name: string): nu
  * context object; an AbortController exists only when the handler reads `signal`, and a timer
  * only when the answer is a promise.
  */
+/** A stream handler's context: its signal is made only when a handler reads it. */
+class HandlerContext {
+  controller: AbortController | undefined;
+
+  get signal(): AbortSignal {
+    return (this.controller ??= new AbortController()).signal;
+  }
+}
+
 function callHandler(
   handler: (part: never, context: { signal: AbortSignal }) => unknown,
   part: StreamPart,
   timeoutMs: number,
 ): unknown {
-  let controller: AbortController | undefined;
-  const context = {
-    get signal(): AbortSignal {
-      return (controller ??= new AbortController()).signal;
-    },
-  };
+  const context = new HandlerContext();
   const result = handler(part as never, context);
   if (!isThenable(result)) return result;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -148,7 +152,7 @@ function callHandler(
         `The stream handler for "${part.type}" did not settle within ${timeoutMs} ms`,
         "TimeoutError",
       );
-      controller?.abort(error);
+      context.controller?.abort(error);
       reject(error);
     }, timeoutMs);
   });
@@ -412,7 +416,16 @@ export function hookscopeMiddleware<V extends MiddlewareSpecificationVersion = "
           } catch (error) {
             return exit ? fail(controller, error) : emitAll([part], controller);
           }
-          if (!isThenable(result)) return emitAll(partsOf(part, result), controller);
+          if (!isThenable(result)) {
+            // One replacement part, nothing to wait for: enqueue it without a list.
+            if (plain && !Array.isArray(result)) {
+              const out = result === null || result === undefined ? part : result as StreamPart;
+              if (out.type === "finish") usage = out.usage;
+              controller.enqueue(out);
+              return;
+            }
+            return emitAll(partsOf(part, result), controller);
+          }
           return Promise.resolve(result).then(
             (value) => emitAll(partsOf(part, value), controller),
             (error) => exit ? fail(controller, error) : emitAll([part], controller),

@@ -157,14 +157,28 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
   return attached;
 }
 
-/** The processor context with other arguments (the call id stays read on demand). */
+/**
+ * The processor context with other arguments (the call id stays read on demand; a class, since
+ * V8 builds object literals with getters slowly).
+ */
+class WithArgs implements ProcessorContext {
+  readonly signal: AbortSignal;
+  readonly toolName: string;
+  readonly args: Args;
+  readonly #context: ProcessorContext;
+
+  constructor(context: ProcessorContext, args: Args) {
+    this.signal = context.signal;
+    this.toolName = context.toolName;
+    this.args = args;
+    this.#context = context;
+  }
+
+  get callId(): string {
+    return this.#context.callId;
+  }
+}
+
 function withArgs(context: ProcessorContext, args: Args): ProcessorContext {
-  return {
-    signal: context.signal,
-    toolName: context.toolName,
-    args,
-    get callId() {
-      return context.callId;
-    },
-  };
+  return new WithArgs(context, args);
 }

@@ -13,9 +13,7 @@ import { SPEC_VERSION } from "./_spec_version.ts";
 import type {
   AgentSpec,
   ErrorToolHook,
-  ErrorToolHookContext,
   PostToolHook,
-  PostToolHookContext,
   PreToolHook,
   ToolHook,
   ToolHookContext,
@@ -32,7 +30,8 @@ export interface CallSource {
 }
 
 /**
- * One hook's context. `callId` is a getter so that a call without a caller-supplied id draws its
+ * One hook's context, for every phase (`result` is set for post hooks, `error` for error hooks).
+ * `callId` is a getter so that a call without a caller-supplied id draws its
  * own id only when a hook reads it; every other field is a plain own property.
  */
 class HookContext implements ToolHookContext {
@@ -57,28 +56,6 @@ class HookContext implements ToolHookContext {
   get callId(): string {
     return this.#source.callId;
   }
-}
-
-function context(toolName: string, source: CallSource, args: Args): ToolHookContext {
-  return new HookContext(toolName, source, args, undefined, undefined);
-}
-
-function postContext(
-  toolName: string,
-  source: CallSource,
-  args: Args,
-  result: unknown,
-): PostToolHookContext {
-  return new HookContext(toolName, source, args, result, undefined);
-}
-
-function errorContext(
-  toolName: string,
-  source: CallSource,
-  args: Args,
-  error: unknown,
-): ErrorToolHookContext {
-  return new HookContext(toolName, source, args, undefined, error);
 }
 
 /** One step of a pre chain: a hook and whether it is a security (gate) hook. */
@@ -143,7 +120,7 @@ export function runPre(
     const step = steps[i];
     let out: unknown;
     try {
-      out = step.hook(context(toolName, source, current));
+      out = step.hook(new HookContext(toolName, source, current, undefined, undefined));
     } catch (error) {
       throw denial(step, error);
     }
@@ -169,7 +146,9 @@ async function preAsync(
     const step = steps[i];
     let out: unknown;
     try {
-      out = i === index ? await pending : step.hook(context(toolName, source, current));
+      out = i === index
+        ? await pending
+        : step.hook(new HookContext(toolName, source, current, undefined, undefined));
       if (isThenable(out)) out = await out;
     } catch (error) {
       throw denial(step, error);
@@ -192,7 +171,7 @@ export function runPost(
 ): unknown {
   let current = result;
   for (let i = 0; i < hooks.length; i++) {
-    const out = hooks[i](postContext(toolName, source, args, current));
+    const out = hooks[i](new HookContext(toolName, source, args, current, undefined));
     if (isThenable(out)) return postAsync(toolName, source, hooks, i, out, current, args);
     if (out !== undefined) current = out;
   }
@@ -209,7 +188,9 @@ async function postAsync(
   args: Args,
 ): Promise<unknown> {
   for (let i = index; i < hooks.length; i++) {
-    let out = i === index ? await pending : hooks[i](postContext(toolName, source, args, current));
+    let out = i === index
+      ? await pending
+      : hooks[i](new HookContext(toolName, source, args, current, undefined));
     if (isThenable(out)) out = await out;
     if (out !== undefined) current = out;
   }
@@ -225,7 +206,7 @@ export async function runError(
   args: Args,
 ): Promise<unknown> {
   for (const hook of hooks) {
-    const out = await hook(errorContext(toolName, source, args, error));
+    const out = await hook(new HookContext(toolName, source, args, undefined, error));
     if (out !== undefined) return out;
   }
   return undefined;

@@ -18,6 +18,7 @@ import {
 import { neverAborted } from "../core/_abort.ts";
 import { race } from "../core/_race.ts";
 import { durationClock, isThenable } from "../core/_util.ts";
+import { actionOf } from "./_chain.ts";
 import { isPlainObject } from "./_objects.ts";
 import { RUN_CALL, START_AT } from "./_start.ts";
 import type { z } from "zod";
@@ -91,8 +92,7 @@ export class FunctionCalling extends Operation {
 
   /** The `action` argument when it is a string, else `""` (what tool hooks receive). */
   get action(): string {
-    const action = this.arguments.action;
-    return typeof action === "string" ? action : "";
+    return actionOf(this.arguments);
   }
 
   /** JSON-safe form: element fields, `execution`, `function` (the tool name), `arguments`, `callId`. */

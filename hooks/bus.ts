@@ -443,7 +443,7 @@ export class HookBus {
       for (let i = 0; i < entries.length; i++) {
         let result: unknown;
         try {
-          result = (entries[i].handler as (p: unknown, c: HookContext) => unknown)(body, context);
+          result = (entries[i].handler as Call)(body, context);
         } catch (error) {
           if (error instanceof StopHook) break;
           const run = new Run(point, body, DECIDE, undefined, context);
@@ -502,27 +502,16 @@ export class HookBus {
     this.#allAsync[point] = entries.every((e) => e.handler instanceof AsyncFunction);
   }
 
+  /** Runs the chain synchronously until a handler returns a thenable, then `#runAsync`. */
   #run(point: HookPoint, payload: Record<string, unknown>, blocking: boolean): Promise<void> {
     const chain = this.#chains[point];
-    const n = chain.length;
-    if (n === 0) return this.#record(point, payload);
+    if (chain.length === 0) return this.#record(point, payload);
     if (this.#allAsync[point]) return this.#awaitEach(point, payload, blocking, chain);
-    return this.#runFrom(point, payload, blocking, chain, 0);
-  }
-
-  /** The general sync prefix: runs `chain` from `start` until a handler returns a thenable. */
-  #runFrom(
-    point: HookPoint,
-    payload: Record<string, unknown>,
-    blocking: boolean,
-    chain: Chain,
-    start: number,
-  ): Promise<void> {
     const context = this.#context;
-    for (let i = start; i < chain.length; i++) {
+    for (let i = 0; i < chain.length; i++) {
       let result: unknown;
       try {
-        result = (chain[i] as (p: unknown, c: HookContext) => unknown)(payload, context);
+        result = (chain[i] as Call)(payload, context);
       } catch (error) {
         if (error instanceof StopHook) break;
         if (blocking) return Promise.reject(error);
@@ -580,7 +569,7 @@ export class HookBus {
         }
         i++;
         if (i >= chain.length) break;
-        const result = (chain[i] as (p: unknown, c: HookContext) => unknown)(payload, context);
+        const result = (chain[i] as Call)(payload, context);
         if (isThenable(result)) current = result;
       } catch (error) {
         current = null;
@@ -647,7 +636,7 @@ export class HookBus {
         if (entry.once) entry.dispose?.();
         let value: unknown;
         try {
-          value = (entry.handler as (p: unknown, c: HookContext) => unknown)(run.current, context);
+          value = (entry.handler as Call)(run.current, context);
         } catch (error) {
           if (this.#handle(run, entry, true, error)) break;
           continue;
@@ -682,7 +671,7 @@ export class HookBus {
         } else {
           if (entry.match !== null && !this.#matches(entry, run.current, run.point)) continue;
           if (entry.once) entry.dispose?.();
-          value = (entry.handler as (p: unknown, c: HookContext) => unknown)(run.current, context);
+          value = (entry.handler as Call)(run.current, context);
         }
         if (isThenable(value)) value = await race(value, entry.timeoutMs, signal);
       } catch (error) {

@@ -28,8 +28,3 @@ export class DeferredHookSignal {
     });
   }
 }
-
-/** The stored event itself, or the built envelope of a deferred one. */
-export function built(event: unknown): unknown {
-  return event instanceof DeferredHookSignal ? event.build() : event;
-}

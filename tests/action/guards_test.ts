@@ -357,3 +357,24 @@ describe("guardPaths (secure by default: the host file system)", () => {
     }
   });
 });
+
+describe("guards on a session's tool.pre", () => {
+  it("guardDestructive as a tool.pre handler blocks the call: act rejects, HookBlocked, no run", async () => {
+    const { Session, HookBlocked } = await import("../../session/mod.ts");
+    const { Tool } = await import("../../action/mod.ts");
+    const session = new Session();
+    const ran: string[] = [];
+    const branch = session.newBranch({
+      tools: [new Tool({ name: "bash", func: ({ command }) => void ran.push(String(command)) })],
+    });
+    session.hooks.on("tool.pre", guardDestructive);
+    await assert.rejects(
+      branch.act({ function: "bash", arguments: { command: "rm -rf /" } }),
+      PermissionDeniedError,
+    );
+    await branch.act({ function: "bash", arguments: { command: "ls" } });
+    await session.drainSignals();
+    assert.deepEqual(ran, ["ls"]);
+    assert.equal(session.observer.byType(HookBlocked).length, 1);
+  });
+});

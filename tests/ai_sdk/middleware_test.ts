@@ -246,6 +246,25 @@ describe("hookscopeMiddleware with streamText", () => {
     assert.match(String(parts.find((p) => p.type === "error")?.error), /did not settle/);
   });
 
+  it("a stream handler's signal aborts with the TimeoutError at its deadline", async () => {
+    let reason: unknown;
+    const model = wrapLanguageModel({
+      model: streaming(["a"]),
+      middleware: hookscopeMiddleware({
+        exit: true,
+        chunkTimeoutMs: 50,
+        streamHandlers: {
+          "text-delta": (_part, { signal }) =>
+            new Promise(() => {
+              signal.addEventListener("abort", () => (reason = signal.reason), { once: true });
+            }),
+        },
+      }),
+    });
+    await collect(streamText({ model, prompt: "hi" }));
+    assert.equal((reason as Error)?.name, "TimeoutError");
+  });
+
   it("with a session, every part fires api.stream_chunk in order", async () => {
     const session = new Session();
     const types: string[] = [];

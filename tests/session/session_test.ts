@@ -194,6 +194,22 @@ describe("Session branches", () => {
     }]);
   });
 
+  it("newBranch({ spec }) takes the spec's name unless a name is given; a non-spec is a TypeError", async () => {
+    const { AgentSpec } = await import("../../action/mod.ts");
+    const session = new Session();
+    const names: unknown[] = [];
+    session.hooks.on("branch.create", (p) => void names.push(p.agentName));
+    const spec = new AgentSpec({ name: "coder" });
+    assert.equal(session.newBranch({ spec }).name, "coder");
+    assert.equal(session.newBranch({ spec, name: "reviewer" }).name, "reviewer");
+    await session.drainSignals();
+    assert.deepEqual(names, ["coder", "reviewer"]);
+    assert.throws(() => new Branch({ spec: { name: "x" } as never }), {
+      name: "TypeError",
+      message: "Cannot create branch: spec must be an AgentSpec",
+    });
+  });
+
   it("a standalone Branch emits [] and authorizes true", async () => {
     const branch = new Branch();
     assert.deepEqual(await branch.emit("x"), []);

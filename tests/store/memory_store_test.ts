@@ -53,3 +53,18 @@ describe("MemoryStore keepFinishedRuns", () => {
     assert.throws(() => new MemoryStore({ keepFinishedRuns: "5" as never }), TypeError);
   });
 });
+
+describe("the run store of a session without a store", () => {
+  it("keeps the last 64 finished runs and every waiting one", async () => {
+    const { runStoreOf } = await import("../../session/_run_store.ts");
+    const store = runStoreOf({});
+    assert.equal(runStoreOf({}) === store, false);
+    await store.saveRun(waitingRun("waiting"));
+    for (let i = 0; i < 70; i++) {
+      await store.saveRun({ ...waitingRun(`r${i}`), status: "completed", pending: [] });
+    }
+    assert.equal(await store.getRun("r5"), undefined);
+    assert.equal((await store.getRun("r6"))?.status, "completed");
+    assert.equal((await store.getRun("waiting"))?.status, "waiting_approval");
+  });
+});

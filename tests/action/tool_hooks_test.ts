@@ -263,14 +263,17 @@ describe("Tool-scope hook context", () => {
   });
 
   it("lets a hook that waits on the signal end when the call is aborted", async () => {
+    // The call itself stops waiting at the abort either way; the hook must see it too.
+    let seen: unknown;
     const spec = new AgentSpec().pre("t", ({ signal }) =>
       new Promise<void>((_resolve, reject) => {
-        signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+        signal.addEventListener("abort", () => reject(seen = signal.reason), { once: true });
       }));
     const controller = new AbortController();
     const pending = managerWith(spec).invoke({ function: "t" }, { signal: controller.signal });
     setTimeout(() => controller.abort(new Error("stop")), 10);
     await assert.rejects(pending, { message: "stop" });
+    assert.equal((seen as Error)?.message, "stop");
   });
 });
 

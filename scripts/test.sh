@@ -162,6 +162,19 @@ if [ $? -ne 0 ]; then
   status=1
 fi
 
+# A recap of what failed, at the end where a truncated CI log still shows it.
+if [ "$total_fail" -ne 0 ] || [ "$status" -ne 0 ]; then
+  echo "== failures"
+  for log in tmp/deno-test.log tmp/deno-narrow.log; do
+    [ -f "$log" ] && sed -n '/^FAILURES/,$p' "$log" | grep -E ' => ' | sed "s|^|deno: |"
+  done
+  [ -f tmp/bun-test.log ] && grep -E '^\(fail\) ' tmp/bun-test.log | sed "s|^|bun: |"
+  for log in tmp/node-test.log tmp/node24-test.log tmp/*-test.log; do
+    case "$log" in tmp/deno-*|tmp/bun-*) continue ;; esac
+    [ -f "$log" ] && grep -E '^ *not ok ' "$log" | sed "s|^ *|$(basename "$log" -test.log): |"
+  done | sort -u
+fi
+
 echo "== wall time: $((SECONDS - started_all)) s"
 echo "$total_pass passed, $total_fail failed"
 exit $status

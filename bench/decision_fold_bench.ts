@@ -96,22 +96,7 @@ for (const k of KS) {
     plain.on("tool.post", handler);
     options.on("tool.post", handler, { priority: i % 3, match: "ba*" });
   }
-  await warm([() => plain.emit("tool.post", POST), () => options.emit("tool.post", POST)]);
-  Deno.bench({
-    name: "floor",
-    group,
-    baseline: true,
-    fn: async () => {
-      for (let i = 0; i < BATCH; i++) await plain.emit("tool.post", POST);
-    },
-  });
-  Deno.bench({
-    name: "hookscope",
-    group,
-    fn: async () => {
-      for (let i = 0; i < BATCH; i++) await options.emit("tool.post", POST);
-    },
-  });
+  await emitPair(group, plain, options);
 }
 
 // `hook-options-unused/<k>`: the same k handlers registered with `priority` only (ordering is
@@ -128,7 +113,12 @@ for (const k of KS) {
     plain.on("tool.post", handler);
     prioritized.on("tool.post", handler, { priority: k - i });
   }
-  await warm([() => plain.emit("tool.post", POST), () => prioritized.emit("tool.post", POST)]);
+  await emitPair(group, plain, prioritized);
+}
+
+/** Benches `tool.post` emits on `bus` against the same emits on `plain` (the floor). */
+async function emitPair(group: string, plain: HookBus, bus: HookBus): Promise<void> {
+  await warm([() => plain.emit("tool.post", POST), () => bus.emit("tool.post", POST)]);
   Deno.bench({
     name: "floor",
     group,
@@ -141,7 +131,7 @@ for (const k of KS) {
     name: "hookscope",
     group,
     fn: async () => {
-      for (let i = 0; i < BATCH; i++) await prioritized.emit("tool.post", POST);
+      for (let i = 0; i < BATCH; i++) await bus.emit("tool.post", POST);
     },
   });
 }

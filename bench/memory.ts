@@ -22,40 +22,10 @@
 
 import { HookBus, HookSignal } from "../hooks/mod.ts";
 import { SessionObserver } from "../session/mod.ts";
-
-interface Runtime {
-  gc?: () => void;
-  Bun?: { gc(force: boolean): void; version: string };
-  Deno?: { memoryUsage(): { heapUsed: number }; version: { deno: string } };
-  process?: { memoryUsage(): { heapUsed: number }; versions: Record<string, string> };
-}
-const g = globalThis as unknown as Runtime;
-
-function collect(): boolean {
-  if (g.Bun) {
-    g.Bun.gc(true);
-    return true;
-  }
-  if (typeof g.gc === "function") {
-    g.gc();
-    g.gc();
-    return true;
-  }
-  return false;
-}
+import { collect, mb, runtimeName, usage } from "./_memory.ts";
 
 function heapUsed(): number {
-  return g.Deno ? g.Deno.memoryUsage().heapUsed : g.process!.memoryUsage().heapUsed;
-}
-
-function mb(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
-}
-
-function runtimeName(): string {
-  if (g.Bun) return `Bun ${g.Bun.version}`;
-  if (g.Deno) return `Deno ${g.Deno.version.deno}`;
-  return `Node ${g.process?.versions.node}`;
+  return usage().heapUsed;
 }
 
 const PAYLOAD = {

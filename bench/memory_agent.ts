@@ -32,47 +32,7 @@ import {
   type RecordedRequest,
   startOpenAIServer,
 } from "../tests/fixtures/openai_server.ts";
-
-interface Runtime {
-  gc?: () => void;
-  Bun?: { gc(force: boolean): void; version: string };
-  Deno?: {
-    memoryUsage(): { heapUsed: number; rss: number };
-    version: { deno: string };
-  };
-  process?: {
-    memoryUsage(): { heapUsed: number; rss: number };
-    versions: Record<string, string>;
-  };
-}
-const g = globalThis as unknown as Runtime;
-
-function collect(): boolean {
-  if (g.Bun) {
-    g.Bun.gc(true);
-    return true;
-  }
-  if (typeof g.gc === "function") {
-    g.gc();
-    g.gc();
-    return true;
-  }
-  return false;
-}
-
-function usage(): { heapUsed: number; rss: number } {
-  return g.Deno ? g.Deno.memoryUsage() : g.process!.memoryUsage();
-}
-
-function mb(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
-}
-
-function runtimeName(): string {
-  if (g.Bun) return `Bun ${g.Bun.version}`;
-  if (g.Deno) return `Deno ${g.Deno.version.deno}`;
-  return `Node ${g.process?.versions.node}`;
-}
+import { collect, mb, runtimeName, usage } from "./_memory.ts";
 
 async function perMessage(store: boolean): Promise<void> {
   const count = 20_000;

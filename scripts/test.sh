@@ -166,7 +166,7 @@ fi
 if [ "$total_fail" -ne 0 ] || [ "$status" -ne 0 ]; then
   echo "== failures"
   for log in tmp/deno-test.log tmp/deno-narrow.log; do
-    [ -f "$log" ] && sed -n '/^FAILURES/,$p' "$log" | grep -E ' => ' | sed "s|^|deno: |"
+    [ -f "$log" ] && sed -n '/^ *FAILURES *$/,$p' "$log" | grep -E ' => ' | sed "s|^|deno: |"
   done
   [ -f tmp/bun-test.log ] && grep -E '^\(fail\) ' tmp/bun-test.log | sed "s|^|bun: |"
   for log in tmp/node-test.log tmp/node24-test.log tmp/*-test.log; do

@@ -10,6 +10,7 @@ import { timeoutSignal } from "../core/_abort.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { dbTarget, displayDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
+import { summarize } from "../core/json_safe.ts";
 import { redactSecrets } from "../core/redact.ts";
 import { runCodingAgent } from "./agent_run.ts";
 
@@ -32,7 +33,15 @@ const FLAGS: Record<string, FlagSpec> = {
     help: "give up when the server sends nothing for this many ms (default 60000)",
   },
   timeout: { type: "string", help: "give up on one model call after this many ms (default none)" },
+  "ask-before": {
+    type: "string",
+    help: "comma-separated tools (reader, editor, search, bash) whose calls wait for a person: " +
+      "the run stops, 'hookscope approve'/'reject' answer, 'hookscope resume' goes on",
+  },
 };
+
+/** The coding agent's tools, the names `--ask-before` accepts. */
+const TOOL_NAMES: readonly string[] = ["reader", "editor", "search", "bash"];
 
 /** Help text for `hookscope run`. */
 export const RUN_HELP: string = `Usage: hookscope run --base-url URL --model NAME [options]
@@ -88,6 +97,25 @@ function positiveMs(value: unknown, flag: string): number | undefined {
   return ms;
 }
 
+/**
+ * Reads `--ask-before`: comma-separated tool names, each one of the agent's tools; an empty entry
+ * or an unknown name is a usage error (a typo must not silently run a tool without asking).
+ */
+function askBeforeTools(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  const names = typeof value === "string" ? value.split(",").map((name) => name.trim()) : [""];
+  for (const name of names) {
+    if (!TOOL_NAMES.includes(name)) {
+      throw new UsageError(
+        `hookscope run: --ask-before takes tool names separated by commas; ${
+          name === "" ? "got an empty name" : `unknown tool ${JSON.stringify(name)}`
+        }; tools: ${TOOL_NAMES.join(", ")}`,
+      );
+    }
+  }
+  return [...new Set(names)];
+}
+
 /** Runs `hookscope run`; returns the exit code. */
 export async function runCommand(
   args: readonly string[],
@@ -114,6 +142,7 @@ export async function runCommand(
   }
   const idleTimeoutMs = positiveMs(values["idle-timeout"], "--idle-timeout");
   const timeoutMs = positiveMs(values.timeout, "--timeout");
+  const askBefore = askBeforeTools(values["ask-before"]);
   const workspace = resolve(typeof values.workspace === "string" ? values.workspace : ".");
   try {
     if (!statSync(workspace).isDirectory()) throw new Error("not a directory");
@@ -142,6 +171,7 @@ export async function runCommand(
       maxTurns,
       ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      ...(askBefore !== undefined ? { askBefore } : {}),
       io,
       write,
       sandbox: { kind: sandbox },
@@ -156,6 +186,16 @@ export async function runCommand(
     );
   }
   io.out(`\nsession ${summary.sessionId} ${summary.status}: ${summary.turns} turns`);
-  io.out(`inspect it:  hookscope show ${displayDb(dbPath)} ${summary.sessionId}`);
+  const db = displayDb(dbPath);
+  if (summary.status === "waiting_approval" && summary.runId !== undefined) {
+    io.out(`run ${summary.runId} waits for a person's answer to:`);
+    for (const call of summary.pending ?? []) {
+      io.out(`  ${call.callId}  ${call.toolName}  ${summarize(call.args, 120)}`);
+    }
+    io.out(`approve:     hookscope approve ${db} CALL_ID [--args JSON]`);
+    io.out(`or reject:   hookscope reject ${db} CALL_ID [--reason TEXT]`);
+    io.out(`then:        hookscope resume ${db} ${summary.runId}`);
+  }
+  io.out(`inspect it:  hookscope show ${db} ${summary.sessionId}`);
   return 0;
 }

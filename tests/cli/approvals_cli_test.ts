@@ -6,13 +6,14 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { main } from "../../cli/main.ts";
 import { runCodingAgent } from "../../cli/agent_run.ts";
 import {
+  jsonReply,
   type OpenAIServer,
   type RecordedRequest,
   type Reply,
@@ -117,6 +118,26 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     assert.equal((await run(["approve", "x.db", "c1", "--args", "[1]"])).code, 2);
     assert.equal((await run(["approve", "x.db", "c1", "--bogus"])).code, 2);
     assert.equal((await run(["resume", "x.db", "r1", "--base-url", "ftp://x"])).code, 2);
+    // --ask-before takes only the agent's tool names: a typo would run that tool without asking.
+    for (
+      const [value, message] of [
+        ["edtor", /unknown tool "edtor"; tools: reader, editor, search, bash/],
+        ["reader,,bash", /got an empty name/],
+        ["", /got an empty name/],
+      ] as const
+    ) {
+      const bad = await run([
+        "run",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--ask-before",
+        value,
+      ]);
+      assert.equal(bad.code, 2, value);
+      assert.match(bad.err, message);
+    }
     const missing = await run(["pending", join(tempDir(), "missing.db")]);
     assert.equal(missing.code, 1);
     assert.match(missing.err, /no file at/);
@@ -215,6 +236,42 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     const again = await run(["approve", db, "call_w1"]);
     assert.equal(again.code, 1);
     assert.match(again.err, /No pending approval for call "call_w1"/);
+  });
+
+  it("run --ask-before stops at the call, prints it with the commands that answer it, and pending lists it", async () => {
+    // `hookscope run` first asks GET /models whether the server is up.
+    const server = await startOpenAIServer((request) =>
+      request.method === "GET" ? jsonReply({ data: [] }) : script(request)
+    );
+    servers.push(server);
+    const dir = tempDir();
+    const db = join(dir, "runs.db");
+    const result = await run([
+      "run",
+      "--base-url",
+      server.baseURL,
+      "--model",
+      "m",
+      "--workspace",
+      dir,
+      "--db",
+      db,
+      "--ask-before",
+      " editor ,bash",
+      "--prompt",
+      "write the notes",
+    ]);
+    assert.equal(result.code, 0, result.err);
+    assert.match(result.out, /waiting_approval: 1 turns/);
+    const runId = /run (\S+) waits for a person's answer to:/.exec(result.out)?.[1];
+    assert.ok(runId, result.out);
+    assert.match(result.out, /call_w1 {2}editor {2}\{"action":"write","filePath":"notes\.md"/);
+    assert.match(result.out, new RegExp(`hookscope resume \\S*runs\\.db ${runId}`));
+    assert.equal(existsSync(join(dir, "notes.md")), false, "the asked-for call did not run");
+    const rows = JSON.parse((await run(["pending", db, "--json"])).out);
+    assert.deepEqual(rows.map((r: { callId: string; runId: string }) => [r.callId, r.runId]), [
+      ["call_w1", runId],
+    ]);
   });
 
   it("reject --reason reaches the model as the tool's answer when resume runs; show prints the denial", async () => {

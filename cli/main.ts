@@ -25,6 +25,7 @@ import { APPROVE_HELP, approveCommand } from "./approve.ts";
 import { DEMO_HELP, demoCommand } from "./demo.ts";
 import { PENDING_HELP, pendingCommand } from "./pending.ts";
 import { REJECT_HELP, rejectCommand } from "./reject.ts";
+import { RELEASE_HELP, releaseCommand } from "./release.ts";
 import { RESUME_HELP, resumeCommand } from "./resume.ts";
 import { POINTS_HELP, pointsCommand } from "./points.ts";
 import { RUN_HELP, runCommand } from "./run.ts";
@@ -48,6 +49,7 @@ Commands:
   reject DB CALL_ID [--reason TEXT]
                             reject a pending call; the reason reaches the model
   resume DB RUN_ID          continue a run once its pending calls are answered
+  release DB RUN_ID         take back the claim of a resume whose process is gone
   tail URL [SESSION]        follow the signals written to a postgres:// store, live
   points                    the hook point catalogue with wiring status
 
@@ -62,6 +64,7 @@ const HELPS: Record<string, string> = {
   approve: APPROVE_HELP,
   reject: REJECT_HELP,
   resume: RESUME_HELP,
+  release: RELEASE_HELP,
   tail: TAIL_HELP,
   points: POINTS_HELP,
 };
@@ -102,6 +105,8 @@ export async function main(args: readonly string[], io: CliIO = processIO): Prom
         return await rejectCommand(rest, io);
       case "resume":
         return await resumeCommand(rest, io);
+      case "release":
+        return await releaseCommand(rest, io);
       case "points":
         return pointsCommand(rest, io);
       case "tail":

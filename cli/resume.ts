@@ -11,7 +11,7 @@ import { IModel } from "../service/mod.ts";
 import { HookBlocked, RunNotResumableError, Session } from "../session/mod.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { optionalString } from "./_approvals.ts";
-import { openWritableDb } from "./_db.ts";
+import { displayDb, openWritableDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { askBeforeHook, readResumeInfo } from "./_resume_info.ts";
 import { secretsGuard } from "./agent_run.ts";
@@ -77,10 +77,17 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
       );
     }
     if (run.status !== "waiting_approval") {
+      const claimed = run.status === "running" && run.owner !== null;
       throw new CliError(
         `Run ${JSON.stringify(runId)} is not waiting for approval (status ${run.status}${
           run.owner ? `, claimed by ${run.owner}` : ""
-        })`,
+        })${
+          claimed
+            ? `; if that process is gone, 'hookscope release ${
+              displayDb(path)
+            } ${runId}' takes the claim back`
+            : ""
+        }`,
       );
     }
     const unanswered = run.pending.filter((p) => run.answers[p.callId] === undefined);

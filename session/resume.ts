@@ -279,7 +279,11 @@ function notWaiting(run: RunRecord): RunNotResumableError {
     return new RunNotResumableError(
       run.runId,
       "claimed",
-      `it was claimed by ${JSON.stringify(run.owner)} (status ${JSON.stringify(run.status)})`,
+      `it was claimed by ${JSON.stringify(run.owner)} (status ${JSON.stringify(run.status)})${
+        run.status === "running"
+          ? "; if that claimer is gone, store.releaseRun(runId, owner) takes the claim back"
+          : ""
+      }`,
       run.status,
     );
   }

@@ -233,6 +233,20 @@ export function withAnswer(
   return next;
 }
 
+/**
+ * Takes a claim back (a copy, waiting for approval again, without owner); `undefined` unless the
+ * run is `running` under a claim by exactly `owner`.
+ */
+export function withRelease(run: RunRecord, owner: string, now: number): RunRecord | undefined {
+  if (run.status !== "running" || run.owner === null || run.owner !== owner) return undefined;
+  const next = structuredClone(run);
+  next.status = "waiting_approval";
+  next.owner = null;
+  next.claimedAt = null;
+  next.updatedAt = now;
+  return next;
+}
+
 /** Applies a claim to a run (a copy); `undefined` when the run is not waiting for approval. */
 export function withClaim(run: RunRecord, owner: string, now: number): RunRecord | undefined {
   if (run.status !== "waiting_approval") return undefined;

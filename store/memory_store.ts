@@ -35,6 +35,7 @@ import {
   pendingRowsOf,
   withAnswer,
   withClaim,
+  withRelease,
 } from "./_runs.ts";
 
 const FINISHED: ReadonlySet<string> = new Set(["completed", "failed", "aborted"]);
@@ -296,6 +297,21 @@ export class MemoryStore implements SessionStore {
     if (claimed !== undefined) this.#runs.set(runId, claimed);
     await undefined;
     return claimed !== undefined;
+  }
+
+  /**
+   * Takes back the claim of `owner` on a running run (waiting for approval again); `false` when
+   * the run is unknown, not running or claimed by someone else.
+   */
+  async releaseRun(runId: string, owner: string): Promise<boolean> {
+    this.#open("release run");
+    checkId(runId, "runId", "release run");
+    checkId(owner, "owner", "release run");
+    const stored = this.#runs.get(runId);
+    const released = stored === undefined ? undefined : withRelease(stored, owner, Date.now());
+    if (released !== undefined) this.#runs.set(runId, released);
+    await undefined;
+    return released !== undefined;
   }
 
   /** Records an answer to a pending call of a waiting run; `false` when there is no such call. */

@@ -180,6 +180,16 @@ export interface SessionStore {
    */
   claimRun(runId: string, owner: string): Promise<boolean>;
   /**
+   * Takes back a claim whose claimer is gone (its process died): when the run is `running` under
+   * a claim by exactly `owner`, it waits for approval again (owner and `claimedAt` cleared, pending
+   * calls and answers kept) and the call resolves to `true`; otherwise nothing changes and it
+   * resolves to `false`. Naming the owner makes the release apply to the claim that was looked
+   * at, not to a newer one. Only for a claimer known to be gone: a live claimer would go on and
+   * save over the released run, and the run resumed again runs its answered calls again.
+   * Optional, so that stores written before it still type-check; every store in this package has it.
+   */
+  releaseRun?(runId: string, owner: string): Promise<boolean>;
+  /**
    * Records a person's answer to one pending call of a run waiting for approval; resolves to
    * `true`. Resolves to `false` and changes nothing when the run is unknown, is not waiting for
    * approval (claimed, finished) or has no pending call `callId`. A later answer to the same call

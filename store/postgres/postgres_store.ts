@@ -40,6 +40,7 @@ import {
   pendingRowsOf,
   withAnswer,
   withClaim,
+  withRelease,
 } from "../_runs.ts";
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "./_migrations.ts";
 import { WriteQueue } from "./_write_queue.ts";
@@ -1001,6 +1002,41 @@ export class PostgresStore implements SessionStore {
             await tx.unsafe(
               `UPDATE ${this.#q}.runs SET status = $2, record = $3, claim_token = $4 WHERE run_id = $1`,
               [runId, claimed.status, JSON.stringify(claimed), token],
+              { prepare: true },
+            );
+            return true;
+          })),
+    );
+  }
+
+  /**
+   * Takes back `owner`'s claim on a running run (the run waits for approval again) with the row
+   * locked, like a claim; `false` when it is unknown, not running or claimed by another. A release
+   * retried after a dropped connection recognizes its own committed release.
+   */
+  async releaseRun(runId: string, owner: string): Promise<boolean> {
+    this.#use("release run");
+    checkId(runId, "runId", "release run");
+    checkId(owner, "owner", "release run");
+    pgId(runId, "runId", "release run");
+    const token = crypto.randomUUID();
+    return await this.#lane(
+      `run:${runId}`,
+      () =>
+        this.#run("release run", true, (sql, attempt) =>
+          sql.begin(async (tx) => {
+            const [row] = await tx.unsafe(
+              `SELECT record, claim_token::text AS token FROM ${this.#q}.runs WHERE run_id = $1 FOR UPDATE`,
+              [runId],
+              { prepare: true },
+            );
+            if (row === undefined) return false;
+            const stored = JSON.parse(row.record as string) as RunRecord;
+            const released = withRelease(stored, owner, Date.now());
+            if (released === undefined) return attempt > 1 && row.token === token;
+            await tx.unsafe(
+              `UPDATE ${this.#q}.runs SET status = $2, record = $3, claim_token = $4 WHERE run_id = $1`,
+              [runId, released.status, JSON.stringify(released), token],
               { prepare: true },
             );
             return true;

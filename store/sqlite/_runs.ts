@@ -7,7 +7,7 @@ import type {
   RunAnswer,
   RunRecord,
 } from "../session_store.ts";
-import { pendingRowsOf, withAnswer, withClaim } from "../_runs.ts";
+import { pendingRowsOf, withAnswer, withClaim, withRelease } from "../_runs.ts";
 import type { SqlDriver, SqlRow } from "./_driver.ts";
 
 /**
@@ -50,6 +50,15 @@ export function claimRunSql(db: SqlDriver, runId: string, owner: string, now: nu
   const claimed = stored === undefined ? undefined : withClaim(stored, owner, now);
   if (claimed === undefined) return false;
   saveRunSql(db, claimed);
+  return true;
+}
+
+/** Takes back `owner`'s claim on a running run (inside `BEGIN IMMEDIATE`, like a claim). */
+export function releaseRunSql(db: SqlDriver, runId: string, owner: string, now: number): boolean {
+  const stored = getRunSql(db, runId);
+  const released = stored === undefined ? undefined : withRelease(stored, owner, now);
+  if (released === undefined) return false;
+  saveRunSql(db, released);
   return true;
 }
 

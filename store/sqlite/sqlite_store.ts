@@ -41,6 +41,7 @@ import {
   claimRunSql,
   getRunSql,
   listPendingApprovalsSql,
+  releaseRunSql,
   saveRunSql,
 } from "./_runs.ts";
 
@@ -550,6 +551,22 @@ export class SqliteStore implements SessionStore {
     });
     await undefined;
     return claimed;
+  }
+
+  /**
+   * Takes back `owner`'s claim on a running run in one `BEGIN IMMEDIATE` transaction (the run
+   * waits for approval again); `false` when it is unknown, not running or claimed by another.
+   */
+  async releaseRun(runId: string, owner: string): Promise<boolean> {
+    this.#use("release run");
+    checkId(runId, "runId", "release run");
+    checkId(owner, "owner", "release run");
+    let released = false;
+    this.#write("release run", (db) => {
+      released = releaseRunSql(db, runId, owner, Date.now());
+    });
+    await undefined;
+    return released;
   }
 
   /** Records an answer to a pending call of a waiting run; `false` when there is no such call. */

@@ -77,8 +77,8 @@ function script(request: RecordedRequest): Reply {
   );
 }
 
-async function stoppedRun() {
-  const server = await startOpenAIServer(script);
+async function stoppedRun(reply: (request: RecordedRequest) => Reply = script) {
+  const server = await startOpenAIServer(reply);
   servers.push(server);
   const dir = tempDir();
   const workspace = join(dir, "ws");
@@ -308,6 +308,59 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     assert.equal(resumeAgain.code, 1);
     assert.match(resumeAgain.err, /not waiting for approval/);
     assert.equal((await run(["resume", db, "no-such-run"])).code, 1);
+  });
+
+  it("release takes back the claim of a resume process that was killed; resume then finishes the run", async () => {
+    // The first model request after the approval hangs, so the resuming process is stopped after
+    // its claim, with the approved call already run; it is then killed (SIGKILL).
+    let afterTool = 0;
+    const { server, workspace, db, summary } = await stoppedRun((request) => {
+      const messages = (request.body as { messages: { role: string }[] }).messages;
+      if (messages.at(-1)?.role === "tool" && afterTool++ === 0) return { kind: "hang" };
+      return script(request);
+    });
+    const runId = summary.runId!;
+    assert.equal((await run(["approve", db, "call_w1", "--by", "tester"])).code, 0);
+    const child = spawn(DENO, ["run", "-A", join(ROOT, "cli/main.ts"), "resume", db, runId], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "ignore", "ignore"],
+    });
+    const exited = new Promise<void>((resolveExit) => child.once("exit", () => resolveExit()));
+    try {
+      const deadline = Date.now() + 60_000;
+      while (server.requests.length < 2) {
+        assert.ok(Date.now() < deadline, "the resume process never called the model");
+        await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+      }
+    } finally {
+      child.kill("SIGKILL");
+      await exited;
+    }
+    const stuck = await run(["resume", db, runId]);
+    assert.equal(stuck.code, 1);
+    assert.match(stuck.err, /status running, claimed by hookscope resume \(pid \d+\)/);
+    assert.match(stuck.err, /hookscope release/);
+
+    const released = await run(["release", db, runId]);
+    assert.equal(released.code, 0, released.err);
+    assert.match(released.out, /released run \S+ \(claimed by hookscope resume \(pid \d+\) at /);
+    assert.match(released.out, /resuming runs these answered calls again: call_w1 \(editor\)/);
+    const twice = await run(["release", db, runId]);
+    assert.equal(twice.code, 1);
+    assert.match(twice.err, /is not claimed \(status waiting_approval\); nothing to release/);
+    assert.equal((await run(["pending", db, "--json"])).code, 0);
+
+    const resumed = await run(["resume", db, runId, "--json"]);
+    assert.equal(resumed.code, 0, resumed.err);
+    assert.equal(JSON.parse(resumed.out).stoppedBy, "answer");
+    assert.equal(readFileSync(join(workspace, "notes.md"), "utf8"), "draft\n");
+    assert.equal(server.requests.length, 3);
+
+    assert.equal((await run(["release", db])).code, 2);
+    assert.equal((await run(["release", db, "no-such-run"])).code, 1);
+    const help = await run(["release", "--help"]);
+    assert.match(help.out, /Usage: hookscope release DB RUN_ID/);
+    assert.match((await run(["--help"])).out, /release DB RUN_ID/);
   });
 
   it("demo --answer reject: the second process rejects, the resumed run tells the model and writes nothing", async () => {

@@ -166,6 +166,39 @@ export function runRunConformance(
       assert.equal((await store.getRun("done"))?.status, "completed");
     });
 
+    it(`${name}.releaseRun() takes back the named owner's claim only; the run can be claimed again`, async () => {
+      const store = await open();
+      assert.equal(typeof store.releaseRun, "function");
+      const release = store.releaseRun!.bind(store);
+      const run = waitingRun("rel");
+      run.answers = { c1: { approve: true, by: "ana", answeredAt: 5 } };
+      await store.saveRun(run);
+      // Not claimed yet: nothing to release.
+      assert.equal(await release("rel", "worker-a"), false);
+      assert.equal(await store.claimRun("rel", "worker-a"), true);
+      // Another owner's name, an unknown run: nothing changes.
+      assert.equal(await release("rel", "worker-b"), false);
+      assert.equal(await release("ghost", "worker-a"), false);
+      assert.equal((await store.getRun("rel"))?.owner, "worker-a");
+      assert.equal(await release("rel", "worker-a"), true);
+      const released = await store.getRun("rel");
+      assert.equal(released?.status, "waiting_approval");
+      assert.equal(released?.owner, null);
+      assert.equal(released?.claimedAt, null);
+      assert.deepEqual(released?.pending, run.pending);
+      assert.deepEqual(released?.answers, run.answers);
+      assert.equal(await release("rel", "worker-a"), false, "released once");
+      const listed = await store.listPendingApprovals({ runId: "rel" });
+      assert.deepEqual(listed.map((row) => row.callId), run.pending.map((p) => p.callId));
+      assert.equal(await store.claimRun("rel", "worker-c"), true);
+      assert.equal((await store.getRun("rel"))?.owner, "worker-c");
+      // A fresh run (running, never claimed) and a finished one are not released.
+      await store.saveRun(waitingRun("fresh", { status: "running", pending: [] }));
+      assert.equal(await release("fresh", "worker-a"), false);
+      assert.equal((await store.getRun("fresh"))?.status, "running");
+      await assert.rejects(release("rel", ""), TypeError);
+    });
+
     it(`${name}.claimRun() lets exactly one of many concurrent claimers win`, async () => {
       const store = await open();
       for (let round = 0; round < 5; round++) {

@@ -1,0 +1,99 @@
+/**
+ * `hookscope release DB RUN_ID`: take back the claim of a resume whose process is gone, so the
+ * run waits for approval again and `hookscope resume` can continue it.
+ *
+ * @module
+ */
+
+import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { displayDb, formatTime, openWritableDb } from "./_db.ts";
+import { CliError, type CliIO, UsageError } from "./_output.ts";
+
+const FLAGS: Record<string, FlagSpec> = {
+  json: { type: "boolean", help: "print JSON" },
+};
+
+/** Help text for `hookscope release`. */
+export const RELEASE_HELP: string = `Usage: hookscope release DB RUN_ID [--json]
+
+Takes back the claim on the run RUN_ID in DB (a SQLite file or postgres:// URL) when the process
+that resumed it is gone (killed, crashed, its machine lost): the run waits for approval again with
+its pending calls and answers, and 'hookscope resume DB RUN_ID' continues it.
+
+Only release a run whose claimer is really gone. A claimer that is still running goes on and saves
+over the released run. The resumed run runs its answered calls again, including any that ran
+before the claimer stopped.
+
+Exit codes: 0 released, 1 no such run or nothing to release, 2 usage error.
+
+${flagHelp(FLAGS)}`;
+
+/** Runs `hookscope release`; returns the exit code. */
+export async function releaseCommand(args: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseFlags("release", args, FLAGS);
+  if (values.help) {
+    io.out(RELEASE_HELP);
+    return 0;
+  }
+  if (positionals.length !== 2 || positionals.some((p) => p.trim() === "")) {
+    throw new UsageError(
+      `hookscope release: expected DB and RUN_ID; see 'hookscope release --help'`,
+    );
+  }
+  const [path, runId] = positionals;
+  const store = await openWritableDb(path);
+  try {
+    const run = await store.getRun(runId);
+    if (run === undefined) {
+      throw new CliError(`No run ${JSON.stringify(runId)} in ${JSON.stringify(displayDb(path))}`);
+    }
+    if (run.status !== "running" || run.owner === null) {
+      throw new CliError(
+        `Run ${JSON.stringify(runId)} is not claimed (status ${run.status}); nothing to release`,
+      );
+    }
+    if (typeof store.releaseRun !== "function") {
+      throw new CliError(`Cannot release run: this store has no releaseRun`);
+    }
+    // The claim that was read is the one released: a newer claim makes this a no-op.
+    if (!(await store.releaseRun(runId, run.owner))) {
+      const now = await store.getRun(runId);
+      throw new CliError(
+        `Run ${JSON.stringify(runId)} changed while releasing it (status ${now?.status ?? "gone"}${
+          now?.owner ? `, claimed by ${now.owner}` : ""
+        }); nothing was released`,
+      );
+    }
+    const again = run.pending.filter((p) => run.answers[p.callId] !== undefined);
+    if (values.json === true) {
+      io.out(JSON.stringify(
+        {
+          runId,
+          releasedOwner: run.owner,
+          claimedAt: run.claimedAt,
+          status: "waiting_approval",
+          answered: again.map((p) => ({ callId: p.callId, toolName: p.toolName })),
+        },
+        null,
+        2,
+      ));
+      return 0;
+    }
+    io.out(
+      `released run ${runId} (claimed by ${run.owner} at ${
+        formatTime(run.claimedAt)
+      }); it waits for approval again`,
+    );
+    if (again.length > 0) {
+      io.out(
+        `resuming runs these answered calls again: ${
+          again.map((p) => `${p.callId} (${p.toolName})`).join(", ")
+        }`,
+      );
+    }
+    io.out(`continue it:  hookscope resume ${displayDb(path)} ${runId}`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}

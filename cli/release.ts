@@ -8,6 +8,7 @@
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { displayDb, formatTime, openWritableDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
+import type { RunRecord, SessionStore } from "../store/session_store.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   json: { type: "boolean", help: "print JSON" },
@@ -20,9 +21,10 @@ Takes back the claim on the run RUN_ID in DB (a SQLite file or postgres:// URL) 
 that resumed it is gone (killed, crashed, its machine lost): the run waits for approval again with
 its pending calls and answers, and 'hookscope resume DB RUN_ID' continues it.
 
-Only release a run whose claimer is really gone. A claimer that is still running goes on and saves
-over the released run. The resumed run runs its answered calls again, including any that ran
-before the claimer stopped.
+Only release a run whose claimer is really gone: a claimer that is still running goes on and saves
+over the released run. When the run is resumed again, an answered call whose result the claimer
+had already stored is not run again (the stored result is used); one that ran but whose result
+was not stored yet runs again.
 
 Exit codes: 0 released, 1 no such run or nothing to release, 2 usage error.
 
@@ -64,7 +66,10 @@ export async function releaseCommand(args: readonly string[], io: CliIO): Promis
         }); nothing was released`,
       );
     }
-    const again = run.pending.filter((p) => run.answers[p.callId] !== undefined);
+    const answered = run.pending.filter((p) => run.answers[p.callId] !== undefined);
+    const stored = await storedResults(store, run);
+    const again = answered.filter((p) => !stored.has(p.callId));
+    const kept = answered.filter((p) => stored.has(p.callId));
     if (values.json === true) {
       io.out(JSON.stringify(
         {
@@ -72,7 +77,8 @@ export async function releaseCommand(args: readonly string[], io: CliIO): Promis
           releasedOwner: run.owner,
           claimedAt: run.claimedAt,
           status: "waiting_approval",
-          answered: again.map((p) => ({ callId: p.callId, toolName: p.toolName })),
+          runAgain: again.map((p) => ({ callId: p.callId, toolName: p.toolName })),
+          resultStored: kept.map((p) => ({ callId: p.callId, toolName: p.toolName })),
         },
         null,
         2,
@@ -84,16 +90,31 @@ export async function releaseCommand(args: readonly string[], io: CliIO): Promis
         formatTime(run.claimedAt)
       }); it waits for approval again`,
     );
-    if (again.length > 0) {
-      io.out(
-        `resuming runs these answered calls again: ${
-          again.map((p) => `${p.callId} (${p.toolName})`).join(", ")
-        }`,
-      );
-    }
+    const names = (calls: typeof answered) =>
+      calls.map((p) => `${p.callId} (${p.toolName})`).join(", ");
+    if (kept.length > 0) io.out(`ran, result stored, not run again: ${names(kept)}`);
+    if (again.length > 0) io.out(`answered, will run on resume: ${names(again)}`);
     io.out(`continue it:  hookscope resume ${displayDb(path)} ${runId}`);
     return 0;
   } finally {
     await store.close();
   }
+}
+
+/**
+ * The ids of the run's calls whose response message is stored after the turn's assistant message
+ * (the claimer ran them before it stopped): a resumed run uses those results instead of running
+ * the calls again.
+ */
+async function storedResults(store: SessionStore, run: RunRecord): Promise<Set<string>> {
+  const ids = new Set<string>();
+  if (run.sessionId === null || run.state.messageId === undefined) return ids;
+  const messages = await store.listMessages({ sessionId: run.sessionId });
+  const turn = messages.findIndex((m) => m.id === run.state.messageId);
+  if (turn === -1) return ids;
+  for (const m of messages.slice(turn + 1)) {
+    const callId = (m.content as { callId?: unknown } | null)?.callId;
+    if (m.role === "action_response" && typeof callId === "string") ids.add(callId);
+  }
+  return ids;
 }

@@ -135,6 +135,37 @@ function hasResponse(host: AgentHost, callId: string): boolean {
 }
 
 /**
+ * The result of `call` that is already among the messages after the turn's assistant message, or
+ * `undefined`. A resumed run finds one when the process that resumed it before stored the call's
+ * response and then died without saving the run (its claim was released): that call is not run
+ * again.
+ */
+function storedResult(
+  host: AgentHost,
+  turnMessage: Message | undefined,
+  callId: string,
+): ActionResult | undefined {
+  if (turnMessage === undefined) return undefined;
+  const messages = host.messages;
+  for (let i = messages.indexOf(turnMessage) + 1; i > 0 && i < messages.length; i++) {
+    const m = messages[i];
+    const content = m.content as
+      | { callId?: unknown; function?: unknown; arguments?: unknown; output?: unknown }
+      | null;
+    if (m.role !== "action_response" || content?.callId !== callId) continue;
+    const args = content.arguments;
+    return {
+      function: typeof content.function === "string" ? content.function : "",
+      arguments: args !== null && typeof args === "object" && !Array.isArray(args)
+        ? args as Record<string, unknown>
+        : {},
+      output: content.output,
+    };
+  }
+  return undefined;
+}
+
+/**
  * Runs one tool call from the model. Malformed JSON arguments, a denial and a blocking `tool.pre`
  * guard do not end the loop: the model is told what went wrong in the tool's response message.
  * An `ask` without an answer becomes a pending approval. Any other rejection of `act` (an abort,
@@ -525,10 +556,18 @@ export async function* agentLoop(
           return;
         }
       }
+      const resumedTurn = resuming;
       resuming = false;
       const pending: PendingApproval[] = [];
       for (const call of calls) {
         if (run.state.done.includes(call.id)) continue;
+        const stored = resumedTurn ? storedResult(host, lastMessage, call.id) : undefined;
+        if (stored !== undefined) {
+          run.state.done.push(call.id);
+          actions.push(stored);
+          yield { type: "tool_result", result: stored, blocked: false, turn: run.state.turn };
+          continue;
+        }
         const given = start.answers?.[call.id];
         const outcome = given === undefined
           ? await runToolCall(host, call, signal, start.approve, run.runId)

@@ -185,7 +185,8 @@ export interface SessionStore {
    * calls and answers kept) and the call resolves to `true`; otherwise nothing changes and it
    * resolves to `false`. Naming the owner makes the release apply to the claim that was looked
    * at, not to a newer one. Only for a claimer known to be gone: a live claimer would go on and
-   * save over the released run, and the run resumed again runs its answered calls again.
+   * save over the released run. Resumed again, the run uses the stored results of calls the
+   * claimer had run, and runs the answered calls that have none.
    * Optional, so that stores written before it still type-check; every store in this package has it.
    */
   releaseRun?(runId: string, owner: string): Promise<boolean>;

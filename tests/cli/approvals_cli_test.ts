@@ -344,7 +344,8 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     const released = await run(["release", db, runId]);
     assert.equal(released.code, 0, released.err);
     assert.match(released.out, /released run \S+ \(claimed by hookscope resume \(pid \d+\) at /);
-    assert.match(released.out, /resuming runs these answered calls again: call_w1 \(editor\)/);
+    assert.match(released.out, /ran, result stored, not run again: call_w1 \(editor\)/);
+    assert.doesNotMatch(released.out, /will run on resume/);
     const twice = await run(["release", db, runId]);
     assert.equal(twice.code, 1);
     assert.match(twice.err, /is not claimed \(status waiting_approval\); nothing to release/);
@@ -355,6 +356,12 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     assert.equal(JSON.parse(resumed.out).stoppedBy, "answer");
     assert.equal(readFileSync(join(workspace, "notes.md"), "utf8"), "draft\n");
     assert.equal(server.requests.length, 3);
+    // The killed process had run the call and stored its result: it is not run again, and the
+    // model sees it once.
+    const tools = (server.requests[2].body as { messages: Record<string, unknown>[] }).messages
+      .filter((m) => m.role === "tool");
+    assert.deepEqual(tools.map((m) => m.tool_call_id), ["call_w1"]);
+    assert.match(String(tools[0].content), /"success":true/);
 
     assert.equal((await run(["release", db])).code, 2);
     assert.equal((await run(["release", db, "no-such-run"])).code, 1);

@@ -169,6 +169,26 @@ describe("approvals in the agent loop", () => {
     assert.deepEqual(notes(), [{ text: "edited" }]);
   });
 
+  it("a claim whose claimer died before running the call is released; the resumed run runs the call once", async () => {
+    const { store, session, branch, notes } = await setup();
+    const stopped = await branch.operate("take a note");
+    // A claimer that took the run and died before running anything (no process is left to save).
+    assert.equal(await store.claimRun(stopped.runId, "dead-worker"), true);
+    await assert.rejects(
+      session.resume(stopped.runId, { note_1: { approve: true } }),
+      (error: unknown) =>
+        error instanceof RunNotResumableError && error.reason === "claimed" &&
+        /"dead-worker".*releaseRun/.test(error.message),
+    );
+    assert.equal(await store.releaseRun(stopped.runId, "someone-else"), false);
+    assert.equal(await store.releaseRun(stopped.runId, "dead-worker"), true);
+    const result = await session.resume(stopped.runId, { note_1: { approve: true } });
+    assert.equal(result.stoppedBy, "answer");
+    assert.deepEqual(result.actions.map((a) => a.function), ["note"]);
+    assert.deepEqual(notes(), [{ text: "draft 1" }]);
+    assert.equal((await store.getRun(stopped.runId))?.status, "completed");
+  });
+
   it("two concurrent session.resume() calls run the approved call once", async () => {
     const { session, branch, notes } = await setup();
     const stopped = await branch.operate("take a note");

@@ -6,16 +6,21 @@
  */
 
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { liveLocalClaimer } from "./_claim_owner.ts";
 import { displayDb, formatTime, openWritableDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import type { RunRecord, SessionStore } from "../store/session_store.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
+  force: {
+    type: "boolean",
+    help: "release even when the claiming 'hookscope resume' process still runs on this machine",
+  },
   json: { type: "boolean", help: "print JSON" },
 };
 
 /** Help text for `hookscope release`. */
-export const RELEASE_HELP: string = `Usage: hookscope release DB RUN_ID [--json]
+export const RELEASE_HELP: string = `Usage: hookscope release DB RUN_ID [--force] [--json]
 
 Takes back the claim on the run RUN_ID in DB (a SQLite file or postgres:// URL) when the process
 that resumed it is gone (killed, crashed, its machine lost): the run waits for approval again with
@@ -26,7 +31,10 @@ over the released run. When the run is resumed again, an answered call whose res
 had already stored is not run again (the stored result is used); one that ran but whose result
 was not stored yet runs again.
 
-Exit codes: 0 released, 1 no such run or nothing to release, 2 usage error.
+A claim by a 'hookscope resume' process that still runs on this machine is refused unless --force
+is given (its process id may have been reused by another program).
+
+Exit codes: 0 released, 1 no such run, nothing to release or the claimer still runs, 2 usage error.
 
 ${flagHelp(FLAGS)}`;
 
@@ -52,6 +60,13 @@ export async function releaseCommand(args: readonly string[], io: CliIO): Promis
     if (run.status !== "running" || run.owner === null) {
       throw new CliError(
         `Run ${JSON.stringify(runId)} is not claimed (status ${run.status}); nothing to release`,
+      );
+    }
+    const live = liveLocalClaimer(run.owner);
+    if (live !== null && values.force !== true) {
+      throw new CliError(
+        `Run ${JSON.stringify(runId)} is claimed by ${run.owner}, and process ${live} still ` +
+          `runs on this machine: stop it first, or pass --force if that process is not the resume`,
       );
     }
     if (typeof store.releaseRun !== "function") {

@@ -11,6 +11,7 @@ import { IModel } from "../service/mod.ts";
 import { HookBlocked, RunNotResumableError, Session } from "../session/mod.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { optionalString } from "./_approvals.ts";
+import { resumeOwner } from "./_claim_owner.ts";
 import { displayDb, openWritableDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { askBeforeHook, readResumeInfo } from "./_resume_info.ts";
@@ -161,7 +162,7 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
     let result;
     try {
       result = await session.resume(runId, {}, {
-        owner: `hookscope resume (pid ${globalThis.process?.pid ?? "?"})`,
+        owner: resumeOwner(),
       });
     } catch (error) {
       await session.drainSignals();

@@ -7,11 +7,12 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { main } from "../../cli/main.ts";
 import { runCodingAgent } from "../../cli/agent_run.ts";
+import { SqliteStore } from "../../store/sqlite/mod.ts";
 import {
   jsonReply,
   type OpenAIServer,
@@ -62,6 +63,15 @@ function hookscope(args: string[]): Promise<{ code: number | null; out: string; 
       resolvePromise({ code, out, err });
     });
   });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === "EPERM";
+  }
 }
 
 /** The model: one turn writing notes.md (needs approval), then an answer quoting the tool. */
@@ -321,9 +331,12 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     });
     const runId = summary.runId!;
     assert.equal((await run(["approve", db, "call_w1", "--by", "tester"])).code, 0);
+    // Its own process group: node_modules/.bin/deno is a Node launcher that runs the deno binary
+    // as a child, and both must die.
     const child = spawn(DENO, ["run", "-A", join(ROOT, "cli/main.ts"), "resume", db, runId], {
       env: { ...process.env, NO_COLOR: "1" },
       stdio: ["ignore", "ignore", "ignore"],
+      detached: true,
     });
     const exited = new Promise<void>((resolveExit) => child.once("exit", () => resolveExit()));
     try {
@@ -333,17 +346,34 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
         await new Promise((resolveWait) => setTimeout(resolveWait, 20));
       }
     } finally {
-      child.kill("SIGKILL");
+      process.kill(-child.pid!, "SIGKILL");
       await exited;
     }
+    // The claim names the process that made it (the deno binary); wait until it is gone.
+    const owner = await SqliteStore.open(db).then(async (store) => {
+      try {
+        return (await store.getRun(runId))?.owner ?? "";
+      } finally {
+        await store.close();
+      }
+    });
+    const claimerPid = Number(/pid (\d+)/.exec(owner)?.[1]);
+    assert.ok(claimerPid > 0, owner);
+    for (let i = 0; i < 500 && isAlive(claimerPid); i++) {
+      await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+    }
+    assert.equal(isAlive(claimerPid), false, "the killed resume process is gone");
     const stuck = await run(["resume", db, runId]);
     assert.equal(stuck.code, 1);
-    assert.match(stuck.err, /status running, claimed by hookscope resume \(pid \d+\)/);
+    assert.match(stuck.err, /status running, claimed by hookscope resume \(pid \d+ on [^)]+\)/);
     assert.match(stuck.err, /hookscope release/);
 
     const released = await run(["release", db, runId]);
     assert.equal(released.code, 0, released.err);
-    assert.match(released.out, /released run \S+ \(claimed by hookscope resume \(pid \d+\) at /);
+    assert.match(
+      released.out,
+      /released run \S+ \(claimed by hookscope resume \(pid \d+ on [^)]+\) at /,
+    );
     assert.match(released.out, /ran, result stored, not run again: call_w1 \(editor\)/);
     assert.doesNotMatch(released.out, /will run on resume/);
     const twice = await run(["release", db, runId]);
@@ -362,6 +392,23 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
       .filter((m) => m.role === "tool");
     assert.deepEqual(tools.map((m) => m.tool_call_id), ["call_w1"]);
     assert.match(String(tools[0].content), /"success":true/);
+
+    // A claim by a resume process that still runs here (this test's own process stands in for
+    // it) is refused without --force.
+    const claimer = `hookscope resume (pid ${process.pid} on ${hostname()})`;
+    const store = await SqliteStore.open(db);
+    try {
+      // The finished run is put back to waiting so that the stand-in can claim it.
+      await store.saveRun({ ...(await store.getRun(runId))!, status: "waiting_approval" });
+      assert.equal(await store.claimRun(runId, claimer), true);
+    } finally {
+      await store.close();
+    }
+    const alive = await run(["release", db, runId]);
+    assert.equal(alive.code, 1);
+    assert.match(alive.err, new RegExp(`process ${process.pid} still runs on this machine`));
+    const forced = await run(["release", db, runId, "--force"]);
+    assert.equal(forced.code, 0, forced.err);
 
     assert.equal((await run(["release", db])).code, 2);
     assert.equal((await run(["release", db, "no-such-run"])).code, 1);

@@ -984,29 +984,7 @@ export class PostgresStore implements SessionStore {
     checkId(runId, "runId", "claim run");
     checkId(owner, "owner", "claim run");
     pgId(runId, "runId", "claim run");
-    const token = crypto.randomUUID();
-    return await this.#lane(
-      `run:${runId}`,
-      () =>
-        this.#run("claim run", true, (sql, attempt) =>
-          sql.begin(async (tx) => {
-            const [row] = await tx.unsafe(
-              `SELECT record, claim_token::text AS token FROM ${this.#q}.runs WHERE run_id = $1 FOR UPDATE`,
-              [runId],
-              { prepare: true },
-            );
-            if (row === undefined) return false;
-            const stored = JSON.parse(row.record as string) as RunRecord;
-            const claimed = withClaim(stored, owner, Date.now());
-            if (claimed === undefined) return attempt > 1 && row.token === token;
-            await tx.unsafe(
-              `UPDATE ${this.#q}.runs SET status = $2, record = $3, claim_token = $4 WHERE run_id = $1`,
-              [runId, claimed.status, JSON.stringify(claimed), token],
-              { prepare: true },
-            );
-            return true;
-          })),
-    );
+    return await this.#changeClaim("claim run", runId, (run) => withClaim(run, owner, Date.now()));
   }
 
   /**
@@ -1019,11 +997,29 @@ export class PostgresStore implements SessionStore {
     checkId(runId, "runId", "release run");
     checkId(owner, "owner", "release run");
     pgId(runId, "runId", "release run");
+    return await this.#changeClaim(
+      "release run",
+      runId,
+      (run) => withRelease(run, owner, Date.now()),
+    );
+  }
+
+  /**
+   * Applies a claim or a release to a run with its row locked (`SELECT … FOR UPDATE`), tagging
+   * the row with a token of this call: `change` returns the new record, or `undefined` to leave
+   * the run as it is. A call retried after a dropped connection finds its own token on the row and
+   * knows that its change was committed.
+   */
+  #changeClaim(
+    what: string,
+    runId: string,
+    change: (run: RunRecord) => RunRecord | undefined,
+  ): Promise<boolean> {
     const token = crypto.randomUUID();
-    return await this.#lane(
+    return this.#lane(
       `run:${runId}`,
       () =>
-        this.#run("release run", true, (sql, attempt) =>
+        this.#run(what, true, (sql, attempt) =>
           sql.begin(async (tx) => {
             const [row] = await tx.unsafe(
               `SELECT record, claim_token::text AS token FROM ${this.#q}.runs WHERE run_id = $1 FOR UPDATE`,
@@ -1031,12 +1027,11 @@ export class PostgresStore implements SessionStore {
               { prepare: true },
             );
             if (row === undefined) return false;
-            const stored = JSON.parse(row.record as string) as RunRecord;
-            const released = withRelease(stored, owner, Date.now());
-            if (released === undefined) return attempt > 1 && row.token === token;
+            const next = change(JSON.parse(row.record as string) as RunRecord);
+            if (next === undefined) return attempt > 1 && row.token === token;
             await tx.unsafe(
               `UPDATE ${this.#q}.runs SET status = $2, record = $3, claim_token = $4 WHERE run_id = $1`,
-              [runId, released.status, JSON.stringify(released), token],
+              [runId, next.status, JSON.stringify(next), token],
               { prepare: true },
             );
             return true;

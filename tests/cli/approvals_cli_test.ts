@@ -48,15 +48,18 @@ async function run(args: string[]) {
 
 function hookscope(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolvePromise, reject) => {
+    // Its own process group, so that the timeout kills the deno binary too, not only the npm
+    // launcher that runs it.
     const child = spawn(DENO, ["run", "-A", join(ROOT, "cli/main.ts"), ...args], {
       env: { ...process.env, NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
     });
     let out = "";
     let err = "";
     child.stdout!.on("data", (chunk) => (out += String(chunk)));
     child.stderr!.on("data", (chunk) => (err += String(chunk)));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 90_000);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);

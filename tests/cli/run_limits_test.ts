@@ -32,13 +32,16 @@ function cli(
         NO_COLOR: "1",
         ...env,
       },
+      // Its own process group: the guard below must kill the deno binary, not only the npm
+      // launcher that runs it (which would leave the pipes open and the test waiting).
+      detached: true,
     });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => out += d);
     child.stderr.on("data", (d) => err += d);
     // A generous outer bound: the test fails (instead of hanging) if the run never ends.
-    const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const guard = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 60_000);
     child.on("error", fail);
     child.on("close", (code) => {
       clearTimeout(guard);

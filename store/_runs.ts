@@ -238,7 +238,7 @@ export function withAnswer(
  * run is `running` under a claim by exactly `owner`.
  */
 export function withRelease(run: RunRecord, owner: string, now: number): RunRecord | undefined {
-  if (run.status !== "running" || run.owner === null || run.owner !== owner) return undefined;
+  if (run.status !== "running" || run.owner !== owner) return undefined;
   const next = structuredClone(run);
   next.status = "waiting_approval";
   next.owner = null;

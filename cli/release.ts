@@ -9,7 +9,7 @@ import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { liveLocalClaimer } from "./_claim_owner.ts";
 import { displayDb, formatTime, openWritableDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
-import type { RunRecord, SessionStore } from "../store/session_store.ts";
+import { responsesAfter } from "../session/_stored_responses.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   force: {
@@ -82,7 +82,9 @@ export async function releaseCommand(args: readonly string[], io: CliIO): Promis
       );
     }
     const answered = run.pending.filter((p) => run.answers[p.callId] !== undefined);
-    const stored = await storedResults(store, run);
+    const stored = run.sessionId === null
+      ? new Map()
+      : responsesAfter(await store.listMessages({ sessionId: run.sessionId }), run.state.messageId);
     const again = answered.filter((p) => !stored.has(p.callId));
     const kept = answered.filter((p) => stored.has(p.callId));
     if (values.json === true) {
@@ -114,22 +116,4 @@ export async function releaseCommand(args: readonly string[], io: CliIO): Promis
   } finally {
     await store.close();
   }
-}
-
-/**
- * The ids of the run's calls whose response message is stored after the turn's assistant message
- * (the claimer ran them before it stopped): a resumed run uses those results instead of running
- * the calls again.
- */
-async function storedResults(store: SessionStore, run: RunRecord): Promise<Set<string>> {
-  const ids = new Set<string>();
-  if (run.sessionId === null || run.state.messageId === undefined) return ids;
-  const messages = await store.listMessages({ sessionId: run.sessionId });
-  const turn = messages.findIndex((m) => m.id === run.state.messageId);
-  if (turn === -1) return ids;
-  for (const m of messages.slice(turn + 1)) {
-    const callId = (m.content as { callId?: unknown } | null)?.callId;
-    if (m.role === "action_response" && typeof callId === "string") ids.add(callId);
-  }
-  return ids;
 }

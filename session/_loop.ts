@@ -28,6 +28,7 @@ import { bounded } from "./_bounded.ts";
 import { ApprovalAnswered, ToolDenied } from "./signal.ts";
 import { runStoreOf } from "./_run_store.ts";
 import type { Message } from "./message.ts";
+import { responsesAfter } from "./_stored_responses.ts";
 import { toChatMessages } from "./agent_loop.ts";
 
 /** One model turn: yields events while it runs and returns the answer and the tool calls. */
@@ -132,37 +133,6 @@ function hasResponse(host: AgentHost, callId: string): boolean {
     m.role === "action_response" &&
     (m.content as { callId?: unknown } | null)?.callId === callId
   );
-}
-
-/**
- * The result of `call` that is already among the messages after the turn's assistant message, or
- * `undefined`. A resumed run finds one when the process that resumed it before stored the call's
- * response and then died without saving the run (its claim was released): that call is not run
- * again.
- */
-function storedResult(
-  host: AgentHost,
-  turnMessage: Message | undefined,
-  callId: string,
-): ActionResult | undefined {
-  if (turnMessage === undefined) return undefined;
-  const messages = host.messages;
-  for (let i = messages.indexOf(turnMessage) + 1; i > 0 && i < messages.length; i++) {
-    const m = messages[i];
-    const content = m.content as
-      | { callId?: unknown; function?: unknown; arguments?: unknown; output?: unknown }
-      | null;
-    if (m.role !== "action_response" || content?.callId !== callId) continue;
-    const args = content.arguments;
-    return {
-      function: typeof content.function === "string" ? content.function : "",
-      arguments: args !== null && typeof args === "object" && !Array.isArray(args)
-        ? args as Record<string, unknown>
-        : {},
-      output: content.output,
-    };
-  }
-  return undefined;
 }
 
 /**
@@ -530,16 +500,20 @@ export async function* agentLoop(
   try {
     let calls: ModelToolCall[] = [];
     let resuming = start.instruction === undefined;
+    // Responses of the resumed turn's calls stored by an earlier claimer that died: not run again.
+    let stored: Map<string, ActionResult> | undefined;
     if (resuming) {
       const id = run.state.messageId;
       lastMessage = host.messages.findLast((m) => m.id === id);
       calls = run.state.toolCalls.map((c) => ({ ...c }));
+      stored = responsesAfter(host.messages, id);
     } else {
       await save();
       await host.addMessage({ role: "user", content: start.instruction });
     }
     for (;;) {
       if (!resuming) {
+        stored = undefined;
         const turn = run.state.turn + 1;
         const answer = yield* modelTurn(turn, signal);
         lastMessage = await host.addMessage({ role: "assistant", content: answer.text });
@@ -556,16 +530,15 @@ export async function* agentLoop(
           return;
         }
       }
-      const resumedTurn = resuming;
       resuming = false;
       const pending: PendingApproval[] = [];
       for (const call of calls) {
         if (run.state.done.includes(call.id)) continue;
-        const stored = resumedTurn ? storedResult(host, lastMessage, call.id) : undefined;
-        if (stored !== undefined) {
+        const result = stored?.get(call.id);
+        if (result !== undefined) {
           run.state.done.push(call.id);
-          actions.push(stored);
-          yield { type: "tool_result", result: stored, blocked: false, turn: run.state.turn };
+          actions.push(result);
+          yield { type: "tool_result", result, blocked: false, turn: run.state.turn };
           continue;
         }
         const given = start.answers?.[call.id];

@@ -6,6 +6,7 @@
 
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { CODING_TOOLS } from "../action/coding/mod.ts";
 import { timeoutSignal } from "../core/_abort.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { dbTarget, displayDb } from "./_db.ts";
@@ -35,13 +36,10 @@ const FLAGS: Record<string, FlagSpec> = {
   timeout: { type: "string", help: "give up on one model call after this many ms (default none)" },
   "ask-before": {
     type: "string",
-    help: "comma-separated tools (reader, editor, search, bash) whose calls wait for a person: " +
+    help: `comma-separated tools (${CODING_TOOLS.join(", ")}) whose calls wait for a person: ` +
       "the run stops, 'hookscope approve'/'reject' answer, 'hookscope resume' goes on",
   },
 };
-
-/** The coding agent's tools, the names `--ask-before` accepts. */
-const TOOL_NAMES: readonly string[] = ["reader", "editor", "search", "bash"];
 
 /** Help text for `hookscope run`. */
 export const RUN_HELP: string = `Usage: hookscope run --base-url URL --model NAME [options]
@@ -105,11 +103,11 @@ function askBeforeTools(value: unknown): string[] | undefined {
   if (value === undefined) return undefined;
   const names = typeof value === "string" ? value.split(",").map((name) => name.trim()) : [""];
   for (const name of names) {
-    if (!TOOL_NAMES.includes(name)) {
+    if (!(CODING_TOOLS as readonly string[]).includes(name)) {
       throw new UsageError(
         `hookscope run: --ask-before takes tool names separated by commas; ${
           name === "" ? "got an empty name" : `unknown tool ${JSON.stringify(name)}`
-        }; tools: ${TOOL_NAMES.join(", ")}`,
+        }; tools: ${CODING_TOOLS.join(", ")}`,
       );
     }
   }

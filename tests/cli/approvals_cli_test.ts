@@ -134,7 +134,7 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     // --ask-before takes only the agent's tool names: a typo would run that tool without asking.
     for (
       const [value, message] of [
-        ["edtor", /unknown tool "edtor"; tools: reader, editor, search, bash/],
+        ["edtor", /unknown tool "edtor"; tools: reader, editor, bash, search/],
         ["reader,,bash", /got an empty name/],
         ["", /got an empty name/],
       ] as const
@@ -410,8 +410,14 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     const alive = await run(["release", db, runId]);
     assert.equal(alive.code, 1);
     assert.match(alive.err, new RegExp(`process ${process.pid} still runs on this machine`));
-    const forced = await run(["release", db, runId, "--force"]);
+    const forced = await run(["release", db, runId, "--force", "--json"]);
     assert.equal(forced.code, 0, forced.err);
+    const json = JSON.parse(forced.out);
+    assert.equal(json.runId, runId);
+    assert.equal(json.releasedOwner, claimer);
+    assert.equal(json.status, "waiting_approval");
+    // The run put back from "completed" has no pending calls, so none is listed either way.
+    assert.deepEqual([json.resultStored, json.runAgain], [[], []]);
 
     assert.equal((await run(["release", db])).code, 2);
     assert.equal((await run(["release", db, "no-such-run"])).code, 1);

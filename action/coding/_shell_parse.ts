@@ -1,6 +1,6 @@
 /**
- * Shell parsing for the command guard: the `tree-sitter-bash` grammar (run by `web-tree-sitter`,
- * both WebAssembly shipped inside their npm packages) turns a command line into a syntax tree,
+ * Shell parsing for the command guard: the `tree-sitter-bash` grammar (run by `web-tree-sitter`;
+ * both WebAssembly files are embedded in the module graph) turns a command line into a syntax tree,
  * and this module reduces the tree to what a judge needs: every simple command at any depth
  * (lists, pipelines, subshells, command and process substitutions, bodies of `if`, `for`,
  * `while`, `case` and functions, assignment values) with its words' literal values, and every
@@ -8,6 +8,8 @@
  *
  * @module
  */
+
+import { decodeEmbeddedWasm } from "./_wasm_bytes.ts";
 
 /** One word of a command after quote removal, with what the shell could still change in it. */
 export interface ShellWord {
@@ -94,20 +96,26 @@ export const MAX_SHELL_SOURCE = 100_000;
 let loading: Promise<ShellParser> | null = null;
 
 /**
- * Loads the bash grammar once (later calls share it). Rejects when the packages are missing or
- * the runtime cannot run WebAssembly; the guard then fails closed.
+ * Loads the bash grammar once (later calls share it). Both WebAssembly files (the tree-sitter
+ * runtime and the bash grammar) are embedded in the module graph (`_wasm_*.ts`), so nothing is
+ * read from `node_modules` or the file system: the parser loads the same way from a checkout, JSR
+ * over https, JSR's npm form or a bundle. Rejects with a specific error when the runtime cannot
+ * decode or run WebAssembly; the guard then fails closed.
  */
 export function loadShellParser(): Promise<ShellParser> {
   loading ??= (async () => {
-    const [{ Parser, Language }, { createRequire }, { readFile }] = await Promise.all([
+    const [{ Parser, Language }, runtime, grammar] = await Promise.all([
       import("web-tree-sitter"),
-      import("node:module"),
-      import("node:fs/promises"),
+      import("./_wasm_tree_sitter.ts"),
+      import("./_wasm_bash_grammar.ts"),
     ]);
-    await Parser.init();
-    const require = createRequire(import.meta.url);
-    const wasm = await readFile(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
-    const language = await Language.load(new Uint8Array(wasm));
+    const [runtimeBytes, grammarBytes] = await Promise.all([
+      decodeEmbeddedWasm(runtime),
+      decodeEmbeddedWasm(grammar),
+    ]);
+    // The embedded runtime's Emscripten glue is the imported package's: the versions must match.
+    await Parser.init({ wasmBinary: runtimeBytes.buffer as ArrayBuffer });
+    const language = await Language.load(grammarBytes);
     const parser = new Parser();
     parser.setLanguage(language);
     return (source: string) => parseWith(parser as unknown as SyntaxParser, source);

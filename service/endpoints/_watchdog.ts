@@ -1,5 +1,7 @@
 // Idle and overall deadlines of one endpoint call, with at most two timers per call (none
-// re-created per read): the idle clock only runs while the call waits for the server.
+// re-created per read). The idle clock runs only while the call waits for the server, and only
+// useful progress (`progress()`) sets it back to zero: bytes that carry nothing (SSE comments,
+// keep-alive pings, empty events, whitespace) pause it while they are handled but do not reset it.
 
 /** Which limit fired. */
 export type WatchdogKind = "idle" | "timeout";
@@ -11,7 +13,10 @@ const MAX_TIMER_MS = 2_147_483_647;
 export class Watchdog {
   #idleMs: number;
   #fire: (kind: WatchdogKind) => void;
+  /** When the current wait began, or -1 while the call is not waiting. */
   #waitingSince = -1;
+  /** Time spent waiting since the last useful progress, not counting the current wait. */
+  #waited = 0;
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
   #totalTimer: ReturnType<typeof setTimeout> | undefined;
   #done = false;
@@ -27,14 +32,25 @@ export class Watchdog {
 
   /** The call now waits for the server (the response start or the next bytes). */
   wait(): void {
-    if (this.#done) return;
+    if (this.#done || this.#waitingSince >= 0) return;
     this.#waitingSince = Date.now();
-    if (this.#idleTimer === undefined) this.#arm(this.#idleMs);
+    if (this.#idleTimer === undefined) this.#arm(this.#idleMs - this.#waited);
   }
 
-  /** The server answered; the idle clock pauses until the next `wait()`. */
+  /**
+   * The server sent something; the idle clock pauses until the next `wait()` but keeps the time
+   * waited so far (bytes are not progress by themselves).
+   */
   received(): void {
+    if (this.#waitingSince < 0) return;
+    this.#waited += Date.now() - this.#waitingSince;
     this.#waitingSince = -1;
+  }
+
+  /** Useful progress (a response, a data event, a non-blank piece of a body): idle time is zero. */
+  progress(): void {
+    this.#waited = 0;
+    if (this.#waitingSince >= 0) this.#waitingSince = Date.now();
   }
 
   /** Stops both clocks. */
@@ -46,14 +62,19 @@ export class Watchdog {
     this.#totalTimer = undefined;
   }
 
+  /** Idle time so far: the finished waits since the last progress plus the current one. */
+  #idleSoFar(): number {
+    return this.#waited + (this.#waitingSince < 0 ? 0 : Date.now() - this.#waitingSince);
+  }
+
   #arm(delay: number): void {
     if (!Number.isFinite(this.#idleMs) || this.#idleMs > MAX_TIMER_MS) return;
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
       if (this.#done || this.#waitingSince < 0) return;
-      const waited = Date.now() - this.#waitingSince;
-      if (waited >= this.#idleMs) this.#trip("idle");
-      else this.#arm(this.#idleMs - waited);
+      const idle = this.#idleSoFar();
+      if (idle >= this.#idleMs) this.#trip("idle");
+      else this.#arm(this.#idleMs - idle);
     }, Math.max(1, delay));
   }
 

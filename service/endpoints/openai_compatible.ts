@@ -38,15 +38,19 @@ export interface OpenAICompatibleEndpointOptions {
   /** A name for logs (default `"openai_compatible"`). */
   name?: string;
   /**
-   * The longest wait for the server, in milliseconds: for the response to start and for each
-   * next piece of the body (default 60 000; `Infinity` turns it off). Past it the call fails
-   * with an {@linkcode EndpointError} of kind `"idle"`.
+   * The longest wait for useful data from the server, in milliseconds (default 60 000;
+   * `Infinity` turns it off): for the response to start, then for the next Server-Sent Event
+   * with data (streams) or the next non-whitespace byte (non-streamed bodies). SSE comments
+   * such as `: ping`, events without data and whitespace do not reset it, so a server that only
+   * sends keep-alives still ends here. Time spent by a slow consumer does not count. Past it the
+   * call fails with an {@linkcode EndpointError} of kind `"idle"`.
    */
   idleTimeoutMs?: number;
   /**
-   * The overall deadline of one call, body included, in milliseconds (default: none; a
-   * `HookEvent`'s deadline and the caller's signal still apply). Past it the call fails with an
-   * {@linkcode EndpointError} of kind `"timeout"`.
+   * The overall deadline of one call, body and stream included, in milliseconds (default
+   * 600 000, ten minutes; `Infinity` turns it off). It ends a server that keeps sending data
+   * slowly forever. A `HookEvent`'s deadline and the caller's signal apply as well. Past it the
+   * call fails with an {@linkcode EndpointError} of kind `"timeout"`.
    */
   timeoutMs?: number;
   /**
@@ -58,6 +62,8 @@ export interface OpenAICompatibleEndpointOptions {
 
 /** Default of {@linkcode OpenAICompatibleEndpointOptions.idleTimeoutMs}. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+/** Default of {@linkcode OpenAICompatibleEndpointOptions.timeoutMs} (ten minutes). */
+export const DEFAULT_TIMEOUT_MS = 600_000;
 /** Default of {@linkcode OpenAICompatibleEndpointOptions.maxResponseBytes} (32 MiB). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 33_554_432;
 
@@ -98,6 +104,11 @@ const WITH_CAUSE: MessageOfOptions = Object.freeze({ withCause: true });
  * of ending as an empty completion. A line or event that grows past 4 Mi characters without
  * ending errors with `EndpointParseError` and closes the connection, instead of buffering forever.
  *
+ * Every call ends: the idle limit (`idleTimeoutMs`, 60 s) counts only useful data, so a server
+ * that sends nothing but SSE keep-alive comments, empty events or whitespace fails with kind
+ * `"idle"`, and the overall limit (`timeoutMs`, 10 min by default) ends one that keeps dripping
+ * data with kind `"timeout"`.
+ *
  * @example Against an in-process fetch
  * ```ts
  * import { OpenAICompatibleEndpoint } from "@hookscope/core/service";
@@ -134,8 +145,8 @@ export class OpenAICompatibleEndpoint implements Endpoint {
   readonly baseURL: string;
   /** The idle limit in milliseconds. */
   readonly idleTimeoutMs: number;
-  /** The overall deadline of a call in milliseconds, or `undefined` for none. */
-  readonly timeoutMs: number | undefined;
+  /** The overall deadline of a call in milliseconds (`Infinity`: none). */
+  readonly timeoutMs: number;
   /** The cap on a non-streamed body in bytes. */
   readonly maxResponseBytes: number;
   #apiKey: string | undefined;
@@ -199,7 +210,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
       );
     }
     this.idleTimeoutMs = limit("idleTimeoutMs", options.idleTimeoutMs, DEFAULT_IDLE_TIMEOUT_MS)!;
-    this.timeoutMs = limit("timeoutMs", options.timeoutMs, undefined);
+    this.timeoutMs = limit("timeoutMs", options.timeoutMs, DEFAULT_TIMEOUT_MS)!;
     this.maxResponseBytes = limit(
       "maxResponseBytes",
       options.maxResponseBytes,
@@ -303,9 +314,11 @@ export class OpenAICompatibleEndpoint implements Endpoint {
         }
         if (call.signal.aborted) throw this.#failure(call.signal.reason, call, status);
         if (next.done) break;
-        const data = next.value.data;
-        if (data.trim() === "[DONE]") break;
-        if (data.trim() === "") continue;
+        const data = next.value.data.trim();
+        // Only an event with data is progress: comments and empty events are keep-alives.
+        if (data === "") continue;
+        call.watchdog.progress();
+        if (data === "[DONE]") break;
         let json: unknown;
         try {
           json = JSON.parse(data);
@@ -410,6 +423,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
         if (next.done) break;
         read += next.value.byteLength;
         if (read > this.maxResponseBytes) throw this.#tooLarge(status, "grew past the limit");
+        if (hasNonBlank(next.value)) call.watchdog.progress();
         parts.push(decoder.decode(next.value, { stream: true }));
       }
       parts.push(decoder.decode());
@@ -450,6 +464,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     } finally {
       call.watchdog.received();
     }
+    call.watchdog.progress();
     if (!response.ok) {
       const excerpt = await readPrefix(response, MAX_ERROR_BODY_BYTES, call);
       if (call.signal.aborted) throw this.#failure(call.signal.reason, call, response.status);
@@ -493,7 +508,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
 
   #limitError(kind: WatchdogKind): EndpointError {
     const message = kind === "idle"
-      ? `Endpoint sent nothing for ${this.idleTimeoutMs} ms (idleTimeoutMs)`
+      ? `Endpoint sent nothing for ${this.idleTimeoutMs} ms (idleTimeoutMs; keep-alives and whitespace do not count)`
       : `Endpoint call took longer than ${this.timeoutMs} ms (timeoutMs)`;
     return new EndpointError(message, { kind, url: this.#safeURL() });
   }
@@ -591,6 +606,7 @@ async function readPrefix(response: Response, maxBytes: number, call: CallState)
       const next = await reader.read();
       call.watchdog.received();
       if (next.done) break;
+      call.watchdog.progress(); // bounded by maxBytes, so every byte counts
       const bytes = next.value.byteLength > maxBytes - read
         ? next.value.subarray(0, maxBytes - read)
         : next.value;
@@ -606,6 +622,15 @@ async function readPrefix(response: Response, maxBytes: number, call: CallState)
     reader.cancel().catch(() => {});
   }
   return text;
+}
+
+/** Whether `bytes` hold anything but JSON whitespace (space, tab, CR, LF). */
+function hasNonBlank(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) return true;
+  }
+  return false;
 }
 
 /** The server's own words of a JSON `error` member. */

@@ -7,6 +7,7 @@ import process from "node:process";
 import { logger, type LogRecord } from "../../core/mod.ts";
 import { setDeadlineFactory } from "../../service/_deadline.ts";
 import {
+  DEFAULT_TIMEOUT_MS,
   EndpointError,
   FunctionEndpoint,
   globalHookLogger,
@@ -180,6 +181,85 @@ describe("OpenAICompatibleEndpoint against a hostile server", () => {
     const error = await endpoint.call({ model: "m" }, live()).catch((e) => e);
     assert.ok(error instanceof EndpointError, String(error));
     assert.equal(error.kind, "timeout");
+  });
+
+  /** `work` with the caller's signal aborted after `ms` (a guard: the old endpoint never ended). */
+  const guarded = async <T>(ms: number, work: (signal: AbortSignal) => Promise<T>) => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error(`still running after ${ms} ms`)), ms);
+    try {
+      return await work(controller.signal).catch((e) => e);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  it("SSE keep-alives (comments, empty events, blank lines) do not reset the idle limit", async () => {
+    const server = await start("keepalive-sse", { dripMs: 50 });
+    const endpoint = new OpenAICompatibleEndpoint({ baseURL: server.baseURL, idleTimeoutMs: 400 });
+    const started = Date.now();
+    const error = await guarded(5_000, async (signal) => {
+      for await (const _ of endpoint.stream({ model: "m", messages: [] }, { signal })) {
+        // keep-alives yield no chunks
+      }
+    });
+    assert.ok(error instanceof EndpointError, String(error));
+    assert.equal(error.kind, "idle");
+    assert.match(error.message, /400 ms/);
+    assert.ok(Date.now() - started >= 350, "the keep-alives were waited for");
+  });
+
+  it("a non-streamed body of whitespace dripping forever ends with an idle error", async () => {
+    const server = await start("blank-json", { dripMs: 50 });
+    const endpoint = new OpenAICompatibleEndpoint({ baseURL: server.baseURL, idleTimeoutMs: 400 });
+    const error = await guarded(5_000, (signal) => endpoint.call({ model: "m" }, { signal }));
+    assert.ok(error instanceof EndpointError, String(error));
+    assert.equal(error.kind, "idle");
+  });
+
+  it("a stream of useful events dripped byte by byte ends at the overall deadline", async () => {
+    // One byte every 10 ms: an event completes about every second, so the idle limit never fires.
+    const server = await start("trickle-sse", { dripMs: 10 });
+    const endpoint = new OpenAICompatibleEndpoint({
+      baseURL: server.baseURL,
+      idleTimeoutMs: 3_000,
+      timeoutMs: 2_500,
+    });
+    let chunks = 0;
+    const error = await guarded(10_000, async (signal) => {
+      for await (const _ of endpoint.stream({ model: "m", messages: [] }, { signal })) chunks++;
+    });
+    assert.ok(error instanceof EndpointError, String(error));
+    assert.equal(error.kind, "timeout");
+    assert.ok(chunks >= 1, "some events arrived before the deadline");
+  });
+
+  it("an endpoint made with the defaults has an overall deadline of ten minutes", () => {
+    const endpoint = new OpenAICompatibleEndpoint({ baseURL: "http://127.0.0.1:1/v1" });
+    assert.equal(DEFAULT_TIMEOUT_MS, 600_000);
+    assert.equal(endpoint.timeoutMs, DEFAULT_TIMEOUT_MS);
+    assert.equal(endpoint.idleTimeoutMs, 60_000);
+    const unbounded = new OpenAICompatibleEndpoint({
+      baseURL: "http://127.0.0.1:1/v1",
+      timeoutMs: Infinity,
+    });
+    assert.equal(unbounded.timeoutMs, Infinity);
+  });
+
+  it("a slow consumer of a busy stream never trips the idle limit", async () => {
+    const server = await start("endless-sse");
+    const endpoint = new OpenAICompatibleEndpoint({ baseURL: server.baseURL, idleTimeoutMs: 300 });
+    const controller = new AbortController();
+    let chunks = 0;
+    const done = new Error("enough");
+    const error = await (async () => {
+      for await (const _ of endpoint.stream({ model: "m", messages: [] }, controller)) {
+        chunks++;
+        if (chunks === 2) await new Promise((resolve) => setTimeout(resolve, 900));
+        if (chunks === 5) throw done;
+      }
+    })().catch((e) => e);
+    assert.equal(error, done);
   });
 
   it("a server that accepts and never answers ends with an idle error (call and stream)", async () => {

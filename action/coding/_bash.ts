@@ -1,6 +1,7 @@
 /**
- * The `bash` tool: runs one command as argv without a shell, refusing shell control operators,
- * with a clamped deadline and each output stream capped, inside the OS sandbox (bubblewrap)
+ * The `bash` tool: runs one command as argv without a shell — the argv of the same
+ * `tree-sitter-bash` parse the command guard judges — refusing every construct only a shell
+ * could run (lists, pipelines, redirections, expansions, globs), with a clamped deadline and each output stream capped, inside the OS sandbox (bubblewrap)
  * unless the caller chose `sandbox: { kind: "none" }`.
  *
  * @module
@@ -10,7 +11,7 @@ import { stat } from "node:fs/promises";
 import process from "node:process";
 import { z } from "zod";
 import { Tool } from "../tool.ts";
-import { findControlOperators, MalformedCommandError, parseArgv } from "../_argv.ts";
+import { parseRunnable, ShellParseError } from "./_shell_parse.ts";
 import { runProcess, type RunProcessResult } from "./_process.ts";
 import type { CodingResult } from "./_results.ts";
 import { COMMAND_NOT_FOUND_PREFIX, type ResolvedSandbox, runSandboxed } from "./_bwrap.ts";
@@ -26,7 +27,9 @@ export const MAX_BASH_TIMEOUT_MS = 300_000;
 export const MAX_OUTPUT_BYTES = 100_000;
 
 const request = z.object({
-  command: z.string().describe("one command; no pipes, redirections, ; && || or substitutions"),
+  command: z.string().describe(
+    "one command; no pipes, redirections, ; && || &, $ expansions, substitutions or unquoted globs",
+  ),
   timeoutMs: z.number().optional().describe("deadline in ms (default 30000, at most 300000)"),
   cwd: z.string().optional().describe("working directory relative to the workspace root"),
 });
@@ -78,7 +81,7 @@ export function bashTool(
   return new Tool({
     name: "bash",
     description:
-      "Run one command (argv, no shell) in the workspace. Shell control operators (; && || | ` $( < > newlines) are refused. Returns stdout, stderr, returnCode, timedOut, sandbox." +
+      "Run one command (argv, no shell) in the workspace. Quote words with ' or \" as in bash; a # word starts a comment. Shell syntax is refused: lists (; && || & newlines), pipes, redirections (< >), $ expansions, substitutions, unquoted globs and ~. Returns stdout, stderr, returnCode, timedOut, sandbox." +
       describeSandbox(sandbox),
     requestOptions: request,
     func: async (args, { signal }): Promise<CodingResult> => {
@@ -94,22 +97,26 @@ export function bashTool(
     signal: AbortSignal,
     call: { kind: string },
   ): Promise<CodingResult> {
-    const operators = findControlOperators(input.command);
-    if (operators.length) {
-      return refused(
-        `Shell control operators are not supported: ${
-          operators.map((o) => JSON.stringify(o)).join(", ")
-        }`,
-      );
-    }
+    if (typeof input.command !== "string") return refused("Malformed command: not a string");
+    // The argv comes from the same parse the command guard judged, so both read one command.
     let argv: string[];
     try {
-      argv = parseArgv(input.command);
-    } catch (error) {
-      if (error instanceof MalformedCommandError) {
-        return refused(`Malformed command: ${error.message}`);
+      const runnable = await parseRunnable(input.command);
+      if ("refused" in runnable) {
+        return refused(
+          `Shell syntax is not supported: ${
+            runnable.refused.join("; ")
+          }. The bash tool runs one command as argv, without a shell: run each command in its own call and quote words meant literally`,
+        );
       }
-      throw error;
+      argv = [...runnable.argv];
+    } catch (error) {
+      if (error instanceof ShellParseError) return refused(`Malformed command: ${error.message}`);
+      return refused(
+        `The shell parser could not be loaded, so no command can be run: ${
+          (error as Error)?.message ?? String(error)
+        }`,
+      );
     }
     let cwd: string;
     try {

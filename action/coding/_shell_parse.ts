@@ -54,7 +54,20 @@ export interface ParsedShell {
    * in them, so each is judged again as the inside of a double-quoted string.
    */
   readonly expandedBodies: readonly string[];
+  /**
+   * What the bash tool may run from this parse: the argv of a command line that is one simple
+   * command whose words are all literal, or the shell constructs that stop it.
+   */
+  readonly runnable: RunnableCommand;
 }
+
+/**
+ * The command line as the bash tool runs it (no shell): `argv` from the parsed words, or the
+ * shell constructs (`a pipeline (|)`, `a redirection (>)`, …) that only a shell could run.
+ */
+export type RunnableCommand =
+  | { readonly argv: readonly string[] }
+  | { readonly refused: readonly string[] };
 
 /** A command line the parser could not read completely: the guard denies it. */
 export class ShellParseError extends Error {
@@ -72,6 +85,7 @@ interface SyntaxNode {
   readonly isNamed: boolean;
   readonly isMissing: boolean;
   readonly hasError: boolean;
+  readonly startIndex: number;
   readonly children: (SyntaxNode | null)[];
   readonly namedChildren: (SyntaxNode | null)[];
   childForFieldName(name: string): SyntaxNode | null;
@@ -143,6 +157,7 @@ function parseWith(parser: SyntaxParser, source: string): ParsedShell {
       redirects: out.redirects,
       recursiveFunctions: out.recursive,
       expandedBodies: out.bodies,
+      runnable: runnableOf(root),
     };
   } finally {
     tree.delete();
@@ -175,7 +190,7 @@ interface Collected {
   bodies: string[];
 }
 
-function visit(node: SyntaxNode, out: Collected): void {
+function visit(node: SyntaxNode, out: Collected, extra: readonly ShellWord[] = []): void {
   if (node.type === "heredoc_redirect") {
     const start = node.children.find((child) => child?.type === "heredoc_start")?.text ?? "";
     const body = node.children.find((child) => child?.type === "heredoc_body");
@@ -189,10 +204,20 @@ function visit(node: SyntaxNode, out: Collected): void {
     for (const argument of node.childrenForFieldName("argument")) {
       if (argument) words.push(wordOf(argument));
     }
+    words.push(...extra);
     if (words.length) out.commands.push({ words, text: node.text });
   }
+  let body: SyntaxNode | null = null;
+  let trailing: ShellWord[] = [];
   if (node.type === "redirected_statement") {
-    const body = node.childForFieldName("body");
+    body = node.childForFieldName("body");
+    // The grammar reads `rm >/dev/null -rf x` as a redirection with three destinations; bash
+    // gives the words after the first to the command as arguments.
+    trailing = trailingWords(node);
+    if (trailing.length && body?.type !== "command") {
+      out.commands.push({ words: trailing, text: node.text });
+      trailing = [];
+    }
     // Input given to the statement (`cat > f <<EOF`, `< in`) is content, not a truncation.
     const hasInput = node.children.some((child) =>
       child !== null &&
@@ -213,7 +238,119 @@ function visit(node: SyntaxNode, out: Collected): void {
     const body = node.childForFieldName("body");
     if (name && body && callsName(body, name)) out.recursive.push(name);
   }
-  for (const child of node.namedChildren) if (child) visit(child, out);
+  for (const child of node.namedChildren) {
+    if (child) visit(child, out, body && sameNode(child, body) ? trailing : []);
+  }
+}
+
+/** Node objects are made per access: compare position and type. */
+function sameNode(a: SyntaxNode, b: SyntaxNode): boolean {
+  return a.startIndex === b.startIndex && a.type === b.type && a.text === b.text;
+}
+
+/** Words the grammar put after a redirection's target: arguments of the redirected command. */
+function trailingWords(node: SyntaxNode): ShellWord[] {
+  const words: ShellWord[] = [];
+  for (const child of node.children) {
+    if (!child || child.type !== "file_redirect") continue;
+    const targets = child.childrenForFieldName("destination");
+    for (const target of targets.slice(1)) if (target) words.push(wordOf(target));
+  }
+  return words;
+}
+
+/** Shell constructs by node type, as the bash tool names them when it refuses a command. */
+const CONSTRUCTS: Record<string, string> = {
+  pipeline: "a pipeline (|)",
+  list: "a command list (&& or ||)",
+  redirected_statement: "a redirection (<, >, >>, here-document)",
+  file_redirect: "a redirection (<, >, >>, here-document)",
+  heredoc_redirect: "a redirection (<, >, >>, here-document)",
+  herestring_redirect: "a redirection (<, >, >>, here-document)",
+  subshell: "a subshell ( … )",
+  compound_statement: "a group { … }",
+  if_statement: "an if statement",
+  for_statement: "a for loop",
+  c_style_for_statement: "a for loop",
+  while_statement: "a while loop",
+  case_statement: "a case statement",
+  function_definition: "a function definition",
+  negated_command: "a negation (!)",
+  declaration_command: "a declaration (export, declare, local, readonly)",
+  unset_command: "unset",
+  test_command: "a test [[ … ]]",
+  variable_assignment: "a variable assignment (NAME=value)",
+  simple_expansion: "a parameter expansion ($NAME)",
+  expansion: "a parameter expansion (${…})",
+  command_substitution: "a command substitution ($(…) or `…`)",
+  process_substitution: "a process substitution (<(…) or >(…))",
+  arithmetic_expansion: "an arithmetic expansion ($((…)))",
+  brace_expression: "a brace expansion ({a..b})",
+};
+
+/**
+ * The argv of a command line that is exactly one simple command of literal words (comments
+ * dropped, as bash drops them), or every construct in it that only a shell could run.
+ */
+function runnableOf(root: SyntaxNode): RunnableCommand {
+  const found = new Set<string>();
+  const statements = root.namedChildren.filter((child) => child && child.type !== "comment");
+  if (statements.length === 0) return { refused: ["no command"] };
+  if (statements.length > 1) found.add("more than one command (;, & or a newline)");
+  for (const child of root.children) {
+    if (child && !child.isNamed && child.text === "&") found.add("a background job (&)");
+  }
+  collectConstructs(root, found);
+  const command = statements[0] as SyntaxNode;
+  if (command.type !== "command") {
+    if (found.size === 0) found.add(`a ${command.type.replaceAll("_", " ")}`);
+    return { refused: [...found] };
+  }
+  const argv: string[] = [];
+  const name = command.childForFieldName("name");
+  const nodes = [name, ...command.childrenForFieldName("argument")].filter((node) => node !== null);
+  for (const node of nodes) {
+    const wordNode = node === name ? node.namedChildren[0] ?? node : node;
+    const word = wordOf(wordNode);
+    const first = wordNode.type === "concatenation" ? wordNode.children[0] : wordNode;
+    if (first && first.type === "word" && first.text.startsWith("~")) {
+      found.add(`a tilde expansion (${wordNode.text})`);
+    }
+    const inside = new Set<string>();
+    collectConstructs(wordNode, inside);
+    if (word.dynamic && inside.size === 0) {
+      found.add(`a word computed at run time (${wordNode.text})`);
+    } else if (word.pattern && !word.dynamic) {
+      found.add(`a glob or brace pattern (${wordNode.text})`);
+    }
+    argv.push(word.value);
+  }
+  for (const child of command.namedChildren) {
+    if (child && !nodes.some((node) => sameNode(node, child))) {
+      found.add(CONSTRUCTS[child.type] ?? `shell syntax (${child.type.replaceAll("_", " ")})`);
+    }
+  }
+  if (found.size || argv.length === 0) {
+    if (found.size === 0) found.add("no program");
+    return { refused: [...found] };
+  }
+  return { argv };
+}
+
+function collectConstructs(node: SyntaxNode, found: Set<string>): void {
+  const name = CONSTRUCTS[node.type];
+  if (name) found.add(name);
+  if (node.type === "list" || node.type === "program") {
+    for (const child of node.children) {
+      if (child && !child.isNamed && (child.text === ";" || child.text === "&")) {
+        found.add(
+          child.text === "&" ? "a background job (&)" : "more than one command (;, & or a newline)",
+        );
+      }
+    }
+  }
+  if (node.type === "comment") return;
+  for (const child of node.namedChildren) if (child) collectConstructs(child, found);
 }
 
 function isNoOp(body: SyntaxNode): boolean {
@@ -254,13 +391,18 @@ function redirectOf(node: SyntaxNode, truncates: boolean): ShellRedirect {
 const DYNAMIC = "\u0000";
 const GLOB_CHARS = /[*?[]|\{.*(,|\.\.).*\}/;
 
+/** Unquoted text the shell would expand as a glob or a brace pattern (`\*` stays literal). */
+function isPattern(text: string): boolean {
+  return GLOB_CHARS.test(text.replace(/\\./gs, "_"));
+}
+
 /** The value of a word node after quote removal. */
 export function wordOf(node: SyntaxNode): ShellWord {
   switch (node.type) {
     case "word":
     case "number": {
       const value = unescapeUnquoted(node.text);
-      return { value, dynamic: false, splittable: false, pattern: GLOB_CHARS.test(node.text) };
+      return { value, dynamic: false, splittable: false, pattern: isPattern(node.text) };
     }
     case "raw_string":
       return { value: node.text.slice(1, -1), dynamic: false, splittable: false, pattern: false };
@@ -298,7 +440,7 @@ export function wordOf(node: SyntaxNode): ShellWord {
       let value = "";
       let dynamic = false;
       let splittable = false;
-      let pattern = GLOB_CHARS.test(
+      let pattern = isPattern(
         node.children.filter((c) => c && (c.type === "word" || !c.isNamed)).map((c) => c?.text)
           .join(""),
       );
@@ -359,4 +501,15 @@ function decodeAnsiC(text: string): string {
       return SIMPLE_ESCAPES[code] ?? `\\${code}`;
     },
   );
+}
+
+/**
+ * What the bash tool runs for `source`: the argv from the same parse the command guard judges
+ * (a single simple command of literal words, comments dropped), or the constructs that stop it.
+ * Throws {@linkcode ShellParseError} for a line the parser cannot read, and the loader's error
+ * when the grammar cannot load.
+ */
+export async function parseRunnable(source: string): Promise<RunnableCommand> {
+  const parse = await loadShellParser();
+  return parse(source).runnable;
 }

@@ -20,12 +20,14 @@ describe("CodingToolkit bash", () => {
   it("bash runs argv without a shell, keeping quoted words intact", async () => {
     const result = await run(manager, "bash", {
       command:
-        `node -e "console.log(JSON.stringify(process.argv.slice(1)))" 'a b' "c\\"d" e\\ f $HOME *`,
+        `node -e "console.log(JSON.stringify(process.argv.slice(1)))" 'a b' "c\\"d" e\\ f '$HOME' \\* # x`,
     });
     assert.equal(result.success, true, JSON.stringify(result));
     assert.equal(result.returnCode, 0);
     assert.equal(result.timedOut, false);
     assert.deepEqual(JSON.parse(String(result.stdout)), ["a b", 'c"d', "e f", "$HOME", "*"]);
+    const quoted = await run(manager, "bash", { command: "echo 'quoted; not a list'" });
+    assert.equal(quoted.stdout, "quoted; not a list\n");
   });
 
   it("bash runs in the workspace root by default and in a cwd inside it", async () => {
@@ -42,32 +44,36 @@ describe("CodingToolkit bash", () => {
     assert.equal(escape.stderr, "Path escapes workspace root: ../outside");
   });
 
-  it("bash refuses ; && || | backticks $( < > and newlines with returnCode -1", async () => {
+  it("bash refuses ; && || | & backticks $( $x globs < > and newlines with returnCode -1", async () => {
     const cases: [string, string][] = [
-      ["echo a; echo b", '";"'],
-      ["echo a && echo b", '"&&"'],
-      ["false || echo b", '"||"'],
-      ["ls | wc -l", '"|"'],
-      ["echo `id`", '"`"'],
-      ["echo $(id)", '"$("'],
-      ["cat < /etc/passwd", '"<"'],
-      ["echo x > out.txt", '">"'],
-      ["echo a\necho b", '"\\n"'],
-      ["echo 'quoted; still refused'", '";"'],
+      ["echo a; echo b", "more than one command (;, & or a newline)"],
+      ["echo a && echo b", "a command list (&& or ||)"],
+      ["false || echo b", "a command list (&& or ||)"],
+      ["ls | wc -l", "a pipeline (|)"],
+      ["ls -la & echo b", "more than one command (;, & or a newline); a background job (&)"],
+      ["echo `id`", "a command substitution ($(…) or `…`)"],
+      ["echo $(id)", "a command substitution ($(…) or `…`)"],
+      ["echo $HOME", "a parameter expansion ($NAME)"],
+      ["ls *", "a glob or brace pattern (*)"],
+      ["cat < /etc/passwd", "a redirection (<, >, >>, here-document)"],
+      ["echo x > out.txt", "a redirection (<, >, >>, here-document)"],
+      ["echo a\necho b", "more than one command (;, & or a newline)"],
     ];
+    const why =
+      ". The bash tool runs one command as argv, without a shell: run each command in its own call and quote words meant literally";
     for (const [command, op] of cases) {
       const result = await run(manager, "bash", { command });
       assert.equal(result.success, false, command);
       assert.equal(result.returnCode, -1, command);
       assert.equal(result.timedOut, false);
       assert.equal(result.stdout, "");
-      assert.equal(result.stderr, `Shell control operators are not supported: ${op}`, command);
+      assert.equal(result.stderr, `Shell syntax is not supported: ${op}${why}`, command);
     }
   });
 
   it("bash reports malformed quoting, a missing program and a failing exit code", async () => {
     const malformed = await run(manager, "bash", { command: `echo "open` });
-    assert.equal(malformed.stderr, "Malformed command: unterminated double quote");
+    assert.equal(malformed.stderr, 'Malformed command: syntax error near "\\"open"');
     assert.equal(malformed.returnCode, -1);
     const missing = await run(manager, "bash", { command: "hookscope-no-such-program --x" });
     assert.equal(missing.stderr, "Command not found: hookscope-no-such-program");

@@ -1,0 +1,78 @@
+/**
+ * Writes a session's messages as a Claude Code JSONL transcript (one JSON object a line:
+ * `type`, `message` with `role` and `content`, `uuid`, `sessionId`, `timestamp`), so hook
+ * scripts that read `transcript_path` find what they expect.
+ *
+ * @module
+ */
+
+import { mkdir, writeFile } from "node:fs/promises";
+import type { Session } from "../session/session.ts";
+
+function text(content: unknown): string {
+  return typeof content === "string" ? content : JSON.stringify(content) ?? "";
+}
+
+/** One transcript line of a message. */
+function line(
+  message: { id: string; role: string; content: unknown; createdAt: number },
+  sessionId: string,
+  cwd: string,
+): Record<string, unknown> {
+  const base = {
+    uuid: message.id,
+    sessionId,
+    cwd,
+    timestamp: new Date(message.createdAt).toISOString(),
+  };
+  const content = message.content as Record<string, unknown> | null;
+  switch (message.role) {
+    case "assistant":
+      return {
+        ...base,
+        type: "assistant",
+        message: { role: "assistant", content: [{ type: "text", text: text(message.content) }] },
+      };
+    case "action_request":
+      return {
+        ...base,
+        type: "assistant",
+        message: {
+          role: "assistant",
+          content: [{
+            type: "tool_use",
+            id: String(content?.callId ?? content?.id ?? message.id),
+            name: String(content?.function ?? content?.name ?? ""),
+            input: content?.arguments ?? {},
+          }],
+        },
+      };
+    case "action_response":
+      return {
+        ...base,
+        type: "user",
+        message: {
+          role: "user",
+          content: [{
+            type: "tool_result",
+            tool_use_id: String(content?.callId ?? content?.id ?? message.id),
+            content: text(content?.output ?? content),
+          }],
+        },
+      };
+    case "system":
+      return { ...base, type: "system", content: text(message.content) };
+    default:
+      return { ...base, type: "user", message: { role: "user", content: text(message.content) } };
+  }
+}
+
+/** Rewrites `path` with every message of the session's branches, oldest first. */
+export async function writeTranscript(session: Session, path: string, cwd: string): Promise<void> {
+  const messages = session.branches.flatMap((branch) => branch.messages).sort((a, b) =>
+    a.createdAt - b.createdAt
+  );
+  const body = messages.map((m) => JSON.stringify(line(m, session.id, cwd))).join("\n");
+  await mkdir(path.slice(0, path.lastIndexOf("/")) || "/", { recursive: true, mode: 0o700 });
+  await writeFile(path, body === "" ? "" : body + "\n", { mode: 0o600 });
+}

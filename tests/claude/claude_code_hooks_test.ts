@@ -1,0 +1,387 @@
+// claudeCodeHooks runs real Claude Code hook scripts (bash, Python, JavaScript, an http hook on
+// 127.0.0.1) inside a hookscope session, through the real act path and the coding toolkit.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { Session, Tool, ToolDeniedError } from "../../mod.ts";
+import { CodingToolkit } from "../../action/coding/mod.ts";
+import {
+  claudeCodeHooks,
+  type ClaudeHook,
+  ClaudeHookConfigError,
+  type ClaudeHookError,
+  type ClaudeHookSettings,
+  ClaudePromptBlockedError,
+} from "../../claude/mod.ts";
+
+const fixtures = fileURLToPath(new URL("../fixtures/claude_hooks/", import.meta.url));
+const script = (name: string) => join(fixtures, name);
+
+function pre(matcher: string, ...hooks: ClaudeHook[]): ClaudeHookSettings {
+  return { hooks: { PreToolUse: [{ matcher, hooks }] } };
+}
+
+/** A session with a fake `bash` tool that records what it ran (the hooks are what is tested). */
+function sessionWithEcho(): { session: Session; ran: string[] } {
+  const session = new Session();
+  const ran: string[] = [];
+  session.defaultBranch.actions.register(
+    new Tool({
+      name: "bash",
+      description: "Run a command",
+      requestOptions: z.object({ command: z.string() }),
+      func: ({ command }: { command: string }) => {
+        ran.push(command);
+        return `ran ${command}`;
+      },
+    }),
+  );
+  return { session, ran };
+}
+
+describe("claudeCodeHooks", () => {
+  let dir: string;
+  before(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), "hookscope-claude-")));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("a bash hook that exits 2 denies with its stderr, and the tool does not run", async () => {
+    const { session, ran } = sessionWithEcho();
+    claudeCodeHooks(pre("Bash", { type: "command", command: script("deny_rm.sh") }), {
+      projectDir: dir,
+    })(session);
+    await assert.rejects(
+      session.defaultBranch.act({ function: "bash", arguments: { command: "rm -rf victim" } }),
+      (error: unknown) => {
+        assert.ok(error instanceof ToolDeniedError);
+        assert.match(error.message, /recursive rm is not allowed here/);
+        return true;
+      },
+    );
+    const ok = await session.defaultBranch.act({ function: "bash", arguments: { command: "ls" } });
+    assert.equal(ok.output, "ran ls");
+    assert.deepEqual(ran, ["ls"]);
+  });
+
+  it("a Python hook's JSON decides deny, ask and allow, rewrites with updatedInput and adds context", async () => {
+    const { session, ran } = sessionWithEcho();
+    const asked: unknown[] = [];
+    claudeCodeHooks(pre("Bash", { type: "command", command: script("decide.py") }), {
+      projectDir: dir,
+    })(session);
+    const fold = (command: string) =>
+      session.hooks.decide("tool.pre", {
+        toolName: "bash",
+        callId: "call-7",
+        args: { command },
+        argsSummary: "",
+      });
+    const denied = await fold("curl http://example.test");
+    assert.equal(denied.verdict, "deny");
+    assert.equal(denied.reason, "no network from PreToolUse");
+    const ask = await fold("git push origin main");
+    assert.equal(ask.verdict, "ask");
+    assert.equal(ask.reason, "pushing needs a person");
+    const allowed = await fold("ls");
+    assert.equal(allowed.verdict, "allow");
+    assert.deepEqual(allowed.updatedArgs, { command: "ls -la" });
+    assert.deepEqual(allowed.context, ["listing rewritten to ls -la by call-7"]);
+    const none = await fold("pwd");
+    assert.equal(none.verdict, "none");
+    // Through the act path, the rewritten command is what runs.
+    await session.defaultBranch.act({ function: "bash", arguments: { command: "ls" } });
+    assert.deepEqual(ran, ["ls -la"]);
+    void asked;
+  });
+
+  it("several matching hooks run in configuration order and fold deny > ask > allow", async () => {
+    const order = join(dir, "order.log");
+    const settings: ClaudeHookSettings = {
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: "*",
+            hooks: [{
+              type: "command",
+              command:
+                `echo first >> ${order}; echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"rm -rf victim"}}}'`,
+            }],
+          },
+          {
+            matcher: "Bash",
+            hooks: [{
+              type: "command",
+              command: `echo second >> ${order}; ${script("deny_rm.sh")}`,
+            }],
+          },
+          { matcher: "Read", hooks: [{ type: "command", command: `echo never >> ${order}` }] },
+        ],
+      },
+    };
+    const { session, ran } = sessionWithEcho();
+    claudeCodeHooks(settings, { projectDir: dir })(session);
+    await assert.rejects(
+      session.defaultBranch.act({ function: "bash", arguments: { command: "ls" } }),
+      ToolDeniedError,
+    );
+    assert.deepEqual(ran, []);
+    assert.equal(readFileSync(order, "utf8"), "first\nsecond\n");
+  });
+
+  it("a JavaScript hook reads transcript_path in Claude Code's JSONL shape", async () => {
+    const { session } = sessionWithEcho();
+    claudeCodeHooks(pre("Bash", { type: "command", command: `node ${script("transcript.mjs")}` }), {
+      projectDir: dir,
+      transcriptDir: join(dir, "transcripts"),
+    })(session);
+    await session.defaultBranch.addMessage({ role: "user", content: "list the files please" });
+    const fold = await session.hooks.decide("tool.pre", {
+      toolName: "bash",
+      callId: "c1",
+      args: { command: "ls" },
+      argsSummary: "",
+    });
+    assert.deepEqual(fold.context, [
+      "transcript has 1 lines; last prompt: list the files please; session true",
+    ]);
+    assert.ok(existsSync(join(dir, "transcripts", `${session.id}.jsonl`)));
+  });
+
+  it("a crash, a missing script and malformed JSON deny at PreToolUse (fail closed); onFailure continue lets the call run", async () => {
+    for (const command of ["exit 1", join(dir, "no-such-script.sh"), "echo '{not json'"]) {
+      const { session, ran } = sessionWithEcho();
+      claudeCodeHooks(pre("Bash", { type: "command", command }), { projectDir: dir })(session);
+      await assert.rejects(
+        session.defaultBranch.act({ function: "bash", arguments: { command: "ls" } }),
+        (error: unknown) => {
+          assert.ok(error instanceof ToolDeniedError, String(error));
+          assert.match(error.message, /Claude hook .* failed/);
+          return true;
+        },
+      );
+      assert.deepEqual(ran, [], command);
+    }
+    const reported: ClaudeHookError[] = [];
+    const { session, ran } = sessionWithEcho();
+    claudeCodeHooks(pre("Bash", { type: "command", command: "exit 1", onFailure: "continue" }), {
+      projectDir: dir,
+      onError: (error) => reported.push(error),
+    })(session);
+    await session.defaultBranch.act({ function: "bash", arguments: { command: "ls" } });
+    assert.deepEqual(ran, ["ls"]);
+    assert.equal(reported.length, 1);
+    assert.equal(reported[0].why, "exit");
+  });
+
+  it("a hook past its timeout is killed with its children and the call is denied", async () => {
+    const marker = join(dir, "late-marker");
+    const { session, ran } = sessionWithEcho();
+    claudeCodeHooks(
+      pre("Bash", {
+        type: "command",
+        command: `(sleep 3; touch ${marker}) & sleep 30`,
+        timeout: 1,
+      }),
+      { projectDir: dir },
+    )(session);
+    const started = Date.now();
+    await assert.rejects(
+      session.defaultBranch.act({ function: "bash", arguments: { command: "ls" } }),
+      (error: unknown) => {
+        assert.ok(error instanceof ToolDeniedError);
+        assert.match(error.message, /timed out after 1000 ms/);
+        return true;
+      },
+    );
+    assert.ok(Date.now() - started < 20_000, "the deadline fired");
+    assert.deepEqual(ran, []);
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    assert.equal(existsSync(marker), false, "the hook's background child was killed too");
+  });
+
+  it("a plugin's hooks.json runs with ${CLAUDE_PLUGIN_ROOT} and CLAUDE_PROJECT_DIR", async () => {
+    const session = new Session();
+    const policy = claudeCodeHooks(join(fixtures, "plugin", "hooks", "hooks.json"), {
+      projectDir: dir,
+    });
+    policy(session);
+    const fold = await session.hooks.decide("tool.pre", {
+      toolName: "editor",
+      callId: "c1",
+      args: { action: "write", filePath: "config/.env", content: "KEY=1" },
+      argsSummary: "",
+    });
+    assert.equal(fold.verdict, "deny");
+    assert.equal(fold.reason, `plugin at ${join(fixtures, "plugin")} refuses .env in ${dir}`);
+    const fine = await session.hooks.decide("tool.pre", {
+      toolName: "editor",
+      callId: "c2",
+      args: { action: "write", filePath: "README.md", content: "x" },
+      argsSummary: "",
+    });
+    assert.equal(fine.verdict, "none");
+  });
+
+  it("PostToolUse replaces the result and adds context", async () => {
+    const { session } = sessionWithEcho();
+    claudeCodeHooks(
+      {
+        hooks: {
+          PostToolUse: [{
+            matcher: "Bash",
+            hooks: [{ type: "command", command: script("post.sh") }],
+          }],
+        },
+      },
+      { projectDir: dir },
+    )(session);
+    const result = await session.defaultBranch.act({
+      function: "bash",
+      arguments: { command: "ls" },
+    });
+    assert.equal(result.output, "[redacted by post.sh]");
+  });
+
+  it("UserPromptSubmit exit 2 blocks the message add", async () => {
+    const session = new Session();
+    claudeCodeHooks(
+      {
+        hooks: {
+          UserPromptSubmit: [{
+            hooks: [{
+              type: "command",
+              command:
+                "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; } || exit 0",
+            }],
+          }],
+        },
+      },
+      { projectDir: dir },
+    )(session);
+    await session.defaultBranch.addMessage({ role: "user", content: "hello" });
+    await assert.rejects(
+      session.defaultBranch.addMessage({ role: "user", content: "my password is hunter2" }),
+      (error: unknown) => {
+        assert.ok(error instanceof ClaudePromptBlockedError);
+        assert.match(error.message, /no secrets in prompts/);
+        return true;
+      },
+    );
+  });
+
+  it("an http hook on 127.0.0.1 gets the event JSON and its answer decides", async () => {
+    const seen: Record<string, unknown>[] = [];
+    const server: Server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        const event = JSON.parse(body);
+        seen.push({ ...event, auth: req.headers.authorization });
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({
+          hookSpecificOutput: {
+            hookEventName: "PreToolUse",
+            permissionDecision: event.tool_input.command.includes("sudo") ? "deny" : "allow",
+            permissionDecisionReason: "no sudo over http",
+          },
+        }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const { session, ran } = sessionWithEcho();
+      claudeCodeHooks(
+        pre("Bash", {
+          type: "http",
+          url: `http://127.0.0.1:${port}/hook`,
+          headers: { authorization: "Bearer $HOOK_TOKEN", "x-other": "$NOT_ALLOWED" },
+          allowedEnvVars: ["HOOK_TOKEN"],
+        }),
+        { projectDir: dir, env: { HOOK_TOKEN: "t0ken", NOT_ALLOWED: "leak" } },
+      )(session);
+      await assert.rejects(
+        session.defaultBranch.act({ function: "bash", arguments: { command: "sudo reboot" } }),
+        /no sudo over http/,
+      );
+      await session.defaultBranch.act({ function: "bash", arguments: { command: "ls" } });
+      assert.deepEqual(ran, ["ls"]);
+      assert.equal(seen[0].hook_event_name, "PreToolUse");
+      assert.equal(seen[0].tool_name, "Bash");
+      assert.equal(seen[0].session_id, session.id);
+      assert.equal(seen[0].auth, "Bearer t0ken");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("guards the coding toolkit's real bash tool: the victim survives a denied rm -rf", async () => {
+    const ws = join(dir, "ws");
+    rmSync(ws, { recursive: true, force: true });
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(join(ws, "victim"), { recursive: true });
+    writeFileSync(join(ws, "victim", "data.txt"), "keep me");
+    const session = new Session();
+    const toolkit = new CodingToolkit({
+      workspaceRoot: ws,
+      tools: ["bash"],
+      sandbox: { kind: "none" },
+    });
+    for (const tool of toolkit.bind()) session.defaultBranch.actions.register(tool);
+    claudeCodeHooks(pre("Bash", { type: "command", command: script("deny_rm.sh") }), {
+      projectDir: ws,
+    })(session);
+    await assert.rejects(
+      session.defaultBranch.act({ function: "bash", arguments: { command: "rm -rf victim" } }),
+      ToolDeniedError,
+    );
+    assert.equal(readFileSync(join(ws, "victim", "data.txt"), "utf8"), "keep me");
+  });
+
+  it("refuses configurations it cannot run, naming where", () => {
+    assert.throws(() => claudeCodeHooks({ hooks: { PreToolUze: [] } }), ClaudeHookConfigError);
+    assert.throws(
+      () =>
+        claudeCodeHooks(
+          { hooks: { PreToolUse: [{ hooks: [{ type: "prompt", prompt: "x" }] }] } } as never,
+        ),
+      /hooks\.PreToolUse\[0\]\.hooks\[0\]: "prompt" hooks are not supported/,
+    );
+    assert.throws(
+      () => claudeCodeHooks(pre("Bash", { type: "command", command: "x", timeout: -1 })),
+      /timeout must be a positive number/,
+    );
+    assert.throws(
+      () => claudeCodeHooks(pre("(unclosed", { type: "command", command: "x" })),
+      /not a regular expression/,
+    );
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, "{ nope");
+    assert.throws(() => claudeCodeHooks(bad), /not JSON/);
+    assert.throws(() => claudeCodeHooks(join(dir, "missing.json")), /cannot read the file/);
+    assert.throws(
+      () =>
+        claudeCodeHooks(pre("Bash", { type: "command", command: "${CLAUDE_PLUGIN_ROOT}/x.sh" })),
+      /no pluginRoot is known/,
+    );
+    // Known Claude events without a hookscope counterpart are accepted and not run.
+    const session = new Session();
+    claudeCodeHooks({ hooks: { Stop: [{ hooks: [{ type: "command", command: "true" }] }] } })(
+      session,
+    );
+    assert.equal(session.hooks.count("tool.pre"), 0);
+  });
+});

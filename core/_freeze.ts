@@ -1,6 +1,8 @@
 // Deep-frozen copies of the values hook payloads carry (tool arguments and results), so a
 // handler can read the real value but cannot change what the tool or the next handler sees.
 
+import { NotPlainDataError, type NotPlainDataProblem } from "./plain_data.ts";
+
 /**
  * A deep copy of `value` in which every plain object and array is frozen. Other objects (Date,
  * Map, class instances) are copied with `structuredClone` when they can be, and frozen
@@ -65,4 +67,103 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
+}
+
+/** Deeper than this is refused (a copy must not overflow the stack). */
+const MAX_DEPTH = 256;
+
+/**
+ * A copy of `value` made of plain data only, read once: every own enumerable property's
+ * descriptor is read once and only data properties are taken, so a getter, a setter, a proxy or
+ * an inherited property cannot show one value to the reader that judges the copy and another to
+ * the one that runs it. Arrays and objects whose prototype is `Object.prototype` or `null` are
+ * copied (objects come out with `Object.prototype`; a `"__proto__"` key stays an own property);
+ * `null`, booleans, numbers, bigints, strings and `undefined` are kept. Anything else — a cycle,
+ * a function, a symbol value or enumerable symbol key, an accessor, an object of another class,
+ * more than 256 levels — throws {@linkcode NotPlainDataError} (its message starts with `action`
+ * and its path with `root`). With `freeze`, every copied object and array is frozen.
+ */
+export function plainDataCopy(
+  value: unknown,
+  action: string,
+  root: string,
+  freeze: boolean,
+): unknown {
+  const path: (string | number)[] = [root];
+  const open = new Set<object>();
+  const fail = (problem: NotPlainDataProblem): never => {
+    throw new NotPlainDataError(action, path, problem);
+  };
+  const visit = (item: unknown): unknown => {
+    if (item === null) return item;
+    const type = typeof item;
+    if (type === "function") return fail("function");
+    if (type === "symbol") return fail("symbol");
+    if (type !== "object") return item;
+    const object = item as object;
+    if (open.has(object)) return fail("cycle");
+    if (open.size >= MAX_DEPTH) return fail("too_deep");
+    let out: unknown[] | Record<string, unknown>;
+    open.add(object);
+    if (Array.isArray(object)) {
+      if (Object.getPrototypeOf(object) !== Array.prototype) fail("not_plain_object");
+      const length = (Object.getOwnPropertyDescriptor(object, "length")?.value ?? 0) as number;
+      const list: unknown[] = new Array(length);
+      for (let i = 0; i < length; i++) {
+        const d = Object.getOwnPropertyDescriptor(object, i);
+        path.push(i);
+        if (d !== undefined && (d.get !== undefined || d.set !== undefined)) fail("getter");
+        list[i] = d === undefined ? undefined : visit(d.value);
+        path.pop();
+      }
+      out = list;
+    } else {
+      const proto = Object.getPrototypeOf(object);
+      if (proto !== Object.prototype && proto !== null) fail("not_plain_object");
+      const record: Record<string, unknown> = {};
+      for (const key of Reflect.ownKeys(object)) {
+        const d = Object.getOwnPropertyDescriptor(object, key);
+        if (d === undefined || !d.enumerable) continue;
+        if (typeof key === "symbol") fail("symbol");
+        path.push(key as string);
+        if (d.get !== undefined || d.set !== undefined || !("value" in d)) fail("getter");
+        const copied = visit(d.value);
+        if (key === "__proto__") {
+          Object.defineProperty(record, key, {
+            value: copied,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        } else record[key as string] = copied;
+        path.pop();
+      }
+      out = record;
+    }
+    open.delete(object);
+    return freeze ? Object.freeze(out) : out;
+  };
+  return visit(value);
+}
+
+/** Whether two plain-data values (as {@linkcode plainDataCopy} makes them) are equal. */
+export function samePlainData(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!samePlainData(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const key of ka) {
+    if (!Object.hasOwn(b, key)) return false;
+    if (
+      !samePlainData((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])
+    ) return false;
+  }
+  return true;
 }

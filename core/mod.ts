@@ -17,6 +17,7 @@ export * from "./approval.ts";
 export * from "./entity.ts";
 export * from "./errors.ts";
 export * from "./operation.ts";
+export * from "./plain_data.ts";
 export * from "./json_safe.ts";
 export * from "./logger.ts";
 export * from "./redact.ts";

@@ -5,7 +5,7 @@
  */
 
 import { HookTimeoutError, StopHook, UnknownHookPointError } from "../core/errors.ts";
-import { deepFrozenCopy, isPlainObject } from "../core/_freeze.ts";
+import { deepFrozenCopy, isPlainObject, plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import { RECORD, RECORD_HOOK } from "../core/_record.ts";
 import { isThenable } from "../core/_util.ts";
 import { globToRegExp, race, TIMED_OUT } from "../core/_race.ts";
@@ -21,6 +21,7 @@ import {
 } from "./hook_point.ts";
 import { HookSignal } from "./hook_signal.ts";
 import type { HookOptions } from "./hook_options.ts";
+import { TOOL_PRE_PASSES, UnsettledArgumentsError } from "./decision.ts";
 
 /**
  * What every Session hook handler receives besides its payload.
@@ -607,6 +608,7 @@ export class HookBus {
     failed: boolean,
     outcome: unknown,
   ): Promise<ToolPreFold | ToolPostFold | void> {
+    run.entries = entries;
     if (!failed && isThenable(outcome)) return this.#driveAsync(run, entries, index, outcome);
     try {
       if (this.#handle(run, entries[index], failed, outcome)) return this.#finish(run);
@@ -618,6 +620,7 @@ export class HookBus {
 
   /** Runs entries synchronously until one returns a thenable. */
   #drive(run: Run, entries: Entries, start: number): Promise<ToolPreFold | ToolPostFold | void> {
+    run.entries = entries;
     const context = run.context;
     try {
       for (let i = start; i < entries.length; i++) {
@@ -729,6 +732,19 @@ export class HookBus {
   /** Records the HookSignal (unless a blocking failure ended the fold) and returns the result. */
   #finish(run: Run): Promise<ToolPreFold | ToolPostFold | void> {
     const fold = run.fold;
+    if (fold !== null && fold.rewrote && fold.error === undefined && fold.verdict !== 3) {
+      // Something rewrote the arguments: every hook judges the arguments that will run, so the
+      // chain runs again on them until a pass rewrites nothing (at most TOOL_PRE_PASSES passes).
+      if (fold.pass >= TOOL_PRE_PASSES) {
+        fold.fail(
+          new UnsettledArgumentsError(String(fold.payload.toolName), fold.pass, fold.rewriter),
+          fold.rewriter,
+        );
+      } else {
+        run.current = fold.nextPass();
+        return this.#drive(run, run.entries, 0);
+      }
+    }
     let recorded = RESOLVED;
     if (fold === null || fold.error === undefined) {
       recorded = this.#record(run.point, run.current);
@@ -835,6 +851,8 @@ class Run {
   readonly context: HookContext;
   readonly fold: Fold | null;
   current: Record<string, unknown>;
+  /** The chain snapshot the emission runs (every pass of a fold runs the same one). */
+  entries: Entries = EMPTY_ENTRIES;
 
   constructor(
     point: HookPoint,
@@ -866,10 +884,27 @@ class Fold {
   result: unknown;
   replaced = false;
   readonly payload: Record<string, unknown>;
+  /** Which pass of the chain runs (1 first; see TOOL_PRE_PASSES). */
+  pass = 1;
+  /** Whether a hook of this pass changed the arguments it received. */
+  rewrote = false;
+  /** The last hook that changed them, when named. */
+  rewriter: string | undefined = undefined;
+  /** The arguments the next hook receives. */
+  seen: unknown;
 
   constructor(payload: Record<string, unknown>) {
     this.payload = payload;
     this.result = payload.result;
+    this.seen = payload.args;
+  }
+
+  /** Starts the next pass on the rewritten arguments; returns its payload. */
+  nextPass(): Record<string, unknown> {
+    this.pass++;
+    this.rewrote = false;
+    this.seen = this.args;
+    return { ...this.payload, args: this.args };
   }
 
   fail(error: unknown, hook: string | undefined): void {
@@ -878,27 +913,39 @@ class Fold {
   }
 
   shadowed(decision: "deny" | "ask", reason: string | undefined, hook: string | undefined): void {
+    if (
+      this.pass > 1 && this.shadow !== null &&
+      this.shadow.some((v) => v.decision === decision && v.reason === reason && v.hook === hook)
+    ) return; // the same verdict of a later pass is recorded once
     const verdict: { decision: "deny" | "ask"; reason?: string; hook?: string } = { decision };
     if (reason !== undefined) verdict.reason = reason;
     if (hook !== undefined) verdict.hook = hook;
     (this.shadow ??= []).push(Object.freeze(verdict));
   }
 
+  addContext(text: string): void {
+    const list = this.context ??= [];
+    if (this.pass > 1 && list.includes(text)) return; // said again on a later pass
+    list.push(text);
+  }
+
   /** Applies one tool.pre result; returns the next payload, `null` (unchanged) or STOP. */
   pre(value: unknown, entry: Entry): Record<string, unknown> | null | typeof STOP {
     if (value === null || typeof value !== "object" || !("decision" in value)) return null;
-    const d = value as {
-      decision?: unknown;
-      reason?: unknown;
-      updatedArgs?: unknown;
-      context?: unknown;
-      interrupt?: unknown;
-    };
-    const problem = checkPreDecision(d);
+    const action = `Cannot apply tool.pre decision${entry.name ? ` of "${entry.name}"` : ""}`;
+    // Read once into a frozen copy: what is validated is what is applied (a getter or a proxy
+    // cannot say "deny" to the check and "allow" to the fold).
+    let d: PreDecisionCopy;
+    let problem: string | null;
+    try {
+      d = readPreDecision(value);
+      problem = checkPreDecision(d);
+    } catch (error) {
+      d = NO_DECISION;
+      problem = `reading it threw (${errorMessage(error)})`;
+    }
     if (problem !== null) {
-      const error = new TypeError(
-        `Cannot apply tool.pre decision${entry.name ? ` of "${entry.name}"` : ""}: ${problem}`,
-      );
+      const error = new TypeError(`${action}: ${problem}`);
       if (entry.shadow) {
         this.shadowed("deny", error.message, entry.name);
         return null;
@@ -928,19 +975,33 @@ class Fold {
       }
     } else {
       if (this.verdict < 1) this.verdict = 1;
-      if (typeof d.context === "string") (this.context ??= []).push(d.context);
+      if (typeof d.context === "string") this.addContext(d.context);
     }
     if (d.updatedArgs === undefined) return null;
-    this.args = deepFrozenCopy(d.updatedArgs as Record<string, unknown>);
-    return { ...this.payload, args: this.args };
+    let args: Readonly<Record<string, unknown>>;
+    try {
+      args = plainDataCopy(d.updatedArgs, action, "updatedArgs", true) as Record<string, unknown>;
+    } catch (error) {
+      this.fail(error, entry.name);
+      return STOP;
+    }
+    if (!samePlainData(args, this.seen)) {
+      this.rewrote = true;
+      this.rewriter = entry.name;
+    }
+    this.args = args;
+    this.seen = args;
+    return { ...this.payload, args };
   }
 
   post(value: unknown, entry: Entry): Record<string, unknown> | null {
     if (value === null || typeof value !== "object" || entry.shadow) return null;
-    const d = value as { updatedResult?: unknown; context?: unknown };
-    if (typeof d.context === "string") (this.context ??= []).push(d.context);
-    if (!("updatedResult" in d)) return null;
-    this.result = deepFrozenCopy(d.updatedResult);
+    // Each property is read once.
+    const v = value as { updatedResult?: unknown; context?: unknown };
+    const context = v.context;
+    if (typeof context === "string") (this.context ??= []).push(context);
+    if (!("updatedResult" in v)) return null;
+    this.result = deepFrozenCopy(v.updatedResult);
     this.replaced = true;
     return { ...this.payload, result: this.result };
   }
@@ -971,12 +1032,35 @@ class Fold {
 
 const VERDICTS = ["none", "allow", "ask", "deny"] as const;
 
-function checkPreDecision(d: {
-  decision?: unknown;
-  reason?: unknown;
-  updatedArgs?: unknown;
-  context?: unknown;
-}): string | null {
+/** A returned `tool.pre` decision, each property read exactly once. */
+interface PreDecisionCopy {
+  readonly decision: unknown;
+  readonly reason: unknown;
+  readonly updatedArgs: unknown;
+  readonly context: unknown;
+  readonly interrupt: unknown;
+}
+
+const NO_DECISION: PreDecisionCopy = Object.freeze({
+  decision: undefined,
+  reason: undefined,
+  updatedArgs: undefined,
+  context: undefined,
+  interrupt: undefined,
+});
+
+function readPreDecision(value: object): PreDecisionCopy {
+  const v = value as Record<string, unknown>;
+  return Object.freeze({
+    decision: v.decision,
+    reason: v.reason,
+    updatedArgs: v.updatedArgs,
+    context: v.context,
+    interrupt: v.interrupt,
+  });
+}
+
+function checkPreDecision(d: PreDecisionCopy): string | null {
   if (d.decision !== "allow" && d.decision !== "ask" && d.decision !== "deny") {
     return `decision must be "allow", "ask" or "deny"; got ${
       typeof d.decision === "string" ? JSON.stringify(d.decision) : typeof d.decision

@@ -81,3 +81,51 @@ export type ToolPostDecision = undefined | {
   /** Appended to what the model sees for this call. */
   readonly context?: string;
 };
+
+/**
+ * How many times at most one `tool.pre` fold runs the chain: the first pass, and up to two more
+ * on the rewritten arguments (the last pass must rewrite nothing). See
+ * {@linkcode UnsettledArgumentsError}.
+ */
+export const TOOL_PRE_PASSES = 3;
+
+/**
+ * The `tool.pre` hooks did not settle on the arguments: every hook judges the arguments that will
+ * run, so after a pass that rewrote them the whole chain runs again on the result, until a pass
+ * rewrites nothing; when the {@linkcode TOOL_PRE_PASSES}th pass still rewrites (a hook that
+ * appends on every call, two hooks undoing each other), the call fails closed with this error
+ * (the act path records `HookBlocked` and nothing runs). A rewrite must be idempotent: given
+ * its own output, a hook returns no `updatedArgs` or equal ones.
+ *
+ * @example
+ * ```ts
+ * import { HookBus, UnsettledArgumentsError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const bus = new HookBus();
+ * bus.on("tool.pre", ({ args }) => ({ decision: "allow", updatedArgs: { n: Number(args.n) + 1 } }));
+ * const fold = await bus.decide("tool.pre", { toolName: "t", callId: "c", args: { n: 0 }, argsSummary: "" });
+ * assert.ok(fold.error instanceof UnsettledArgumentsError);
+ * assert.equal(fold.error.passes, 3);
+ * ```
+ */
+export class UnsettledArgumentsError extends Error {
+  /** The tool. */
+  readonly toolName: string;
+  /** How many passes ran. */
+  readonly passes: number;
+  /** The last hook that rewrote the arguments, when named. */
+  readonly hook?: string;
+  /** Makes the error. */
+  constructor(toolName: string, passes: number, hook?: string) {
+    super(
+      `Cannot settle the arguments of tool ${JSON.stringify(toolName)}: the tool.pre hooks ${
+        hook === undefined ? "" : `(last "${hook}") `
+      }still rewrote them after ${passes} passes; a rewrite must be idempotent`,
+    );
+    this.name = "UnsettledArgumentsError";
+    this.toolName = toolName;
+    this.passes = passes;
+    if (hook !== undefined) this.hook = hook;
+  }
+}

@@ -9,7 +9,7 @@
 import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
 import { EventStatus, isAbortError } from "../core/operation.ts";
-import { deepFrozenCopy, isPlainObject } from "../core/_freeze.ts";
+import { deepFrozenCopy, plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import { summarize } from "../core/json_safe.ts";
 import type { FunctionCalling } from "../action/function_calling.ts";
 import type { ActionManager, ActionRequestInit } from "../action/manager.ts";
@@ -108,17 +108,37 @@ export const GATE_DENIED_OUTPUT = "denied by governance gate";
 
 const LOCAL_SOURCE: ToolSource = Object.freeze({ kind: "local" });
 
+/** Reads `function` and `arguments` once each; the arguments are not copied yet. */
 function checkRequest(request: unknown): Required<ActionRequestInit> {
   const r = request as Partial<ActionRequestInit> | null;
+  const name = r !== null && typeof r === "object" ? r.function : undefined;
+  const args = r !== null && typeof r === "object" ? r.arguments : undefined;
   if (
-    r === null || typeof r !== "object" || typeof r.function !== "string" || r.function === "" ||
-    r.arguments === null || typeof r.arguments !== "object" || Array.isArray(r.arguments)
+    typeof name !== "string" || name === "" ||
+    args === null || typeof args !== "object" || Array.isArray(args)
   ) {
     throw new TypeError(
       `Cannot act: the request must be an object with a non-empty string "function" and an object "arguments"`,
     );
   }
-  return r as Required<ActionRequestInit>;
+  return { function: name, arguments: args };
+}
+
+/**
+ * The arguments as deep-frozen plain data, read once (`NotPlainDataError` otherwise): the gate,
+ * the hooks and the tool all get this copy, so nothing can show a guard one value and the tool
+ * another.
+ */
+function plainArguments(
+  toolName: string,
+  args: Record<string, unknown>,
+): Readonly<Record<string, unknown>> {
+  return plainDataCopy(
+    args,
+    `Cannot act on tool ${JSON.stringify(toolName)}`,
+    "arguments",
+    true,
+  ) as Readonly<Record<string, unknown>>;
 }
 
 function checkOptions(options: ActOptions | undefined): void {
@@ -298,18 +318,47 @@ function verdictData(
   return Object.freeze(data);
 }
 
+/**
+ * The approver's answer as a frozen copy, each property read once; `updatedArgs` as deep-frozen
+ * plain data (`NotPlainDataError` otherwise).
+ */
 function normalizeAnswer(answer: unknown): ApprovalAnswer {
-  if (answer === true) return { approve: true };
-  if (answer === false) return { approve: false };
+  if (answer === true) return APPROVED;
+  if (answer === false) return REJECTED;
   if (answer !== null && typeof answer === "object") {
     const a = answer as Record<string, unknown>;
-    if (a.approve === true) {
-      if (a.updatedArgs !== undefined && !isPlainObject(a.updatedArgs)) {
-        throw new TypeError(`Cannot apply approval: updatedArgs must be a plain object`);
+    const approve = a.approve;
+    const by = a.by;
+    if (approve === true) {
+      const updatedArgs = a.updatedArgs;
+      const out: { approve: true; updatedArgs?: Record<string, unknown>; by?: string } = {
+        approve: true,
+      };
+      if (updatedArgs !== undefined) {
+        if (updatedArgs === null || typeof updatedArgs !== "object" || Array.isArray(updatedArgs)) {
+          throw new TypeError(`Cannot apply approval: updatedArgs must be a plain object`);
+        }
+        out.updatedArgs = plainDataCopy(
+          updatedArgs,
+          "Cannot apply approval",
+          "updatedArgs",
+          true,
+        ) as Record<string, unknown>;
       }
-      return a as ApprovalAnswer;
+      if (typeof by === "string") out.by = by;
+      return Object.freeze(out);
     }
-    if (a.approve === false) return a as ApprovalAnswer;
+    if (approve === false) {
+      const reason = a.reason;
+      const interrupt = a.interrupt;
+      const out: { approve: false; reason?: string; interrupt?: boolean; by?: string } = {
+        approve: false,
+      };
+      if (typeof reason === "string") out.reason = reason;
+      if (interrupt === true) out.interrupt = true;
+      if (typeof by === "string") out.by = by;
+      return Object.freeze(out);
+    }
   }
   throw new TypeError(
     `Cannot apply approval: the approve handler must return a boolean or { approve: boolean, … }; got ${
@@ -338,13 +387,14 @@ async function deny(
 
 async function runAction(
   host: ActHost,
-  req: Required<ActionRequestInit>,
+  request: Required<ActionRequestInit>,
   callId: string,
   options: ActOptions | undefined,
   op: Operation,
 ): Promise<ActionResult> {
-  const toolName = req.function;
-  const args = req.arguments;
+  const toolName = request.function;
+  const args = plainArguments(toolName, request.arguments) as Record<string, unknown>;
+  const req: Required<ActionRequestInit> = { function: toolName, arguments: args };
   const signal = op.signal;
 
   const allowed = await op.run(
@@ -362,74 +412,52 @@ async function runAction(
 
   const bus = host.hooks;
   const emitOptions = signal === undefined ? undefined : { signal };
-  let runArgs: Record<string, unknown> = args;
-  let frozenArgs: Readonly<Record<string, unknown>> | null = null;
+  // `frozenArgs`: what the hooks judged and the tool will run with (plain data, frozen);
+  // `runArgs`: the tool's own mutable copy of it.
+  let frozenArgs: Readonly<Record<string, unknown>> = args;
   let context: string[] | null = null;
   if (bus !== null) {
-    frozenArgs = deepFrozenCopy(args);
-    const fold = await op.run(
-      "tool.pre",
-      bus.decide(HookPoint.TOOL_PRE, {
-        toolName,
-        callId,
-        args: frozenArgs,
-        argsSummary: summarize(args),
-        branchId: host.id,
-        source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
-      }, emitOptions),
-      true,
-    ).catch((error) => {
-      if (op.aborted) throw error;
-      return { error, errorHook: undefined } as unknown as ToolPreFold;
-    });
-    for (const verdict of fold.shadow) {
-      const data = verdictData(callId, toolName, verdict.reason, verdict.hook, true);
-      await safeEmit(
-        host,
-        verdict.decision === "deny" ? new WouldDeny({ data }) : new WouldAsk({ data }),
-        op,
-        "observer (shadow verdicts)",
-      );
-    }
-    if (fold.error !== undefined) {
-      const error = fold.error;
-      markBlocked(error);
-      await safeEmit(
-        host,
-        new HookBlocked({ point: HookPoint.TOOL_PRE, callId, toolName, error }),
-        op,
-        "observer (HookBlocked)",
-      );
-      throw error;
-    }
-    if (fold.verdict === "deny") {
-      const init: Parameters<typeof deny>[2] = {
-        toolName,
-        callId,
-        reason: fold.reason ?? "denied by a tool.pre hook",
-        interrupt: fold.interrupt,
-      };
-      if (fold.hook !== undefined) init.hook = fold.hook;
-      return await deny(host, op, init);
-    }
-    if (fold.updatedArgs !== undefined) {
-      frozenArgs = fold.updatedArgs;
-      runArgs = structuredCloneArgs(fold.updatedArgs);
-    }
+    const judge = (judged: Readonly<Record<string, unknown>>) =>
+      judgeCall(host, bus, op, toolName, callId, judged);
+    const fold = await judge(args);
+    if (fold.updatedArgs !== undefined) frozenArgs = fold.updatedArgs;
     if (fold.context.length > 0) context = [...fold.context];
     if (fold.verdict === "ask") {
-      runArgs = await askApproval(host, op, options, {
+      const approved = await askApproval(host, op, options, {
         toolName,
         callId,
         args: frozenArgs,
         reason: fold.reason,
         hook: fold.hook,
-      }) ?? runArgs;
-      frozenArgs = deepFrozenCopy(runArgs);
+      });
+      if (approved !== undefined && !samePlainData(approved, frozenArgs)) {
+        // The approver changed the arguments: the whole chain judges them again. A deny or a
+        // failure stops the call. When the chain leaves them as they are, an ask is answered
+        // by this approval (it named exactly these arguments). When it rewrites them, the
+        // rewrite runs only if the chain would run it without asking: nobody approved it.
+        const again = await judge(approved);
+        frozenArgs = approved;
+        if (again.updatedArgs !== undefined && !samePlainData(again.updatedArgs, approved)) {
+          if (again.verdict === "ask") {
+            return await deny(host, op, {
+              toolName,
+              callId,
+              reason:
+                "The tool.pre hooks rewrote the approved arguments and ask about the result; approve the arguments they settle on",
+              hook: "approval",
+            });
+          }
+          frozenArgs = again.updatedArgs;
+        }
+        for (const text of again.context) {
+          if (!(context ??= []).includes(text)) context.push(text);
+        }
+      }
     }
   } else if (options?.approve !== undefined) {
     // No hooks, nothing can ask: approve is never called.
   }
+  const runArgs = structuredCloneArgs(frozenArgs);
 
   const started = performance.now();
   let call: FunctionCalling | null = null;
@@ -490,7 +518,7 @@ async function runAction(
       bus.decide(HookPoint.TOOL_POST, {
         callId,
         toolName,
-        args: frozenArgs ?? deepFrozenCopy(runArgs),
+        args: frozenArgs,
         result: deepFrozenCopy(output),
         resultSummary: summarize(output),
         durationMs,
@@ -504,12 +532,75 @@ async function runAction(
   }
   await safeEmit(host, call, op, "observer (FunctionCalling)");
   const extra: { arguments?: Record<string, unknown>; context?: readonly string[] } = {};
-  if (runArgs !== args) extra.arguments = runArgs;
+  if (frozenArgs !== args) extra.arguments = frozenArgs as Record<string, unknown>;
   if (context !== null) extra.context = context;
   await addExchange(host, req, callId, output, op, extra);
   const result: ActionResult = { function: toolName, arguments: args, output };
   if (context !== null) result.context = context;
   return result;
+}
+
+/**
+ * Runs the `tool.pre` fold on `judged` (the chain re-runs on its own rewrites until they settle,
+ * see `HookBus.decide`) and applies what stops the call: shadow verdicts are recorded, a failing
+ * hook records `HookBlocked` and rejects with its error, a deny records `ToolDenied` and rejects
+ * with `ToolDeniedError`. Resolves to the fold otherwise (verdict none, allow or ask).
+ */
+async function judgeCall(
+  host: ActHost,
+  bus: HookBus,
+  op: Operation,
+  toolName: string,
+  callId: string,
+  judged: Readonly<Record<string, unknown>>,
+): Promise<ToolPreFold> {
+  const signal = op.signal;
+  const fold = await op.run(
+    "tool.pre",
+    bus.decide(HookPoint.TOOL_PRE, {
+      toolName,
+      callId,
+      args: judged,
+      argsSummary: summarize(judged),
+      branchId: host.id,
+      source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
+    }, signal === undefined ? undefined : { signal }),
+    true,
+  ).catch((error) => {
+    if (op.aborted) throw error;
+    return { error, errorHook: undefined } as unknown as ToolPreFold;
+  });
+  for (const verdict of fold.shadow ?? []) {
+    const data = verdictData(callId, toolName, verdict.reason, verdict.hook, true);
+    await safeEmit(
+      host,
+      verdict.decision === "deny" ? new WouldDeny({ data }) : new WouldAsk({ data }),
+      op,
+      "observer (shadow verdicts)",
+    );
+  }
+  if (fold.error !== undefined) {
+    const error = fold.error;
+    markBlocked(error);
+    await safeEmit(
+      host,
+      new HookBlocked({ point: HookPoint.TOOL_PRE, callId, toolName, error }),
+      op,
+      "observer (HookBlocked)",
+    );
+    throw error;
+  }
+  if (fold.verdict === "deny") {
+    const init: Parameters<typeof deny>[2] = {
+      toolName,
+      callId,
+      reason: fold.reason ?? "denied by a tool.pre hook",
+      interrupt: fold.interrupt,
+    };
+    if (fold.hook !== undefined) init.hook = fold.hook;
+    return await deny(host, op, init);
+  }
+  return fold;
 }
 
 /** A mutable deep copy of frozen arguments for the tool (it may change its own copy). */
@@ -537,7 +628,7 @@ async function askApproval(
     reason: string | undefined;
     hook: string | undefined;
   },
-): Promise<Record<string, unknown> | undefined> {
+): Promise<Readonly<Record<string, unknown>> | undefined> {
   const pending: { -readonly [K in keyof PendingApproval]: PendingApproval[K] } = {
     runId: options?.runId ?? "",
     branchId: host.id,
@@ -571,9 +662,7 @@ async function askApproval(
   };
   if (answer.by !== undefined) data.by = answer.by;
   if (!answer.approve && answer.reason !== undefined) data.reason = answer.reason;
-  if (answer.approve && answer.updatedArgs !== undefined) {
-    data.updatedArgs = deepFrozenCopy(answer.updatedArgs);
-  }
+  if (answer.approve && answer.updatedArgs !== undefined) data.updatedArgs = answer.updatedArgs;
   await safeEmit(
     host,
     new ApprovalAnswered({ data: Object.freeze(data) }),
@@ -590,8 +679,11 @@ async function askApproval(
     if (answer.interrupt === true) init.interrupt = true;
     return await deny(host, op, init);
   }
-  return answer.updatedArgs === undefined ? undefined : { ...answer.updatedArgs };
+  return answer.updatedArgs;
 }
+
+const APPROVED: ApprovalAnswer = Object.freeze({ approve: true });
+const REJECTED: ApprovalAnswer = Object.freeze({ approve: false });
 
 let NEVER: AbortSignal | null = null;
 function neverAborted(): AbortSignal {

@@ -184,13 +184,18 @@ describe("typed decisions on the act path (X22)", () => {
 
   it("rewrites compose in chain order; the tool gets the final, re-validated arguments", async () => {
     const { session, branch, ran } = setup();
-    session.hooks.on("tool.pre", ({ args }) => ({
+    // Idempotent rewrites: each hook sees the final arguments again and leaves them.
+    const flag = (flag: string) => ({ args }: { args: Readonly<Record<string, unknown>> }) => {
+      const command = String(args.command);
+      return { command: command.includes(` ${flag}`) ? command : `${command} ${flag}` };
+    };
+    session.hooks.on("tool.pre", (payload) => ({
       decision: "allow",
-      updatedArgs: { command: `${args.command} -a` },
+      updatedArgs: flag("-a")(payload),
     }));
-    session.hooks.on("tool.pre", ({ args }) => ({
+    session.hooks.on("tool.pre", (payload) => ({
       decision: "allow",
-      updatedArgs: { command: `${args.command} -l` },
+      updatedArgs: flag("-l")(payload),
       context: "listing was widened",
     }));
     const result = await branch.act({ function: "bash", arguments: { command: "ls" } });
@@ -249,7 +254,11 @@ describe("ask and approvals on the act path", () => {
     session.hooks.on("tool.pre", ({ args }) => ({
       decision: "ask",
       reason: "shell access",
-      updatedArgs: { command: `${args.command} --dry-run` },
+      updatedArgs: {
+        command: String(args.command).endsWith(" --dry-run")
+          ? args.command
+          : `${args.command} --dry-run`,
+      },
     }));
     const requested: ApprovalRequested[] = [];
     session.observe({ type: ApprovalRequested }, (s) => void requested.push(s));

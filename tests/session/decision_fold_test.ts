@@ -26,7 +26,7 @@ const RANK: Record<string, number> = { none: 0, allow: 1, ask: 2, deny: 3 };
 class Thrown extends Error {}
 
 describe("the tool.pre decision fold (property)", () => {
-  it("verdict = max(deny > ask > allow), rewrites compose in chain order, the tool gets the final args, a throw denies", async () => {
+  it("verdict = max(deny > ask > allow), rewrites compose in chain order, every hook judges the final args, a throw denies", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(spec, { maxLength: 8 }), async (specs) => {
         const session = new Session();
@@ -48,8 +48,10 @@ describe("the tool.pre decision fold (property)", () => {
             seen[id] = [...(args.trail as number[])];
             if (s.kind === "throw") throw new Thrown(`handler ${id}`);
             if (s.kind === "none") return undefined;
+            // An idempotent rewrite: given its own output, it returns equal arguments.
+            const trail = args.trail as number[];
             const updatedArgs = s.rewrite && s.kind !== "deny"
-              ? { trail: [...(args.trail as number[]), id] }
+              ? { trail: trail.includes(id) ? [...trail] : [...trail, id] }
               : undefined;
             if (s.kind === "deny") return { decision: "deny" as const, reason: `deny ${id}` };
             return updatedArgs ? { decision: s.kind, updatedArgs } : { decision: s.kind };
@@ -77,6 +79,10 @@ describe("the tool.pre decision fold (property)", () => {
           }
           verdict = Math.max(verdict, RANK[h.kind]);
           if (h.rewrite && h.kind !== "none") trail = [...trail, h.id];
+        }
+        // A pass that rewrote is followed by one on the final arguments, which every hook sees.
+        if (stop === null && trail.length > 0) {
+          for (const h of order) expectedSeen.set(h.id, [...trail]);
         }
 
         let asked = 0;

@@ -8,6 +8,7 @@
 
 import type { ToolPreDecision } from "../hooks/mod.ts";
 import type { SessionStore } from "../store/session_store.ts";
+import { modelServer } from "./_credentials.ts";
 
 /** The agent setup a resumed run needs. */
 export interface ResumeInfo {
@@ -29,7 +30,8 @@ export async function saveResumeInfo(
 ): Promise<void> {
   const row = await store.getSession(sessionId);
   const info: ResumeInfo = {
-    baseURL: config.baseURL,
+    // Never a credential: a user name and password in the URL are dropped.
+    baseURL: modelServer(config.baseURL).url,
     model: config.model,
     workspace: config.workspace,
     askBefore: [...(config.askBefore ?? [])],

@@ -8,18 +8,15 @@
 
 import { codingSpec, nodeFileSystem } from "../action/coding/mod.ts";
 import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
-import { realpath } from "node:fs/promises";
-import { isProtectedBasename } from "../action/mod.ts";
-import { baseName, globMatcher, hasGlobChars, resolvePath } from "../action/_path.ts";
-import { loadShellParser } from "../action/coding/_shell_parse.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
-import { redactSecrets } from "../core/redact.ts";
+import { modelServer, redactCredentials, redactingStore } from "./_credentials.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
 import { bridgeModelToSession, HookBlocked, Session } from "../session/mod.ts";
 import { displayDb, openOrCreateDb } from "./_db.ts";
-import { CliError, type CliIO } from "./_output.ts";
+import { CliError, type CliIO, visible } from "./_output.ts";
 import type { PendingApproval } from "../core/approval.ts";
 import { askBeforeHook, saveResumeInfo } from "./_resume_info.ts";
+import { secretsGuardIn } from "./_secrets_guard.ts";
 
 /** What the agent run needs. */
 export interface AgentRunConfig {
@@ -29,6 +26,8 @@ export interface AgentRunConfig {
   model: string;
   /** The API key, if the server needs one. */
   apiKey?: string;
+  /** Extra request headers (credentials: redacted from everything printed and stored). */
+  headers?: Record<string, string>;
   /** The SQLite file sessions are persisted to. */
   dbPath: string;
   /** The folder the coding tools are confined to. */
@@ -73,108 +72,7 @@ export interface AgentRunSummary {
 const SYSTEM_PROMPT = "You are a careful coding agent. Use the tools to inspect and change the " +
   "workspace. Never run destructive commands and never read secrets.";
 
-/** Names a protected-file glob is tried against (`cat .en?` names `.env`). */
-const SECRET_SAMPLES = [".env", ".env.local", ".env.production", "id_rsa", "id_ed25519", ".netrc"];
-
-/** Every string in `value` with the key it sits under (arguments may nest), at most 1 000. */
-function stringsIn(
-  value: unknown,
-  key = "",
-  out: [string, string][] = [],
-  depth = 0,
-): [string, string][] {
-  if (out.length >= 1000 || depth > 8) return out;
-  if (typeof value === "string") out.push([key, value]);
-  else if (Array.isArray(value)) { for (const item of value) stringsIn(item, key, out, depth + 1); }
-  else if (value !== null && typeof value === "object") {
-    for (const [name, item] of Object.entries(value)) stringsIn(item, name, out, depth + 1);
-  }
-  return out;
-}
-
-/** The words a command line passes to programs (parsed), or its whitespace-split text. */
-async function wordsOf(command: string): Promise<string[]> {
-  try {
-    const parsed = (await loadShellParser())(command);
-    const words = parsed.commands.flatMap((cmd) => cmd.words.map((word) => word.value));
-    for (const redirect of parsed.redirects) if (redirect.target) words.push(redirect.target.value);
-    return words;
-  } catch {
-    return command.split(/[\s'"`;|&<>()]+/);
-  }
-}
-
-/** Why `token` names (or resolves to) a protected file, or `null`. */
-async function secretIn(token: string, workspace: string): Promise<string | null> {
-  if (token === "" || token.includes("\0") || token.length > 4096) return null;
-  for (const part of token.split(/[=:,]/)) {
-    const name = baseName(part.replaceAll("\u0000", ""));
-    if (isProtectedBasename(name)) return name;
-    if (hasGlobChars(name)) {
-      try {
-        const matches = globMatcher(name);
-        const hit = SECRET_SAMPLES.find((sample) => matches(sample));
-        if (hit) return `${name} (matches ${hit})`;
-      } catch {
-        // not a glob after all
-      }
-    }
-  }
-  // The name may be innocent while the file it resolves to is not (`notes.txt -> .env`).
-  try {
-    const real = await realpath(resolvePath(workspace, token));
-    if (isProtectedBasename(baseName(real))) return `${token} -> ${baseName(real)}`;
-  } catch {
-    // missing: nothing to resolve
-  }
-  return null;
-}
-
-/**
- * Blocks any tool call whose real arguments name a secrets file (a session `tool.pre` guard):
- * a `command` judged from its parsed words (quotes undone, globs tried), every other
- * whitespace-free string argument as a path, and each path resolved in the workspace, so a
- * symlink with an innocent name is caught too.
- * Falls back to the argument summary when the payload carries no arguments.
- */
-export function secretsGuard(payload: SecretsGuardPayload): Promise<void> {
-  return checkSecrets(payload, ".");
-}
-
-/** {@linkcode secretsGuard} resolving relative paths in `workspace` (the agent run's). */
-export function secretsGuardIn(workspace: string): (payload: SecretsGuardPayload) => Promise<void> {
-  return (payload) => checkSecrets(payload, workspace);
-}
-
-/** What the secrets guard reads of a `tool.pre` payload. */
-export interface SecretsGuardPayload {
-  /** The called tool. */
-  toolName: string;
-  /** The rendering for logs; used only when the payload carries no `args`. */
-  argsSummary?: string;
-  /** The call's real arguments. */
-  args?: Readonly<Record<string, unknown>>;
-}
-
-async function checkSecrets(payload: SecretsGuardPayload, workspace: string): Promise<void> {
-  const { toolName, argsSummary, args } = payload;
-  const strings: [string, string][] = args && typeof args === "object"
-    ? stringsIn(args)
-    : [["command", String(argsSummary ?? "")]];
-  for (const [key, text] of strings) {
-    // A command is judged on its parsed words; a path-like value as itself; free text (file
-    // content, messages) is not a path and is left alone.
-    const tokens = key === "command"
-      ? new Set([text, ...(await wordsOf(text))])
-      : /\s/.test(text)
-      ? new Set<string>()
-      : new Set([text]);
-    for (const token of tokens) {
-      const found = await secretIn(token, workspace);
-      if (found) throw new Error(`${toolName} may not touch secrets (${found})`);
-    }
-  }
-}
+export { secretsGuard, secretsGuardIn, type SecretsGuardPayload } from "./_secrets_guard.ts";
 
 function clock(): string {
   return new Date().toISOString().slice(11, 23);
@@ -184,22 +82,30 @@ function clock(): string {
 export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSummary> {
   // Made first: a bad key fails before anything is opened, with a message that does not quote it.
   let endpoint: OpenAICompatibleEndpoint;
+  // Credentials in the URL leave it (they travel as a header): the URL is printed and stored.
+  const server = modelServer(config.baseURL, config.apiKey);
+  const headers = { ...server.headers, ...config.headers };
   try {
     endpoint = new OpenAICompatibleEndpoint({
-      baseURL: config.baseURL,
+      baseURL: server.url,
       ...(config.apiKey ? { apiKey: config.apiKey } : {}),
+      ...(Object.keys(headers).length ? { headers } : {}),
       ...(config.idleTimeoutMs !== undefined ? { idleTimeoutMs: config.idleTimeoutMs } : {}),
       ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
     });
   } catch (error) {
     throw new CliError(
-      redactSecrets(`Cannot use the model server: ${(error as Error).message}`, [
-        config.apiKey ?? "",
+      redactCredentials(`Cannot use the model server: ${(error as Error).message}`, [
+        ...server.secrets,
+        ...Object.values(config.headers ?? {}),
       ]),
     );
   }
-  // Every line this command prints or stores goes through the endpoint's redaction.
-  const clean = (text: string): string => endpoint.redact(text);
+  // Every line this command prints or stores goes through the endpoint's redaction (the key, the
+  // headers, the URL's credentials, in any encoding) and loses key-shaped strings; printed lines
+  // also show control characters and terminal escapes escaped.
+  const redact = (text: string): string => redactCredentials(endpoint.redact(text), []);
+  const clean = (text: string): string => visible(redact(text));
   const io: CliIO = {
     out: (text) => config.io.out(clean(text)),
     err: (text) => config.io.err(clean(text)),
@@ -216,7 +122,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     endText();
     io.out(`${clock()}  ${tag.padEnd(8)} ${text.replace(/\s+/g, " ")}`);
   };
-  const store = await openOrCreateDb(config.dbPath);
+  const store = redactingStore(await openOrCreateDb(config.dbPath), redact);
   const failures: string[] = [];
   const session = new Session({
     store,
@@ -301,7 +207,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     provider: model.endpoint.name,
     agentName: spec.name ?? "coding",
   });
-  await saveResumeInfo(store, session.id, config);
+  await saveResumeInfo(store, session.id, { ...config, baseURL: server.url });
   try {
     for await (
       const event of agent.operateStream(config.instruction, { maxTurns: config.maxTurns ?? 8 })

@@ -20,15 +20,17 @@
  * @module
  */
 
-import { CliError, type CliIO, processIO, UsageError } from "./_output.ts";
+import { CliError, type CliIO, processIO, safeIO, UsageError, visible } from "./_output.ts";
 import { APPROVE_HELP, approveCommand } from "./approve.ts";
 import { DEMO_HELP, demoCommand } from "./demo.ts";
+import { HOOK_HELP, hookCommand } from "./hook.ts";
 import { PENDING_HELP, pendingCommand } from "./pending.ts";
 import { REJECT_HELP, rejectCommand } from "./reject.ts";
 import { RELEASE_HELP, releaseCommand } from "./release.ts";
 import { RESUME_HELP, resumeCommand } from "./resume.ts";
 import { POINTS_HELP, pointsCommand } from "./points.ts";
 import { RUN_HELP, runCommand } from "./run.ts";
+import { SERVE_HELP, serveCommand } from "./serve.ts";
 import { SESSIONS_HELP, sessionsCommand } from "./sessions.ts";
 import { SHOW_HELP, showCommand } from "./show.ts";
 import { TAIL_HELP, tailCommand } from "./tail.ts";
@@ -52,6 +54,8 @@ Commands:
   release DB RUN_ID         take back the claim of a resume whose process is gone
   tail URL [SESSION]        follow the signals written to a postgres:// store, live
   points                    the hook point catalogue with wiring status
+  hook --policy FILE        answer one Claude Code hook event (JSON on stdin)
+  serve --policy FILE       answer Claude Code http hooks at POST /claude/hooks
 
 Run 'hookscope <command> --help' for a command's options.`;
 
@@ -67,6 +71,8 @@ const HELPS: Record<string, string> = {
   release: RELEASE_HELP,
   tail: TAIL_HELP,
   points: POINTS_HELP,
+  hook: HOOK_HELP,
+  serve: SERVE_HELP,
 };
 
 /**
@@ -74,11 +80,14 @@ const HELPS: Record<string, string> = {
  * code: 0 on success, 1 on a runtime failure (server down, database missing or corrupt), 2 on a
  * usage error (unknown command or flag, missing argument).
  */
-export async function main(args: readonly string[], io: CliIO = processIO): Promise<number> {
+export async function main(args: readonly string[], given: CliIO = processIO): Promise<number> {
   const [command, ...rest] = args;
+  // Every line any command prints goes through one helper: control characters, terminal escapes
+  // and bidirectional overrides from a model or a store are shown escaped, never sent.
+  const io = safeIO(given);
   const write = (text: string) => {
-    if (io === processIO) globalThis.process?.stdout.write(text);
-    else io.out(text);
+    if (given === processIO) globalThis.process?.stdout.write(visible(text));
+    else given.out(visible(text));
   };
   try {
     switch (command) {
@@ -111,6 +120,10 @@ export async function main(args: readonly string[], io: CliIO = processIO): Prom
         return pointsCommand(rest, io);
       case "tail":
         return await tailCommand(rest, io);
+      case "hook":
+        return await hookCommand(rest, io);
+      case "serve":
+        return await serveCommand(rest, io);
       default:
         io.err(`hookscope: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
         return 2;

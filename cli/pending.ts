@@ -4,24 +4,33 @@
  * @module
  */
 
-import { summarize } from "../core/json_safe.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
-import { formatTime, openExistingDb } from "./_db.ts";
+import { displayDb, formatTime, openExistingDb } from "./_db.ts";
+import { renderArgs } from "./_fold.ts";
 import { type CliIO, UsageError } from "./_output.ts";
 import { renderTable } from "./_table.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   session: { type: "string", help: "only this session's runs" },
   run: { type: "string", help: "only this run" },
+  full: {
+    type: "boolean",
+    help: "show every argument unfolded (long values are folded otherwise)",
+  },
   json: { type: "boolean", help: "print JSON" },
 };
 
 /** Help text for `hookscope pending`. */
-export const PENDING_HELP: string = `Usage: hookscope pending DB [--session ID] [--run ID] [--json]
+export const PENDING_HELP: string =
+  `Usage: hookscope pending DB [--session ID] [--run ID] [--full] [--json]
 
 Lists the tool calls waiting for approval in the SQLite file DB (runs that stopped because a
 tool.pre hook asked), oldest run first, with the answers given so far. Answer them with
 'hookscope approve' or 'hookscope reject', then continue the run with 'hookscope resume'.
+
+Every argument of every call is shown, wrapped. A value longer than 1200 characters, and a run
+of 16 or more blanks, is folded with a marker ("… [folded 1234 chars; hookscope pending DB
+--full] …") that keeps its head and its tail; --full (or --json) shows everything.
 
 ${flagHelp(FLAGS)}`;
 
@@ -56,7 +65,7 @@ export async function pendingCommand(args: readonly string[], io: CliIO): Promis
       return 0;
     }
     io.out(renderTable(
-      ["CALL", "TOOL", "RUN", "SESSION", "REQUESTED", "REASON", "ARGS", "ANSWER"],
+      ["CALL", "TOOL", "RUN", "SESSION", "REQUESTED", "REASON", "ANSWER"],
       rows.map((row) => [
         row.callId,
         row.toolName,
@@ -64,7 +73,6 @@ export async function pendingCommand(args: readonly string[], io: CliIO): Promis
         row.sessionId ?? "-",
         formatTime(row.requestedAt),
         row.reason ?? "-",
-        summarize(row.args, 60),
         row.answer === undefined
           ? "-"
           : `${row.answer.approve ? "approve" : "reject"}${
@@ -73,6 +81,12 @@ export async function pendingCommand(args: readonly string[], io: CliIO): Promis
       ]),
       60,
     ));
+    // The arguments a person approves, whole: never cut, folded only with a marker.
+    const hint = `hookscope pending ${displayDb(positionals[0])} --full`;
+    for (const row of rows) {
+      io.out(`\narguments of ${row.callId} (${row.toolName}):`);
+      for (const line of renderArgs(row.args, { hint, full: values.full === true })) io.out(line);
+    }
     return 0;
   } finally {
     await store.close();

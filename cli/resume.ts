@@ -7,7 +7,7 @@
 
 import { codingSpec, CodingToolkit, nodeFileSystem } from "../action/coding/mod.ts";
 import { summarize } from "../core/json_safe.ts";
-import { IModel } from "../service/mod.ts";
+import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
 import { HookBlocked, RunNotResumableError, Session } from "../session/mod.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { optionalString } from "./_approvals.ts";
@@ -15,7 +15,8 @@ import { resumeOwner } from "./_claim_owner.ts";
 import { displayDb, openWritableDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { askBeforeHook, readResumeInfo } from "./_resume_info.ts";
-import { secretsGuard } from "./agent_run.ts";
+import { secretsGuardIn } from "./agent_run.ts";
+import { modelServer, redactCredentials, redactingStore } from "./_credentials.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   "base-url": { type: "string", help: "the model server (default: the one the run used)" },
@@ -65,7 +66,9 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
     if (!json) io.out(`${clock()}  ${tag.padEnd(8)} ${text.replace(/\s+/g, " ")}`);
   };
 
-  const store = await openWritableDb(path);
+  // Until the model server is known, only key-shaped strings are redacted from what is stored.
+  let redact = (text: string): string => redactCredentials(text, []);
+  const store = redactingStore(await openWritableDb(path), (text) => redact(text));
   const failures: string[] = [];
   try {
     const run = await store.getRun(runId);
@@ -113,12 +116,20 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
     }
     const env = globalThis.process?.env ?? {};
     const apiKey = env.HOOKSCOPE_API_KEY || env.OPENAI_API_KEY || undefined;
-    const model = new IModel({ model: modelName, baseURL, ...(apiKey ? { apiKey } : {}) });
+    // A user name and password in --base-url travel as a Basic header, never printed or stored.
+    const server = modelServer(baseURL, apiKey);
+    const endpoint = new OpenAICompatibleEndpoint({
+      baseURL: server.url,
+      ...(apiKey ? { apiKey } : {}),
+      ...(server.headers ? { headers: server.headers } : {}),
+    });
+    redact = (text) => redactCredentials(endpoint.redact(text), []);
+    const model = new IModel({ model: modelName, endpoint });
     const spec = codingSpec({ cwd: workspace, secure: true, fs: nodeFileSystem });
     const tools = new CodingToolkit({ workspaceRoot: workspace }).bind();
     const session = await Session.restore(store, run.sessionId, {
       model,
-      onError: (error, where) => void failures.push(`${where}: ${String(error)}`),
+      onError: (error, where) => void failures.push(redact(`${where}: ${String(error)}`)),
       branch: (branchId) => (branchId === run.branchId ? { spec, model, tools } : { model }),
     });
     const bus = session.hooks;
@@ -127,9 +138,7 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
       ({ toolName, argsSummary }) => line("tool.pre", `${toolName} ${argsSummary}`),
     );
     // The same secrets guard as `hookscope run`, given the workspace it protects.
-    const guard: (payload: Parameters<typeof secretsGuard>[0], root: string) => unknown =
-      secretsGuard;
-    bus.on("tool.pre", (payload) => guard(payload, workspace));
+    bus.on("tool.pre", secretsGuardIn(workspace));
     if (info?.askBefore.length) bus.on("tool.pre", askBeforeHook(info.askBefore));
     bus.on(
       "tool.post",
@@ -170,8 +179,7 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
         throw new CliError(error.message, { cause: error });
       }
       throw new CliError(
-        `The resumed run failed: ${error instanceof Error ? error.message : String(error)}`,
-        { cause: error },
+        redact(`The resumed run failed: ${error instanceof Error ? error.message : String(error)}`),
       );
     }
     if (result.stoppedBy !== "approval") {

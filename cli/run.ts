@@ -11,8 +11,8 @@ import { timeoutSignal } from "../core/_abort.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { dbTarget, displayDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
-import { summarize } from "../core/json_safe.ts";
-import { redactSecrets } from "../core/redact.ts";
+import { encode, fold } from "./_fold.ts";
+import { type ModelServer, modelServer, redactCredentials } from "./_credentials.ts";
 import { runCodingAgent } from "./agent_run.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -45,7 +45,10 @@ const FLAGS: Record<string, FlagSpec> = {
 export const RUN_HELP: string = `Usage: hookscope run --base-url URL --model NAME [options]
 
 Runs the coding agent against an OpenAI-compatible chat-completions server. The API key is read
-from HOOKSCOPE_API_KEY or OPENAI_API_KEY (optional for local servers). A server that sends
+from HOOKSCOPE_API_KEY or OPENAI_API_KEY (optional for local servers). A user name and password
+in --base-url (http://user:pass@host/v1) are sent as Basic auth (an API key replaces them) and
+are never printed or stored: pass the same --base-url to 'hookscope resume'. Credentials the
+model echoes, and strings shaped like API keys (sk-…), are stored as [redacted]. A server that sends
 nothing for --idle-timeout ms (default 60000) ends the run with an error.
 
 ${flagHelp(FLAGS)}`;
@@ -75,14 +78,23 @@ export function checkBaseURL(value: unknown): string {
   return value.replace(/\/+$/, "");
 }
 
-async function checkReachable(baseURL: string, waitMs: number): Promise<void> {
+async function checkReachable(server: ModelServer, waitMs: number): Promise<void> {
   try {
-    const response = await fetch(`${baseURL}/models`, { signal: timeoutSignal(waitMs) });
+    const response = await fetch(`${server.url}/models`, {
+      signal: timeoutSignal(waitMs),
+      ...(server.headers ? { headers: server.headers } : {}),
+    });
     await response.body?.cancel();
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const reason = cause?.code ?? cause?.message ?? (error as Error).message;
-    throw new CliError(`Cannot reach the model server at ${baseURL}: ${reason}`, { cause: error });
+    // No cause: a runtime's error may quote the URL with its credentials.
+    throw new CliError(
+      redactCredentials(
+        `Cannot reach the model server at ${server.url}: ${reason}`,
+        server.secrets,
+      ),
+    );
   }
 }
 
@@ -151,14 +163,18 @@ export async function runCommand(
   if (sandbox !== "auto" && sandbox !== "none") {
     throw new UsageError(`hookscope run: --sandbox must be "auto" or "none"`);
   }
-  // The reachability check waits at most 5 s, and no longer than the idle timeout (from 1 s on).
-  await checkReachable(baseURL, Math.min(5000, Math.max(1000, idleTimeoutMs ?? 5000)));
-  const dbPath = dbTarget(typeof values.db === "string" ? values.db : "hookscope-runs.db");
   const apiKey = env("HOOKSCOPE_API_KEY") ?? env("OPENAI_API_KEY");
+  // A user name and password in the URL travel as a Basic header; the URL printed and stored
+  // carries neither.
+  const server = modelServer(baseURL, apiKey);
+  // The reachability check waits at most 5 s, and no longer than the idle timeout (from 1 s on).
+  await checkReachable(server, Math.min(5000, Math.max(1000, idleTimeoutMs ?? 5000)));
+  const dbPath = dbTarget(typeof values.db === "string" ? values.db : "hookscope-runs.db");
   let summary;
   try {
     summary = await runCodingAgent({
-      baseURL,
+      baseURL: server.url,
+      ...(server.headers ? { headers: server.headers } : {}),
       model: values.model,
       ...(apiKey ? { apiKey } : {}),
       dbPath,
@@ -178,17 +194,20 @@ export async function runCommand(
     if (error instanceof CliError) throw error;
     // Anything unexpected is reported without its stack, and without the key in any encoding.
     throw new CliError(
-      redactSecrets(`unexpected failure: ${(error as Error)?.message ?? String(error)}`, [
-        apiKey ?? "",
-      ]),
+      redactCredentials(
+        `unexpected failure: ${(error as Error)?.message ?? String(error)}`,
+        server.secrets,
+      ),
     );
   }
   io.out(`\nsession ${summary.sessionId} ${summary.status}: ${summary.turns} turns`);
   const db = displayDb(dbPath);
   if (summary.status === "waiting_approval" && summary.runId !== undefined) {
     io.out(`run ${summary.runId} waits for a person's answer to:`);
+    const hint = `hookscope pending ${db} --full`;
     for (const call of summary.pending ?? []) {
-      io.out(`  ${call.callId}  ${call.toolName}  ${summarize(call.args, 120)}`);
+      // The whole arguments: folded with a marker (head and tail kept), never cut silently.
+      io.out(`  ${call.callId}  ${call.toolName}  ${fold(encode(call.args), { hint })}`);
     }
     io.out(`approve:     hookscope approve ${db} CALL_ID [--args JSON]`);
     io.out(`or reject:   hookscope reject ${db} CALL_ID [--reason TEXT]`);

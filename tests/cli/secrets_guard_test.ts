@@ -1,6 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { secretsGuardIn } from "../../cli/agent_run.ts";
@@ -10,7 +10,12 @@ describe("CLI secrets guard", () => {
   before(() => {
     ws = mkdtempSync(join(tmpdir(), "hookscope-secrets-"));
     writeFileSync(join(ws, ".env.local"), "KEY=1\n");
+    writeFileSync(join(ws, ".env"), "TOKEN=sk-live\n");
     writeFileSync(join(ws, "README.md"), "# hi\n");
+    mkdirSync(join(ws, "src"));
+    writeFileSync(join(ws, "src", "main.ts"), "export const foo = 1;\n");
+    mkdirSync(join(ws, "config"));
+    writeFileSync(join(ws, "config", "id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY-----\n");
     symlinkSync(join(ws, ".env.local"), join(ws, "notes.txt"));
   });
   after(() => rmSync(ws, { recursive: true, force: true }));
@@ -37,11 +42,69 @@ describe("CLI secrets guard", () => {
     }
   });
 
+  // Workspace reads of `.env` / `id_rsa` found by an attacker: the first guard matched patterns
+  // on the top-level words, so these got through. Each is now judged from its parse at every
+  // nesting level, with the most dangerous reading of globs and computed words.
+  const BYPASSES = [
+    "sh -c 'cat .e*'",
+    "grep -r TOKEN .",
+    "tar -cf - .",
+    "cat $(ls -a | grep env)",
+    "zip -r /tmp/out.zip .",
+    "rsync -a . /tmp/copy",
+    "cp -r . /tmp/copy",
+    "x=.env; cat $x",
+    "cat {.e,x}nv",
+    "bash -c 'grep -R KEY config'",
+    "timeout 5 nice grep -rl BEGIN",
+  ];
+
+  it("secretsGuard() refuses every workspace read of a secret, at every nesting level", async () => {
+    const cases = [
+      // Already refused by the first guard.
+      "cat .env",
+      "cat .e'n'v.production",
+      'cat ".env.local"',
+      "cat .en?",
+      "cat .[e]nv",
+      "cat $'\\x2eenv'",
+      "sudo -u me cat ~/.ssh/id_rsa",
+      "cp notes.txt /tmp/x",
+      "grep KEY < .env.local",
+      "find . -name '*.env' -exec cat {} +",
+      "cp .env x && cat x",
+      "find . -name '*.env' | xargs cat",
+      // Got through the first guard.
+      ...BYPASSES,
+      // More of the same families.
+      "find . -type f -exec cat {} +",
+      "ls | xargs cat",
+      "echo $(cat .env)",
+      "python3 -c 'print(open(\".env\").read())'",
+      "ssh host 'cat $HOME/.netrc'",
+      "cat <<EOF\n$(cat .env)\nEOF",
+      "git show HEAD:.env",
+      "grep --include=*.env -r TOKEN src",
+      "cd config && cat id_rsa",
+      "echo 'unclosed",
+    ];
+    for (const command of cases) {
+      await assert.rejects(call({ command }), /may not touch secrets/, command);
+    }
+  });
+
   it("secretsGuard() lets ordinary calls and free text through", async () => {
     for (
       const args of [
         { command: "cat README.md" },
         { command: "ls -la" },
+        { command: "grep -r foo src" },
+        { command: "grep -rn 'export const' src README.md" },
+        { command: "git status && ls -la src" },
+        { command: "awk '{print $1}' README.md" },
+        { command: "echo $HOME" },
+        { command: "tar -cf /tmp/src.tar src" },
+        { command: "find src -name '*.ts' -exec wc -l {} +" },
         { path: "README.md" },
         { filePath: "docs/setup.md", content: "Copy .env.example to .env and fill it in.\n" },
       ]

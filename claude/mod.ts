@@ -24,3 +24,6 @@ export * from "./tool_names.ts";
 export * from "./hook_error.ts";
 export * from "./claude_code_hooks.ts";
 export { MAX_HOOK_OUTPUT } from "./_run_hook.ts";
+export * from "./answer_event.ts";
+export * from "./hook_decision_signal.ts";
+export * from "./load_policy.ts";

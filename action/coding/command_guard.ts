@@ -127,7 +127,7 @@ export async function guardDestructive(context: GuardInput): Promise<void> {
 
 /** Options of {@linkcode destructiveCommandGuard}. */
 export interface DestructiveCommandGuardOptions extends JudgeCommandOptions {
-  /** Tool names whose `command` argument is judged (default `["bash"]`; `"*"` for all). */
+  /** Tool names whose `command` argument is judged (default `["bash", "Bash"]`; `"*"` for all). */
   tools?: readonly string[];
   /** The argument holding the command line (default `"command"`). */
   argument?: string;
@@ -163,7 +163,8 @@ export interface CommandGuardPayload {
 export function destructiveCommandGuard(
   options?: DestructiveCommandGuardOptions,
 ): (payload: CommandGuardPayload) => Promise<CommandDecision> {
-  const tools = [...(options?.tools ?? ["bash"])];
+  // "Bash" is Claude Code's name for the same tool (same `command` argument).
+  const tools = [...(options?.tools ?? ["bash", "Bash"])];
   const key = options?.argument ?? "command";
   const judgeOptions: JudgeCommandOptions = { onDestructive: options?.onDestructive ?? "deny" };
   // Validate the option now rather than on the first call.

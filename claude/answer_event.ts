@@ -1,0 +1,339 @@
+/**
+ * `answerClaudeEvent`: answers one Claude Code hook event (the JSON Claude Code sends a command
+ * or http hook) from a hookscope session's policy, in the protocol's own terms.
+ *
+ * @module
+ */
+
+import { summarize } from "../core/json_safe.ts";
+import type { Session } from "../session/session.ts";
+import { ClaudeHookDecision, type ClaudeHookDecisionData } from "./hook_decision_signal.ts";
+
+/** The answer to one event: the JSON to print or send back, and the exit code. */
+export interface ClaudeEventAnswer {
+  /** The protocol's JSON output (`{}` for no opinion). */
+  readonly output: Record<string, unknown>;
+  /** 0, or 2 where the protocol blocks through stderr. */
+  readonly exitCode: 0 | 2;
+  /** What to print on stderr with exit code 2. */
+  readonly stderr?: string;
+  /** The recorded decision. */
+  readonly decision: ClaudeHookDecisionData;
+}
+
+/** A Claude Code hook event that cannot be answered: not the protocol's shape. */
+export class ClaudeEventError extends TypeError {
+  /** Makes the error. */
+  constructor(reason: string) {
+    super(`Cannot answer Claude hook event: ${reason}`);
+    this.name = "ClaudeEventError";
+  }
+}
+
+/** Options of {@linkcode answerClaudeEvent}. */
+export interface AnswerClaudeEventOptions {
+  /** Longest wait for the policy, in milliseconds (default 20 000, below Claude Code's own). */
+  timeoutMs?: number;
+  /** Aborts the wait (the answer then follows the failure policy). */
+  signal?: AbortSignal;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function text(value: unknown, field: string, required: boolean): string | undefined {
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== "string" || value === "") {
+    throw new ClaudeEventError(`${field} must be a non-empty string`);
+  }
+  return value;
+}
+
+function deadline(options?: AnswerClaudeEventOptions): { signal: AbortSignal; done: () => void } {
+  const ms = options?.timeoutMs ?? 20_000;
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new Error(`the policy did not answer within ${ms} ms`)),
+    ms,
+  );
+  const outer = options?.signal;
+  const onAbort = () => controller.abort(outer?.reason ?? new Error("aborted"));
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    done: () => {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Races `work` with the signal: a policy that never settles cannot hold the answer. */
+function within<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Answers one Claude Code hook event from `session`'s hooks, records a
+ * {@linkcode ClaudeHookDecision} signal, and returns the protocol's output:
+ *
+ * | event | hookscope point | answer |
+ * |---|---|---|
+ * | `PreToolUse` | `tool.pre` (`decide`) | `permissionDecision` `deny`/`ask`/`allow`, `permissionDecisionReason`, `updatedInput`, `additionalContext` |
+ * | `PostToolUse` | `tool.post` (`decide`) | `updatedToolOutput` (and `updatedMCPToolOutput` for `mcp__` tools), `additionalContext` |
+ * | `PostToolUseFailure` | `tool.error` | `{}` |
+ * | `UserPromptSubmit` | `message.add` of a user message on the default branch | a throwing handler → `decision: "block"`, `reason` |
+ * | `SessionStart` / `SessionEnd` | `session.start` / `session.end` | `{}` |
+ * | any other | recorded only | `{}` |
+ *
+ * A policy that throws or does not answer within `timeoutMs` denies a `PreToolUse` (fail
+ * closed) and blocks a `UserPromptSubmit`; elsewhere it is recorded and the answer is `{}`.
+ * Tool names and inputs are Claude's, as sent (`Bash`, `command`): the coding guards accept them.
+ *
+ * @example Deny a command from a session policy
+ * ```ts
+ * import { answerClaudeEvent } from "@hookscope/core/claude";
+ * import { Session } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const session = new Session({ id: "claude-session-1" });
+ * session.hooks.on("tool.pre", ({ args }) =>
+ *   String(args.command).startsWith("rm ") ? { decision: "deny", reason: "no rm" } : undefined
+ * );
+ * const answer = await answerClaudeEvent(session, {
+ *   session_id: "claude-session-1", hook_event_name: "PreToolUse",
+ *   tool_name: "Bash", tool_input: { command: "rm -rf x" }, tool_use_id: "toolu_1",
+ * });
+ * assert.deepEqual(answer.output, {
+ *   hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no rm" },
+ * });
+ * ```
+ */
+export async function answerClaudeEvent(
+  session: Session,
+  event: unknown,
+  options?: AnswerClaudeEventOptions,
+): Promise<ClaudeEventAnswer> {
+  if (!isObject(event)) throw new ClaudeEventError("the event must be a JSON object");
+  const name = text(event.hook_event_name, "hook_event_name", true) as string;
+  const { signal, done } = deadline(options);
+  let answer: ClaudeEventAnswer;
+  try {
+    answer = await answer_(session, name, event, signal);
+  } finally {
+    done();
+  }
+  await session.observer.emit(new ClaudeHookDecision({ data: answer.decision }));
+  await session.drainSignals();
+  return answer;
+}
+
+async function answer_(
+  session: Session,
+  name: string,
+  event: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<ClaudeEventAnswer> {
+  switch (name) {
+    case "PreToolUse": {
+      const toolName = text(event.tool_name, "tool_name", true) as string;
+      const callId = text(event.tool_use_id, "tool_use_id", false) ?? `claude-${Date.now()}`;
+      if (!isObject(event.tool_input)) throw new ClaudeEventError("tool_input must be an object");
+      const args = event.tool_input;
+      const base = { event: name, callId, toolName };
+      let fold;
+      try {
+        fold = await within(
+          session.hooks.decide(
+            "tool.pre",
+            { toolName, callId, args, argsSummary: summarize(args) },
+            { signal },
+          ),
+          signal,
+        );
+      } catch (error) {
+        return deny(
+          base,
+          `hookscope policy failed: ${reasonOf(error)}`,
+          undefined,
+          reasonOf(error),
+        );
+      }
+      if (fold.error !== undefined) {
+        const why = reasonOf(fold.error);
+        return deny(base, `hookscope policy failed: ${why}`, fold.errorHook, why);
+      }
+      const hook = fold.hook;
+      const context = fold.context.length ? fold.context.join("\n") : undefined;
+      const updated = fold.updatedArgs as Record<string, unknown> | undefined;
+      if (fold.verdict === "deny") return deny(base, fold.reason ?? "denied by policy", hook);
+      if (fold.verdict === "none" && !updated && !context) {
+        return { output: {}, exitCode: 0, decision: { ...base, verdict: "none" } };
+      }
+      const permission = fold.verdict === "ask" ? "ask" : "allow";
+      const specific: Record<string, unknown> = {
+        hookEventName: name,
+        permissionDecision: permission,
+      };
+      if (fold.reason) specific.permissionDecisionReason = fold.reason;
+      if (updated) specific.updatedInput = { ...updated };
+      if (context) specific.additionalContext = context;
+      return {
+        output: { hookSpecificOutput: specific },
+        exitCode: 0,
+        decision: {
+          ...base,
+          verdict: permission,
+          ...(fold.reason ? { reason: fold.reason } : {}),
+          ...(hook ? { hook } : {}),
+          ...(updated ? { updatedInput: updated } : {}),
+          ...(context ? { context } : {}),
+        },
+      };
+    }
+    case "PostToolUse": {
+      const toolName = text(event.tool_name, "tool_name", true) as string;
+      const callId = text(event.tool_use_id, "tool_use_id", false) ?? `claude-${Date.now()}`;
+      const args = isObject(event.tool_input) ? event.tool_input : {};
+      const base = { event: name, callId, toolName };
+      let fold;
+      try {
+        fold = await within(
+          session.hooks.decide("tool.post", {
+            callId,
+            toolName,
+            args,
+            result: event.tool_response,
+            resultSummary: summarize(event.tool_response),
+            durationMs: null,
+          }, { signal }),
+          signal,
+        );
+      } catch (error) {
+        return {
+          output: {},
+          exitCode: 0,
+          decision: { ...base, verdict: "none", error: reasonOf(error) },
+        };
+      }
+      const context = fold.context.length ? fold.context.join("\n") : undefined;
+      const specific: Record<string, unknown> = { hookEventName: name };
+      if (fold.replaced) {
+        specific.updatedToolOutput = fold.result;
+        if (toolName.startsWith("mcp__")) specific.updatedMCPToolOutput = fold.result;
+      }
+      if (context) specific.additionalContext = context;
+      const changed = fold.replaced || context !== undefined;
+      return {
+        output: changed ? { hookSpecificOutput: specific } : {},
+        exitCode: 0,
+        decision: { ...base, verdict: changed ? "allow" : "none", ...(context ? { context } : {}) },
+      };
+    }
+    case "PostToolUseFailure": {
+      const toolName = text(event.tool_name, "tool_name", true) as string;
+      const callId = text(event.tool_use_id, "tool_use_id", false) ?? `claude-${Date.now()}`;
+      const base = { event: name, callId, toolName };
+      try {
+        await within(
+          session.hooks.emit("tool.error", {
+            callId,
+            toolName,
+            error: event.error ?? null,
+            durationMs: null,
+          }, { signal }),
+          signal,
+        );
+      } catch (error) {
+        return {
+          output: {},
+          exitCode: 0,
+          decision: { ...base, verdict: "none", error: reasonOf(error) },
+        };
+      }
+      return { output: {}, exitCode: 0, decision: { ...base, verdict: "none" } };
+    }
+    case "UserPromptSubmit": {
+      const prompt = text(event.prompt, "prompt", true) as string;
+      try {
+        await within(
+          session.defaultBranch.addMessage({ role: "user", content: prompt }, { signal }),
+          signal,
+        );
+      } catch (error) {
+        const reason = reasonOf(error);
+        return {
+          output: { decision: "block", reason },
+          exitCode: 0,
+          decision: { event: name, verdict: "block", reason },
+        };
+      }
+      return { output: {}, exitCode: 0, decision: { event: name, verdict: "none" } };
+    }
+    case "SessionStart":
+    case "SessionEnd": {
+      try {
+        if (name === "SessionStart") {
+          await within(session.start({ source: event.source ?? null }), signal);
+        } else {await within(
+            session.end({ status: "completed", reason: event.reason ?? null }),
+            signal,
+          );}
+      } catch (error) {
+        return {
+          output: {},
+          exitCode: 0,
+          decision: { event: name, verdict: "none", error: reasonOf(error) },
+        };
+      }
+      return { output: {}, exitCode: 0, decision: { event: name, verdict: "none" } };
+    }
+    default:
+      return { output: {}, exitCode: 0, decision: { event: name, verdict: "none" } };
+  }
+}
+
+function deny(
+  base: { event: string; callId: string; toolName: string },
+  reason: string,
+  hook?: string,
+  error?: string,
+): ClaudeEventAnswer {
+  return {
+    output: {
+      hookSpecificOutput: {
+        hookEventName: base.event,
+        permissionDecision: "deny",
+        permissionDecisionReason: reason,
+      },
+    },
+    exitCode: 0,
+    decision: {
+      ...base,
+      verdict: "deny",
+      reason,
+      ...(hook ? { hook } : {}),
+      ...(error ? { error } : {}),
+    },
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * `hookscope hook`: a Claude Code command hook. Reads one event as JSON on stdin, answers it
+ * from a policy (or forwards it to a running `hookscope serve`), prints the protocol's JSON.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import { resolve } from "node:path";
+import { loadPolicy } from "../claude/load_policy.ts";
+import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
+import { openOrCreateDb } from "./_db.ts";
+import type { CliIO } from "./_output.ts";
+import { UsageError } from "./_output.ts";
+import {
+  answerInStore,
+  asciiJson,
+  failedAnswer,
+  MAX_EVENT_BYTES,
+  readLimited,
+} from "./_claude_events.ts";
+
+const FLAGS: Record<string, FlagSpec> = {
+  policy: {
+    type: "string",
+    help: "a .ts/.js module exporting policy, or a .json Claude settings file",
+  },
+  db: {
+    type: "string",
+    help: "SQLite file or postgres:// URL (default .hookscope/sessions.db in the project)",
+  },
+  server: { type: "string", help: "forward the event to a running hookscope serve at this URL" },
+  "token-env": {
+    type: "string",
+    help: "with --server: the environment variable holding the bearer token",
+  },
+  "timeout-ms": { type: "string", help: "longest wait for the policy or server (default 20000)" },
+};
+
+/** Help text for `hookscope hook`. */
+export const HOOK_HELP: string = `Usage: hookscope hook --policy FILE [--db URL]
+       hookscope hook --server URL [--token-env NAME]
+
+A Claude Code command hook: reads one hook event as JSON on stdin and prints the answer as the
+protocol's JSON on stdout (exit 0). The event's session is a hookscope session in the store, so
+'hookscope show DB SESSION' shows every decision. When the policy fails, times out or the input
+is malformed, a PreToolUse is denied and a UserPromptSubmit blocked (fail closed); other events
+exit 1 (a non-blocking error).
+
+${flagHelp(FLAGS)}`;
+
+/** Runs `hookscope hook`; returns the exit code. */
+export async function hookCommand(args: readonly string[], io: CliIO): Promise<number> {
+  const { values } = parseFlags("hook", args, FLAGS);
+  if (values.help) {
+    io.out(HOOK_HELP);
+    return 0;
+  }
+  const policyFile = values.policy as string | undefined;
+  const server = values.server as string | undefined;
+  if ((policyFile === undefined) === (server === undefined)) {
+    throw new UsageError(
+      "hookscope hook: give exactly one of --policy FILE and --server URL; see 'hookscope hook --help'",
+    );
+  }
+  const timeoutMs = Number(values["timeout-ms"] ?? 20_000);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
+    throw new UsageError("hookscope hook: --timeout-ms must be an integer from 1 to 600000");
+  }
+  const print = (value: unknown) => void process.stdout.write(`${asciiJson(value)}\n`);
+  let event: unknown = null;
+  const fail = (reason: string): number => {
+    const { output, blocks } = failedAnswer(event, `hookscope hook: ${reason}`);
+    if (blocks && Object.keys(output).length === 0) {
+      io.err(`hookscope hook: ${reason}`);
+      return 2;
+    }
+    if (Object.keys(output).length) print(output);
+    io.err(`hookscope hook: ${reason}`);
+    return blocks ? 0 : 1;
+  };
+  try {
+    const text = await readLimited(
+      process.stdin as AsyncIterable<Uint8Array>,
+      MAX_EVENT_BYTES,
+      timeoutMs,
+    );
+    event = JSON.parse(text);
+  } catch (error) {
+    return fail(`cannot read the event: ${(error as Error)?.message ?? error}`);
+  }
+  if (server !== undefined) {
+    return await forward(
+      server,
+      event,
+      values["token-env"] as string | undefined,
+      timeoutMs,
+      print,
+      fail,
+    );
+  }
+  let store;
+  try {
+    const policy = await loadPolicy(policyFile as string);
+    const projectDir = process.env.CLAUDE_PROJECT_DIR ?? process.cwd();
+    store = await openOrCreateDb(
+      (values.db as string | undefined) ?? resolve(projectDir, ".hookscope/sessions.db"),
+    );
+    const answer = await answerInStore(store, policy, event, timeoutMs);
+    print(answer.output);
+    return 0;
+  } catch (error) {
+    return fail((error as Error)?.message ?? String(error));
+  } finally {
+    await store?.close();
+  }
+}
+
+async function forward(
+  server: string,
+  event: unknown,
+  tokenEnv: string | undefined,
+  timeoutMs: number,
+  print: (value: unknown) => void,
+  fail: (reason: string) => number,
+): Promise<number> {
+  let url: URL;
+  try {
+    url = new URL(server);
+    if (url.pathname === "/" || url.pathname === "") url.pathname = "/claude/hooks";
+  } catch {
+    throw new UsageError(`hookscope hook: --server must be a URL; got ${JSON.stringify(server)}`);
+  }
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (tokenEnv !== undefined) {
+    const token = process.env[tokenEnv];
+    if (!token) {
+      throw new UsageError(`hookscope hook: the environment variable ${tokenEnv} is empty`);
+    }
+    headers.authorization = `Bearer ${token}`;
+  }
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(event),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const body = await response.text();
+    if (!response.ok) {
+      return fail(`the server answered HTTP ${response.status}: ${body.slice(0, 200)}`);
+    }
+    print(JSON.parse(body));
+    return 0;
+  } catch (error) {
+    return fail(`cannot reach ${url.origin}: ${(error as Error)?.message ?? error}`);
+  }
+}

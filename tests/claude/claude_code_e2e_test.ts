@@ -1,0 +1,264 @@
+// The real Claude Code binary (from the npm package @anthropic-ai/claude-agent-sdk-linux-x64,
+// a test-only install that .ci/setup/40-claude-code.sh caches outside the repository), driven
+// offline by a fake Anthropic Messages API on 127.0.0.1 (tests/fixtures/anthropic_server.ts):
+// hookscope governs it as a command hook (`hookscope hook`) and as an http hook
+// (`hookscope serve`), and `hookscope show` then shows the session with its decisions.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { startAnthropicFake, type ToolStep } from "../fixtures/anthropic_server.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const CLAUDE = process.env.HOOKSCOPE_CLAUDE_BIN ??
+  join(
+    homedir(),
+    ".cache/hookscope/claude-agent-sdk/node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude",
+  );
+const DENO = existsSync(join(ROOT, "node_modules/deno/deno"))
+  ? join(ROOT, "node_modules/deno/deno")
+  : join(ROOT, "node_modules/.bin/deno");
+const HOOKSCOPE = `${DENO} run -A --config ${join(ROOT, "deno.json")} ${join(ROOT, "cli/main.ts")}`;
+const skip = existsSync(CLAUDE)
+  ? false
+  : `the Claude Code binary is not installed at ${CLAUDE} (.ci/setup/40-claude-code.sh installs it)`;
+
+interface ClaudeResult {
+  code: number | null;
+  json: {
+    session_id: string;
+    result?: string;
+    is_error?: boolean;
+    permission_denials: {
+      tool_name: string;
+      tool_use_id: string;
+      tool_input: Record<string, unknown>;
+    }[];
+  };
+  stderr: string;
+}
+
+function runClaude(
+  project: string,
+  home: string,
+  baseUrl: string,
+  prompt: string,
+): Promise<ClaudeResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CLAUDE, [
+      "-p",
+      prompt,
+      "--output-format",
+      "json",
+      "--permission-mode",
+      "bypassPermissions",
+    ], {
+      cwd: project,
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: home,
+        ANTHROPIC_BASE_URL: baseUrl,
+        ANTHROPIC_API_KEY: "sk-ant-test-not-a-key",
+        IS_SANDBOX: "1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        DISABLE_AUTOUPDATER: "1",
+        DISABLE_TELEMETRY: "1",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      try {
+        resolve({ code, json: JSON.parse(out), stderr: err });
+      } catch {
+        reject(
+          new Error(
+            `claude printed no JSON (exit ${code}): ${out.slice(0, 500)} ${err.slice(0, 500)}`,
+          ),
+        );
+      }
+    });
+  });
+}
+
+const POLICY = `
+import { destructiveCommandGuard } from ${JSON.stringify(join(ROOT, "action/coding/mod.ts"))};
+export const policy = (session) => {
+  const undo = [
+    session.hooks.on("tool.pre", destructiveCommandGuard(), { name: "destructive-command-guard" }),
+    session.hooks.on("tool.pre", ({ toolName, args }) => {
+      if (toolName !== "Bash") return undefined;
+      if (args.command === "echo original") {
+        return { decision: "allow", updatedArgs: { ...args, command: "echo rewritten-by-hookscope" }, context: "hookscope-context-marker" };
+      }
+      return undefined;
+    }, { name: "rewrite-echo" }),
+  ];
+  return () => undo.forEach((u) => u());
+};
+`;
+
+describe("Claude Code governed by hookscope (real binary, fake provider)", { skip }, () => {
+  let dir: string;
+  let policyFile: string;
+  before(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), "hookscope-claude-e2e-")));
+    policyFile = join(dir, "policy.ts");
+    writeFileSync(policyFile, POLICY);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  function project(name: string, hooks: unknown): { project: string; home: string; db: string } {
+    const project = join(dir, name);
+    const home = join(dir, `${name}-home`);
+    mkdirSync(join(project, ".claude"), { recursive: true });
+    mkdirSync(home, { recursive: true });
+    mkdirSync(join(project, "victim"), { recursive: true });
+    writeFileSync(join(project, "victim", "data.txt"), "precious");
+    writeFileSync(join(project, ".claude", "settings.json"), JSON.stringify({ hooks }));
+    return { project, home, db: join(dir, `${name}.db`) };
+  }
+
+  async function drive(steps: ToolStep[], setup: { project: string; home: string }) {
+    const fake = await startAnthropicFake(steps);
+    try {
+      const result = await runClaude(setup.project, setup.home, fake.url, "do the task");
+      return { result, fake };
+    } finally {
+      await fake.close();
+    }
+  }
+
+  it("as a command hook: denies rm -rf (the victim survives, Claude reports the denial), rewrites and adds context", async () => {
+    const setup = project("command", {
+      PreToolUse: [{
+        matcher: "*",
+        hooks: [{
+          type: "command",
+          command: `${HOOKSCOPE} hook --policy ${policyFile} --db ${join(dir, "command.db")}`,
+          timeout: 60,
+        }],
+      }],
+    });
+    const { result, fake } = await drive([
+      { name: "Bash", input: { command: "rm -rf victim", description: "clean up" } },
+      { name: "Bash", input: { command: "echo original", description: "say something" } },
+    ], setup);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(readFileSync(join(setup.project, "victim", "data.txt"), "utf8"), "precious");
+    assert.deepEqual(
+      result.json.permission_denials.map((d) => [d.tool_name, d.tool_input.command]),
+      [["Bash", "rm -rf victim"]],
+    );
+    assert.equal(fake.toolResults.length, 2);
+    assert.match(JSON.stringify(fake.toolResults[0].content), /destructive|recursive|rm/i);
+    // The rewritten command is what ran, and the context reached the model.
+    assert.match(JSON.stringify(fake.toolResults[1].content), /rewritten-by-hookscope/);
+    assert.match(JSON.stringify(fake.requests.at(-1)), /hookscope-context-marker/);
+
+    // The session and its decisions, from the store.
+    const shown = spawnSync(DENO, [
+      "run",
+      "-A",
+      "--config",
+      join(ROOT, "deno.json"),
+      join(ROOT, "cli/main.ts"),
+      "show",
+      setup.db,
+      result.json.session_id,
+      "--json",
+    ], { encoding: "utf8", timeout: 60_000 });
+    assert.equal(shown.status, 0, shown.stderr);
+    const timeline = JSON.parse(shown.stdout) as {
+      signals: { kind: string; payload: { data?: Record<string, unknown> } }[];
+    };
+    const decisions = timeline.signals.filter((s) => s.kind === "ClaudeHookDecision").map((s) =>
+      s.payload.data ?? {}
+    );
+    assert.deepEqual(decisions.map((d) => [d.verdict, d.hook ?? null, d.updatedInput ?? null]), [
+      ["deny", "destructive-command-guard", null],
+      ["allow", null, { command: "echo rewritten-by-hookscope", description: "say something" }],
+    ]);
+    const table = spawnSync(DENO, [
+      "run",
+      "-A",
+      "--config",
+      join(ROOT, "deno.json"),
+      join(ROOT, "cli/main.ts"),
+      "show",
+      setup.db,
+      result.json.session_id,
+    ], { encoding: "utf8", timeout: 60_000 });
+    assert.match(table.stdout, /ClaudeHookDecision/);
+  });
+
+  it("as an http hook against hookscope serve: the same deny from one warm process", async () => {
+    const db = join(dir, "http.db");
+    const server = spawn(DENO, [
+      "run",
+      "-A",
+      "--config",
+      join(ROOT, "deno.json"),
+      join(ROOT, "cli/main.ts"),
+      "serve",
+      "--policy",
+      policyFile,
+      "--db",
+      db,
+      "--port",
+      "0",
+    ], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
+        server.stdout.on("data", (d) => {
+          out += d;
+          const match = /listening on (http:\/\/\S+)/.exec(out);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        });
+        server.on("exit", (code) => reject(new Error(`serve exited ${code}`)));
+      });
+      const setup = project("http", {
+        PreToolUse: [{
+          matcher: "Bash",
+          hooks: [{ type: "http", url: `${url}/claude/hooks`, timeout: 30 }],
+        }],
+      });
+      const { result } = await drive([{
+        name: "Bash",
+        input: { command: "rm -rf victim", description: "clean up" },
+      }], setup);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(readFileSync(join(setup.project, "victim", "data.txt"), "utf8"), "precious");
+      assert.deepEqual(result.json.permission_denials.map((d) => d.tool_input.command), [
+        "rm -rf victim",
+      ]);
+    } finally {
+      try {
+        process.kill(-server.pid!, "SIGTERM");
+      } catch { /* gone */ }
+    }
+  });
+});

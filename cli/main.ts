@@ -20,7 +20,7 @@
  * @module
  */
 
-import { CliError, type CliIO, processIO, UsageError } from "./_output.ts";
+import { CliError, type CliIO, processIO, safeIO, UsageError, visible } from "./_output.ts";
 import { APPROVE_HELP, approveCommand } from "./approve.ts";
 import { DEMO_HELP, demoCommand } from "./demo.ts";
 import { HOOK_HELP, hookCommand } from "./hook.ts";
@@ -80,11 +80,14 @@ const HELPS: Record<string, string> = {
  * code: 0 on success, 1 on a runtime failure (server down, database missing or corrupt), 2 on a
  * usage error (unknown command or flag, missing argument).
  */
-export async function main(args: readonly string[], io: CliIO = processIO): Promise<number> {
+export async function main(args: readonly string[], given: CliIO = processIO): Promise<number> {
   const [command, ...rest] = args;
+  // Every line any command prints goes through one helper: control characters, terminal escapes
+  // and bidirectional overrides from a model or a store are shown escaped, never sent.
+  const io = safeIO(given);
   const write = (text: string) => {
-    if (io === processIO) globalThis.process?.stdout.write(text);
-    else io.out(text);
+    if (given === processIO) globalThis.process?.stdout.write(visible(text));
+    else given.out(visible(text));
   };
   try {
     switch (command) {

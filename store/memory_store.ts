@@ -125,6 +125,16 @@ export class MemoryStore implements SessionStore {
     await undefined;
   }
 
+  /**
+   * Creates the row of a session that is written to before `createSession` (status `created`,
+   * as `Session.start()` would), so that every session with data can be restored.
+   */
+  #implicitSession(id: string | null): void {
+    if (id === null || this.#sessions.has(id)) return;
+    const row = normalizeSessionRow({ id, status: "created" });
+    this.#sessions.set(id, row as unknown as Record<string, unknown>);
+  }
+
   /** The row (a copy, `null` fields omitted), or `undefined`. */
   async getSession(id: string): Promise<SessionRow | undefined> {
     this.#open("get session");
@@ -180,11 +190,17 @@ export class MemoryStore implements SessionStore {
     return stored === undefined ? undefined : structuredClone(stored);
   }
 
-  /** Inserts a message; a second insert of the same id is ignored (the first is kept). */
+  /**
+   * Inserts a message; a second insert of the same id is ignored (the first is kept). A session
+   * without a row gets one (status `created`).
+   */
   async insertMessage(message: MessageRecord): Promise<void> {
     this.#open("insert message");
     const normalized = normalizeMessage(message);
-    if (!this.#messages.has(normalized.id)) this.#messages.set(normalized.id, normalized);
+    if (!this.#messages.has(normalized.id)) {
+      this.#messages.set(normalized.id, normalized);
+      this.#implicitSession(normalized.sessionId);
+    }
     await undefined;
   }
 
@@ -230,10 +246,11 @@ export class MemoryStore implements SessionStore {
     return out;
   }
 
-  /** Appends a signal row with the next `seq`. */
+  /** Appends a signal row with the next `seq`; a session without a row gets one (`created`). */
   async insertSessionSignal(row: SignalInsert): Promise<void> {
     this.#open("insert session signal");
     const normalized = normalizeSignal(row);
+    this.#implicitSession(normalized.sessionId);
     this.#seq += 1;
     this.#signals.push({ seq: this.#seq, ...normalized });
     await undefined;
@@ -256,10 +273,11 @@ export class MemoryStore implements SessionStore {
     return out;
   }
 
-  /** Inserts or replaces a run (a JSON-safe copy). */
+  /** Inserts or replaces a run (a JSON-safe copy); a session without a row gets one (`created`). */
   async saveRun(run: RunRecord): Promise<void> {
     this.#open("save run");
     const normalized = normalizeRun(run);
+    this.#implicitSession(normalized.sessionId);
     const id = normalized.runId;
     this.#runs.set(id, normalized);
     this.#finished.delete(id);

@@ -132,7 +132,10 @@ export interface SignalInsert {
  * ```
  */
 export interface SessionStore {
-  /** Inserts a session row; an existing id is an error. */
+  /**
+   * Inserts a session row; an existing id is an error (a session's first message, signal or run
+   * has already created its row with status `created`; `updateSession` fills it in).
+   */
   createSession(row: SessionRow): Promise<void>;
   /** The row, or `undefined`. */
   getSession(id: string): Promise<SessionRow | undefined>;
@@ -146,7 +149,11 @@ export interface SessionStore {
   updateBranch(id: string, fields: Record<string, unknown>): Promise<void>;
   /** The branch row, or `undefined`. */
   getBranch(id: string): Promise<Record<string, unknown> | undefined>;
-  /** Inserts a message; the same id twice is stored once. */
+  /**
+   * Inserts a message; the same id twice is stored once. A message of a session that has no row
+   * creates it (`{ id, status: "created" }`, as `Session.start()` does), so that the session can
+   * be restored whether or not it was started.
+   */
   insertMessage(message: MessageRecord): Promise<void>;
   /** Appends a message id to a sequence (an ordered list of message ids). */
   appendToSequence(sequenceId: string, messageId: string): Promise<void>;
@@ -154,7 +161,7 @@ export interface SessionStore {
   listMessages(
     options: { sessionId?: string; branchId?: string; sequenceId?: string },
   ): Promise<MessageRecord[]>;
-  /** Appends a signal row; the store assigns `seq`. */
+  /** Appends a signal row; the store assigns `seq`. Creates a missing session row, as above. */
   insertSessionSignal(row: SignalInsert): Promise<void>;
   /**
    * Signal rows in `seq` order, after `afterSeq` (default 0), at most `limit` (a non-negative
@@ -166,7 +173,8 @@ export interface SessionStore {
   ): Promise<SignalRow[]>;
   /**
    * Inserts or replaces a run (by `runId`). Stores a JSON-safe copy; `updatedAt` is kept as given.
-   * A malformed record rejects with a `TypeError` and stores nothing.
+   * A malformed record rejects with a `TypeError` and stores nothing. A run of a session that has
+   * no row creates it, as a message does.
    */
   saveRun(run: RunRecord): Promise<void>;
   /** The run (a copy), or `undefined`. */

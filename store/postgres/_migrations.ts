@@ -156,6 +156,127 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       `CREATE INDEX runs_by_session ON {s}.runs (session_id, position)`,
     ],
   },
+  {
+    version: 3,
+    description:
+      "writers of different sessions commit in parallel: change numbers from transaction ids, per-session locks, notifications after commit, session rows created by their first write",
+    statements: [
+      // The one-row counter made every writer of the schema wait for the previous one's commit
+      // (its row lock was held through the WAL flush), and pg_notify inside the write took the
+      // cluster-wide notification lock at commit, which serialises every notifying transaction.
+      // Now a batch's change numbers are (transaction id + offset) × 1024 + ordinal: unique,
+      // increasing with the order in which writers took their transaction id, and taken without
+      // any shared row. `xid_offset` keeps them above every number stored before this migration.
+      `CREATE TABLE {s}.change_clock (
+        id integer PRIMARY KEY CHECK (id = 1),
+        xid_offset bigint NOT NULL
+      )`,
+      `INSERT INTO {s}.change_clock (id, xid_offset)
+        SELECT 1, greatest(0, (SELECT coalesce(max(c), 0) FROM (
+          SELECT max(change_seq) AS c FROM {s}.messages
+          UNION ALL SELECT max(change_seq) FROM {s}.signals
+          UNION ALL SELECT last FROM {s}.change_counter) AS t) / 1024 + 1
+          - pg_snapshot_xmax(pg_current_snapshot())::text::bigint)`,
+      `DROP FUNCTION {s}.append_changes(text, integer[], text[], text[], text[], text[], text[],
+        text[], text[], double precision[], integer[], uuid[], text[], text[], text[],
+        double precision[], text[])`,
+      `DROP TABLE {s}.change_counter`,
+      // Sessions written to without a session row (before this version a row came only from
+      // createSession) get one, so they can be restored.
+      `INSERT INTO {s}.sessions (id, status)
+        SELECT session_id, '"created"' FROM (
+          SELECT session_id, min(change_seq) AS o FROM (
+            SELECT session_id, change_seq FROM {s}.messages WHERE session_id IS NOT NULL
+            UNION ALL SELECT session_id, change_seq FROM {s}.signals
+            UNION ALL SELECT session_id, 0 FROM {s}.runs WHERE session_id IS NOT NULL
+          ) AS data GROUP BY session_id
+        ) AS found
+        WHERE NOT EXISTS (SELECT 1 FROM {s}.sessions x WHERE x.id = found.session_id)
+        ORDER BY o, session_id`,
+      // One call appends a batch in arrival order (ordinals 1…1023), skips rows already stored
+      // (message id, signal write_id: a retried batch is stored once) and creates the session row
+      // of every session it writes to (status "created") when there is none. It first takes the
+      // schema's shared writer lock (so change_horizon() sees it before it has a transaction id),
+      // then the locks of the sessions it adds signals to, in key order (so a session's signals
+      // are numbered 1, 2, 3, … in commit order), and only then its transaction id. Writers of
+      // different sessions share no lock. Each statement of a VOLATILE plpgsql function takes a
+      // fresh snapshot, so the inserts see every commit made before the locks were granted.
+      `CREATE FUNCTION {s}.append_changes(
+        m_ord integer[], m_id text[], m_role text[], m_content text[], m_sender text[],
+        m_recipient text[], m_branch text[], m_session text[], m_created double precision[],
+        s_ord integer[], s_write uuid[], s_session text[], s_kind text[], s_op text[],
+        s_ts double precision[], s_payload text[]
+      ) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+      DECLARE
+        total integer := coalesce(array_length(m_ord, 1), 0) + coalesce(array_length(s_ord, 1), 0);
+        base bigint;
+      BEGIN
+        IF total > 1023 THEN
+          RAISE EXCEPTION 'append_changes takes at most 1023 rows, got %', total;
+        END IF;
+        PERFORM pg_advisory_xact_lock_shared(6843252, hashtext('{s}'));
+        PERFORM pg_advisory_xact_lock(k) FROM (
+          SELECT DISTINCT hashtextextended('{s}:' || v, 0) AS k FROM unnest(s_session) AS v
+        ) AS keys ORDER BY k;
+        SELECT (pg_current_xact_id()::text::bigint + xid_offset) * 1024 INTO base
+        FROM {s}.change_clock WHERE id = 1;
+        INSERT INTO {s}.sessions (id, status)
+        SELECT d.v, '"created"' FROM (
+          SELECT DISTINCT v FROM unnest(m_session || s_session) AS v WHERE v IS NOT NULL
+        ) AS d
+        WHERE NOT EXISTS (SELECT 1 FROM {s}.sessions x WHERE x.id = d.v)
+        ORDER BY d.v
+        ON CONFLICT (id) DO NOTHING;
+        INSERT INTO {s}.messages
+          (id, change_seq, role, content, sender, recipient, branch_id, session_id, created_at)
+        SELECT t.id, base + t.ord, t.role, t.content, t.sender, t.recipient, t.branch, t.session, t.created
+        FROM unnest(m_ord, m_id, m_role, m_content, m_sender, m_recipient, m_branch, m_session, m_created)
+          AS t(ord, id, role, content, sender, recipient, branch, session, created)
+        WHERE NOT EXISTS (SELECT 1 FROM {s}.messages x WHERE x.id = t.id)
+        ORDER BY t.ord
+        ON CONFLICT (id) DO NOTHING;
+        INSERT INTO {s}.signals (session_id, seq, change_seq, write_id, kind, op_id, ts, payload)
+        SELECT t.session,
+          coalesce((SELECT max(x.seq) FROM {s}.signals x WHERE x.session_id = t.session), 0)
+            + row_number() OVER (PARTITION BY t.session ORDER BY t.ord),
+          base + t.ord, t.write, t.kind, t.op, t.ts, t.payload
+        FROM unnest(s_ord, s_write, s_session, s_kind, s_op, s_ts, s_payload)
+          AS t(ord, write, session, kind, op, ts, payload)
+        WHERE NOT EXISTS (SELECT 1 FROM {s}.signals y WHERE y.write_id = t.write);
+        RETURN base + total;
+      END
+      $fn$`,
+      // The change number below which nothing new can appear: every writer that took its
+      // transaction id before this call's snapshot (xmax) and no longer holds the writer lock has
+      // committed or rolled back, and its rows are visible to any later statement (locks are
+      // released after a commit becomes visible). Writers still holding the lock bound it by
+      // their transaction id; one without an id yet will get one at or above xmax. pg_locks is
+      // read once (MATERIALIZED) so the writer lock and the transaction id come from one picture.
+      `CREATE FUNCTION {s}.change_horizon() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+      DECLARE
+        x0 bigint := pg_snapshot_xmax(pg_current_snapshot())::text::bigint;
+        low bigint := x0 % 4294967296;
+        oldest bigint;
+      BEGIN
+        WITH l AS MATERIALIZED (
+          SELECT locktype, pid, classid, objid, objsubid, database, transactionid, mode, granted
+          FROM pg_locks
+        ), writers AS (
+          SELECT pid FROM l
+          WHERE locktype = 'advisory' AND objsubid = 2 AND classid = 6843252
+            AND objid::bigint = (hashtext('{s}')::bigint & 4294967295)
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        )
+        SELECT min(x0 + (((l.transactionid::text::bigint - low) % 4294967296 + 6442450944)
+          % 4294967296) - 2147483648)
+        INTO oldest
+        FROM l JOIN writers w ON w.pid = l.pid
+        WHERE l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted;
+        RETURN (least(x0, coalesce(oldest, x0)) + (SELECT xid_offset FROM {s}.change_clock WHERE id = 1)) * 1024;
+      END
+      $fn$`,
+    ],
+  },
 ];
 
 /** The schema version this code writes. */

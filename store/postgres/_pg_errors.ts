@@ -6,6 +6,11 @@ import { messageOf } from "../../core/_util.ts";
 // Client-side codes of the `postgres` package and Node/Deno/Bun socket errors.
 const TRANSIENT_CLIENT_CODES = new Set([
   "CONNECTION_CLOSED",
+  // The client ended a connection with queries still on it: after a FATAL error such as
+  // pg_terminate_backend's (the other queries pipelined on that connection get this code), or the
+  // end of a pool the store replaced. The store's own close is told apart before this is asked.
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
   "CONNECT_TIMEOUT",
   "ECONNRESET",
   "ECONNREFUSED",

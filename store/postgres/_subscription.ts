@@ -3,6 +3,9 @@
 // read the rows back by change number. Notifications only wake the reader, so one that is
 // coalesced or lost (a listen connection that reconnects) loses nothing: the next read starts at
 // the last change delivered. A slow poll covers a notification that never comes.
+// Reads stop at the store's horizon, below which no new change can appear; a change that was
+// notified but still lies above it (an older write of another process is still committing) is
+// read again shortly, with a growing pause, until the horizon has passed it.
 
 import type { StoreChange, StoreSubscription } from "./store_change.ts";
 
@@ -13,15 +16,23 @@ export interface SubscriptionSource {
     onNotify: (payload: string) => void,
     onListen: () => void,
   ): Promise<{ unlisten(): Promise<void> }>;
-  /** The last committed change number. */
+  /** The change number after which every later change will be delivered. */
   head(): Promise<number>;
-  /** Up to `limit` changes after `cursor`, in change order, of one session when given. */
-  read(cursor: number, limit: number, sessionId: string | undefined): Promise<StoreChange[]>;
+  /**
+   * Up to `limit` changes after `cursor` and below `horizon`, in change order, of one session when
+   * given; no change below the returned `horizon` can appear later.
+   */
+  read(
+    cursor: number,
+    limit: number,
+    sessionId: string | undefined,
+  ): Promise<{ changes: StoreChange[]; horizon: number }>;
   /** Called when the subscription has ended, to forget it. */
   ended(subscription: PgSubscription): void;
 }
 
 const PAGE = 500;
+const FIRST_RETRY_MS = 2;
 
 /** A running subscription (see {@linkcode StoreSubscription}). */
 export class PgSubscription implements StoreSubscription {
@@ -33,6 +44,8 @@ export class PgSubscription implements StoreSubscription {
   #cursor = 0;
   #buffer: StoreChange[] = [];
   #dirty = true;
+  #notifiedTo = 0;
+  #retryMs = FIRST_RETRY_MS;
   #ended = false;
   #wake: (() => void) | null = null;
   #listener: { unlisten(): Promise<void> } | null = null;
@@ -71,12 +84,14 @@ export class PgSubscription implements StoreSubscription {
   }
 
   #notified(payload: string): void {
-    if (this.#sessionId !== undefined) {
-      try {
-        const parsed = JSON.parse(payload) as { s?: unknown };
-        if (Array.isArray(parsed.s) && !parsed.s.includes(this.#sessionId)) return;
-      } catch { /* not ours to judge: read */ }
-    }
+    try {
+      const parsed = JSON.parse(payload) as { s?: unknown; to?: unknown };
+      if (
+        this.#sessionId !== undefined && Array.isArray(parsed.s) &&
+        !parsed.s.includes(this.#sessionId)
+      ) return;
+      if (typeof parsed.to === "number") this.#notifiedTo = Math.max(this.#notifiedTo, parsed.to);
+    } catch { /* not ours to judge: read */ }
     this.#poke();
   }
 
@@ -107,8 +122,13 @@ export class PgSubscription implements StoreSubscription {
       if (this.#dirty) {
         this.#dirty = false;
         let rows: StoreChange[];
+        let horizon: number;
         try {
-          rows = await this.#source.read(this.#cursor, PAGE, this.#sessionId);
+          ({ changes: rows, horizon } = await this.#source.read(
+            this.#cursor,
+            PAGE,
+            this.#sessionId,
+          ));
         } catch (error) {
           if (this.#ended) return { done: true, value: undefined };
           this.#dirty = true;
@@ -120,20 +140,35 @@ export class PgSubscription implements StoreSubscription {
           this.#cursor = rows[rows.length - 1].changeSeq;
         }
         if (rows.length === PAGE) this.#dirty = true;
+        // A notified change is still above the horizon: look again soon.
+        if (horizon <= this.#notifiedTo) {
+          this.#dirty = true;
+          if (rows.length === 0) {
+            await this.#pause(this.#retryMs);
+            this.#retryMs = Math.min(this.#retryMs * 2, this.#pollMs);
+          }
+        } else {
+          this.#retryMs = FIRST_RETRY_MS;
+        }
         continue;
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          this.#wake = null;
-          this.#dirty = true;
-          resolve();
-        }, this.#pollMs);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      await this.#pause(this.#pollMs);
     }
+  }
+
+  /** Waits `ms` or until poked; either way the next round reads. */
+  #pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#wake = null;
+        this.#dirty = true;
+        resolve();
+      }, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   async return(): Promise<IteratorResult<StoreChange, undefined>> {

@@ -329,6 +329,8 @@ export class PostgresStore implements SessionStore {
   #subscriptions = new Set<PgSubscription>();
   #lanes = new Map<string, Promise<void>>();
   #appendSql: string;
+  #notice: { to: number; sessions: Set<string> | null } | null = null;
+  #notifying: Promise<void> | null = null;
   #listener: PgListener;
   #unguard: () => void;
 
@@ -361,10 +363,10 @@ export class PostgresStore implements SessionStore {
       maxBatch: MAX_BATCH,
       inFlight: 1,
     });
-    this.#appendSql = `SELECT ${this.#q}.append_changes($1::text, ` +
-      "$2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], " +
-      "$9::text[], $10::float8[], $11::int[], $12::uuid[], $13::text[], $14::text[], " +
-      "$15::text[], $16::float8[], $17::text[]) AS last";
+    this.#appendSql = `SELECT ${this.#q}.append_changes(` +
+      "$1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], " +
+      "$8::text[], $9::float8[], $10::int[], $11::uuid[], $12::text[], $13::text[], " +
+      "$14::text[], $15::float8[], $16::text[]) AS last";
   }
 
   /**
@@ -654,9 +656,8 @@ export class PostgresStore implements SessionStore {
       ? (s.ord.length === 1 ? "insert session signal" : `insert ${s.ord.length} session signals`)
       : `insert ${m.ord.length} messages and ${s.ord.length} session signals`;
     // Safe to retry: stored message ids and signal write ids are skipped.
-    await this.#run(what, true, (sql) =>
+    const [{ last }] = await this.#run(what, true, (sql) =>
       sql.unsafe(this.#appendSql, [
-        this.#channel,
         m.ord,
         m.id,
         m.role,
@@ -674,6 +675,48 @@ export class PostgresStore implements SessionStore {
         s.ts,
         s.payload,
       ] as never[], { prepare: true }));
+    this.#notify(Number(last), [...m.session, ...s.session]);
+  }
+
+  /**
+   * Tells subscribers (of every process) that changes up to `to` of these sessions were
+   * committed, after the commit and outside the write: NOTIFY takes PostgreSQL's cluster-wide
+   * notification lock at commit, so notifying inside the write would make every writer wait for
+   * the others. While one notification is in flight, later ones are merged into the next. The
+   * notifying transaction commits without waiting for the WAL flush (a notification is not
+   * durable anyway), so it holds that lock only briefly. A lost notification loses nothing:
+   * subscribers read by change number and poll.
+   */
+  #notify(to: number, sessions: readonly (string | null)[]): void {
+    const notice = this.#notice ??= { to, sessions: new Set() };
+    notice.to = Math.max(notice.to, to);
+    for (const session of sessions) {
+      if (session === null) continue;
+      notice.sessions?.add(session);
+      if ((notice.sessions?.size ?? 0) > 100) notice.sessions = null; // "every session"
+    }
+    this.#notifying ??= this.#sendNotices().finally(() => {
+      this.#notifying = null;
+    });
+  }
+
+  async #sendNotices(): Promise<void> {
+    for (let notice = this.#notice; notice !== null && !this.#ended; notice = this.#notice) {
+      this.#notice = null;
+      let sessions = notice.sessions === null ? "null" : JSON.stringify([...notice.sessions]);
+      if (sessions.length > 7000) sessions = "null";
+      const payload = `{"to":${notice.to},"s":${sessions}}`;
+      try {
+        await this.#run("notify subscribers", true, (sql) =>
+          sql.unsafe(
+            "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
+            [this.#channel, payload],
+            { prepare: true },
+          ));
+      } catch (error) {
+        if (!(error instanceof StoreClosedError)) this.#onError(error as Error);
+      }
+    }
   }
 
   /** Inserts a session row; an existing id rejects with {@linkcode StoreConflictError}. */
@@ -829,7 +872,7 @@ export class PostgresStore implements SessionStore {
   /**
    * Inserts a message; a second insert of the same id is ignored (the first is kept). Resolves
    * once the message is committed; messages and signals written while another batch is in flight
-   * go out together in the next one.
+   * go out together in the next one. A session without a row gets one (status `created`).
    */
   async insertMessage(message: MessageRecord): Promise<void> {
     this.#use("insert message");
@@ -933,17 +976,21 @@ export class PostgresStore implements SessionStore {
     return rows.map(toSignal);
   }
 
-  /** Inserts or replaces a run (by `runId`). */
+  /** Inserts or replaces a run (by `runId`); a session without a row gets one (`created`). */
   async saveRun(run: RunRecord): Promise<void> {
     this.#use("save run");
     const normalized = normalizeRun(run);
     const runId = pgId(normalized.runId, "runId", "save run");
     if (normalized.sessionId !== null) pgId(normalized.sessionId, "sessionId", "save run");
-    // Replacing with the same record twice is harmless: safe to retry.
+    // Replacing with the same record twice is harmless: safe to retry. A run of a session that
+    // has no row yet creates it (status "created"), as a first message or signal does.
     await this.#lane(`run:${runId}`, () =>
       this.#run("save run", true, (sql) =>
         sql.unsafe(
-          `INSERT INTO ${this.#q}.runs (run_id, session_id, status, created_at, record) ` +
+          `WITH created AS (INSERT INTO ${this.#q}.sessions (id, status) ` +
+            `SELECT $2, '"created"' WHERE $2::text IS NOT NULL AND NOT EXISTS ` +
+            `(SELECT 1 FROM ${this.#q}.sessions WHERE id = $2) ON CONFLICT (id) DO NOTHING) ` +
+            `INSERT INTO ${this.#q}.runs (run_id, session_id, status, created_at, record) ` +
             "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id) DO UPDATE SET " +
             "session_id = excluded.session_id, status = excluded.status, " +
             "created_at = excluded.created_at, record = excluded.record, claim_token = NULL",
@@ -1158,8 +1205,9 @@ export class PostgresStore implements SessionStore {
     ) {
       throw new TypeError(`Cannot ${action}: signal must be an AbortSignal`);
     }
+    const horizonText = `SELECT ${this.#q}.change_horizon() AS horizon`;
     const readBoth = (session: boolean) => {
-      const filter = session ? " AND session_id = $3" : "";
+      const filter = " AND change_seq < $3" + (session ? " AND session_id = $4" : "");
       return `(SELECT 'signal' AS type, change_seq, session_id, seq, kind, op_id, ts, payload, ` +
         "NULL::text AS id, NULL::text AS role, NULL::text AS content, NULL::text AS sender, " +
         "NULL::text AS recipient, NULL::text AS branch_id, NULL::float8 AS created_at " +
@@ -1188,17 +1236,20 @@ export class PostgresStore implements SessionStore {
       },
       head: () =>
         this.#run("subscribe", true, async (sql) => {
-          const [row] = await sql.unsafe(
-            `SELECT last FROM ${this.#q}.change_counter WHERE id = 1`,
-          );
-          return Number(row.last);
+          const [row] = await sql.unsafe(horizonText);
+          return Number(row.horizon) - 1;
         }),
+      // The horizon is read first, in a statement of its own, so that the rows below it are
+      // read with a later snapshot (see change_horizon in _migrations.ts).
       read: (cursor, limit, session) =>
         this.#run("read changes", true, async (sql) => {
+          const [row] = await sql.unsafe(horizonText);
+          const horizon = Number(row.horizon);
+          if (horizon <= cursor + 1) return { changes: [], horizon };
           const rows = session === undefined
-            ? await sql.unsafe(allText, [cursor, limit], { prepare: true })
-            : await sql.unsafe(sessionText, [cursor, limit, session], { prepare: true });
-          return rows.map(toChange);
+            ? await sql.unsafe(allText, [cursor, limit, horizon], { prepare: true })
+            : await sql.unsafe(sessionText, [cursor, limit, horizon, session], { prepare: true });
+          return { changes: rows.map(toChange), horizon };
         }),
       ended: (ended) => this.#subscriptions.delete(ended),
     }, { sessionId, afterSeq, signal, pollMs: 5000 });
@@ -1218,6 +1269,7 @@ export class PostgresStore implements SessionStore {
       await Promise.all(subscriptions.map((subscription) => subscription.return()));
       await this.#queue.drain();
       while (this.#lanes.size > 0) await Promise.all(this.#lanes.values());
+      while (this.#notifying !== null) await this.#notifying;
       this.#ended = true;
       await Promise.all([
         ...[this.#sql, ...this.#retired].map((sql) => endPool(sql, 5)),

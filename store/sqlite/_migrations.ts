@@ -98,6 +98,22 @@ export const MIGRATIONS: readonly Migration[] = [
       "CREATE INDEX runs_by_session ON runs (session_id, position)",
     ],
   },
+  {
+    version: 4,
+    description: "a session row for every session that has data (later writes create their own)",
+    // A read-only store on an older file only misses these rows (restore needs a writable open).
+    readOptional: true,
+    statements: [
+      `INSERT INTO sessions (id, status)
+        SELECT session_id, '"created"' FROM (
+          SELECT session_id, min(o) AS o FROM (
+            SELECT session_id, position AS o FROM messages WHERE session_id IS NOT NULL
+            UNION ALL SELECT session_id, seq FROM session_signals
+            UNION ALL SELECT session_id, position FROM runs WHERE session_id IS NOT NULL
+          ) GROUP BY session_id
+        ) WHERE session_id NOT IN (SELECT id FROM sessions) ORDER BY o`,
+    ],
+  },
 ];
 
 /** The schema version this code writes. */

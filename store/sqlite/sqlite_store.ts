@@ -152,9 +152,25 @@ export class SqliteStore implements SessionStore {
   #path: string;
   #readOnly: boolean;
   #limits: PayloadLimits;
+  #busyMs: number;
+  #waiting: Array<{
+    operation: string;
+    body: (db: SqlDriver) => void;
+    deadline: number;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  }> = [];
+  #pumping: Promise<void> | null = null;
 
-  private constructor(db: SqlDriver, path: string, readOnly: boolean, limits: PayloadLimits) {
+  private constructor(
+    db: SqlDriver,
+    path: string,
+    readOnly: boolean,
+    limits: PayloadLimits,
+    busyMs: number,
+  ) {
     this.#db = db;
+    this.#busyMs = busyMs;
     this.#path = path;
     this.#readOnly = readOnly;
     this.#limits = limits;
@@ -171,7 +187,7 @@ export class SqliteStore implements SessionStore {
    *
    * try {
    *   const store = await SqliteStore.open(":memory:");
-   *   assert.equal(store.info().schemaVersion, 3);
+   *   assert.equal(store.info().schemaVersion, 4);
    *   await store.close();
    * } catch (error) {
    *   assert.ok(error instanceof StoreUnavailableError); // Node 20: no node:sqlite
@@ -236,7 +252,7 @@ export class SqliteStore implements SessionStore {
         { cause: error },
       );
     }
-    return new SqliteStore(db, path, readOnly, limits);
+    return new SqliteStore(db, path, readOnly, limits, Math.floor(busy));
   }
 
   /** Whether {@linkcode SqliteStore.close} was called. */
@@ -291,13 +307,48 @@ export class SqliteStore implements SessionStore {
     }
   }
 
-  #write(operation: string, body: (db: SqlDriver) => void): void {
+  /**
+   * Runs `body` in one `BEGIN IMMEDIATE` … `COMMIT` transaction, at once when the write lock is
+   * free and no earlier write of this store waits for it; otherwise queued behind those (so one
+   * store's writes commit in call order) until the lock is free, up to `busyTimeoutMs`.
+   */
+  #write(operation: string, body: (db: SqlDriver) => void): void | Promise<void> {
     const db = this.#use(operation);
+    if (this.#waiting.length === 0 && this.#begin(db, operation)) {
+      this.#commit(db, operation, body);
+      return;
+    }
+    return new Promise<void>((resolve, reject) => {
+      const deadline = Date.now() + this.#busyMs;
+      this.#waiting.push({ operation, body, deadline, resolve, reject });
+      this.#pumping ??= this.#pump().finally(() => {
+        this.#pumping = null;
+      });
+    });
+  }
+
+  /**
+   * Takes the write lock without waiting: `false` when another connection holds it. SQLite's own
+   * busy handler sleeps ever longer between tries (up to 100 ms), so a writer that came later
+   * often got the lock first and one unlucky writer waited hundreds of milliseconds; and it
+   * blocks the thread while it sleeps. Waiting is done by {@linkcode SqliteStore.#pump} instead.
+   */
+  #begin(db: SqlDriver, operation: string): boolean {
     try {
-      db.exec("BEGIN IMMEDIATE");
+      db.exec("PRAGMA busy_timeout = 0");
+      try {
+        db.exec("BEGIN IMMEDIATE");
+      } finally {
+        db.exec(`PRAGMA busy_timeout = ${this.#busyMs}`);
+      }
+      return true;
     } catch (error) {
+      if (isBusy(error)) return false;
       this.#fail(operation, error);
     }
+  }
+
+  #commit(db: SqlDriver, operation: string, body: (db: SqlDriver) => void): void {
     try {
       body(db);
       db.exec("COMMIT");
@@ -309,11 +360,48 @@ export class SqliteStore implements SessionStore {
     }
   }
 
+  /**
+   * Runs the waiting writes in order: tries the lock again after a short pause (0.5 to 2 ms, with
+   * jitter, so processes waiting together do not retry in lockstep) until it is free or the
+   * write's deadline has passed.
+   */
+  async #pump(): Promise<void> {
+    let attempt = 0;
+    while (this.#waiting.length > 0) {
+      const next = this.#waiting[0];
+      const db = this.#db;
+      try {
+        if (db === null) throw new StoreClosedError(next.operation, "SQLite store");
+        if (!this.#begin(db, next.operation)) {
+          if (Date.now() >= next.deadline) {
+            throw new StoreUnavailableError(
+              `Cannot ${next.operation}: SQLite store ${
+                JSON.stringify(this.#path)
+              } failed: database is locked (another connection held the write lock for ${this.#busyMs} ms)`,
+            );
+          }
+          attempt += 1;
+          await new Promise((resolve) =>
+            setTimeout(resolve, Math.min(2, 0.5 * attempt) * (0.5 + Math.random()))
+          );
+          continue;
+        }
+        attempt = 0;
+        this.#waiting.shift();
+        this.#commit(db, next.operation, next.body);
+        next.resolve();
+      } catch (error) {
+        if (this.#waiting[0] === next) this.#waiting.shift();
+        next.reject(error);
+      }
+    }
+  }
+
   /** Inserts a session row; an existing id rejects with {@linkcode StoreConflictError}. */
   async createSession(row: SessionRow): Promise<void> {
     this.#use("create session");
     const normalized = normalizeSessionRow(row) as unknown as Record<string, unknown>;
-    this.#write("create session", (db) => {
+    await this.#write("create session", (db) => {
       if (db.get("SELECT 1 AS found FROM sessions WHERE id = ?", [normalized.id as string])) {
         throw new StoreConflictError(
           `Cannot create session: id ${JSON.stringify(normalized.id)} already exists`,
@@ -329,7 +417,6 @@ export class SqliteStore implements SessionStore {
         values,
       );
     });
-    await undefined;
   }
 
   /** The row (`null` fields omitted), or `undefined`. */
@@ -362,7 +449,7 @@ export class SqliteStore implements SessionStore {
     const normalized = normalizeSessionFields(fields, "update session");
     const keys = Object.keys(normalized);
     if (keys.length > 0) {
-      this.#write("update session", (db) => {
+      await this.#write("update session", (db) => {
         db.run(
           `UPDATE sessions SET ${keys.map((k) => `${column(k)} = ?`).join(", ")} WHERE id = ?`,
           [...keys.map((k) => toSql(normalized[k])), id],
@@ -376,10 +463,9 @@ export class SqliteStore implements SessionStore {
   async touchSessionActivity(id: string): Promise<void> {
     this.#use("touch session activity");
     checkId(id, "id", "touch session activity");
-    this.#write("touch session activity", (db) => {
+    await this.#write("touch session activity", (db) => {
       db.run("UPDATE sessions SET last_activity_at = ? WHERE id = ?", [Date.now(), id]);
     });
-    await undefined;
   }
 
   /** Merges fields into a branch row, creating it when absent. */
@@ -387,7 +473,7 @@ export class SqliteStore implements SessionStore {
     this.#use("update branch");
     checkId(id, "id", "update branch");
     const normalized = normalizeBranchFields(fields, this.#limits);
-    this.#write("update branch", (db) => {
+    await this.#write("update branch", (db) => {
       const row = db.get("SELECT fields FROM branches WHERE id = ?", [id]);
       const merged = row === undefined
         ? normalized
@@ -397,7 +483,6 @@ export class SqliteStore implements SessionStore {
         [id, JSON.stringify(merged)],
       );
     });
-    await undefined;
   }
 
   /** The branch row (with `id`), or `undefined`. */
@@ -412,11 +497,15 @@ export class SqliteStore implements SessionStore {
     return row === undefined ? undefined : { id, ...JSON.parse(row.fields as string) };
   }
 
-  /** Inserts a message; a second insert of the same id is ignored (the first is kept). */
+  /**
+   * Inserts a message; a second insert of the same id is ignored (the first is kept). A session
+   * without a row gets one (status `created`).
+   */
   async insertMessage(message: MessageRecord): Promise<void> {
     this.#use("insert message");
     const m = normalizeMessage(message, this.#limits);
-    this.#write("insert message", (db) => {
+    await this.#write("insert message", (db) => {
+      implicitSession(db, m.sessionId);
       db.run(
         `INSERT INTO messages (id, role, content, sender, recipient, branch_id, session_id, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
@@ -432,7 +521,6 @@ export class SqliteStore implements SessionStore {
         ],
       );
     });
-    await undefined;
   }
 
   /** Appends a message id to a sequence; an id already in that sequence is not repeated. */
@@ -440,13 +528,12 @@ export class SqliteStore implements SessionStore {
     this.#use("append to sequence");
     checkId(sequenceId, "sequenceId", "append to sequence");
     checkId(messageId, "messageId", "append to sequence");
-    this.#write("append to sequence", (db) => {
+    await this.#write("append to sequence", (db) => {
       db.run(
         "INSERT INTO progressions (progression_id, message_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
         [sequenceId, messageId],
       );
     });
-    await undefined;
   }
 
   /**
@@ -483,17 +570,17 @@ export class SqliteStore implements SessionStore {
     return rows.map(toMessage);
   }
 
-  /** Appends a signal row with the next `seq`. */
+  /** Appends a signal row with the next `seq`; a session without a row gets one (`created`). */
   async insertSessionSignal(row: SignalInsert): Promise<void> {
     this.#use("insert session signal");
     const s = normalizeSignal(row, this.#limits);
-    this.#write("insert session signal", (db) => {
+    await this.#write("insert session signal", (db) => {
+      implicitSession(db, s.sessionId);
       db.run(
         "INSERT INTO session_signals (session_id, kind, op_id, ts, payload) VALUES (?, ?, ?, ?, ?)",
         [s.sessionId, s.kind, encodeText(s.opId), s.ts, JSON.stringify(s.payload)],
       );
     });
-    await undefined;
   }
 
   /** Signal rows of one session in `seq` order, after `afterSeq`, at most `limit`. */
@@ -520,12 +607,14 @@ export class SqliteStore implements SessionStore {
     }));
   }
 
-  /** Inserts or replaces a run. */
+  /** Inserts or replaces a run; a session without a row gets one (`created`). */
   async saveRun(run: RunRecord): Promise<void> {
     this.#use("save run");
     const normalized = normalizeRun(run);
-    this.#write("save run", (db) => saveRunSql(db, normalized));
-    await undefined;
+    await this.#write("save run", (db) => {
+      implicitSession(db, normalized.sessionId);
+      saveRunSql(db, normalized);
+    });
   }
 
   /** The run, or `undefined`. */
@@ -546,10 +635,9 @@ export class SqliteStore implements SessionStore {
     checkId(runId, "runId", "claim run");
     checkId(owner, "owner", "claim run");
     let claimed = false;
-    this.#write("claim run", (db) => {
+    await this.#write("claim run", (db) => {
       claimed = claimRunSql(db, runId, owner, Date.now());
     });
-    await undefined;
     return claimed;
   }
 
@@ -562,10 +650,9 @@ export class SqliteStore implements SessionStore {
     checkId(runId, "runId", "release run");
     checkId(owner, "owner", "release run");
     let released = false;
-    this.#write("release run", (db) => {
+    await this.#write("release run", (db) => {
       released = releaseRunSql(db, runId, owner, Date.now());
     });
-    await undefined;
     return released;
   }
 
@@ -577,10 +664,9 @@ export class SqliteStore implements SessionStore {
     const now = Date.now();
     const normalized = normalizeAnswer(answer, "answer approval", now);
     let answered = false;
-    this.#write("answer approval", (db) => {
+    await this.#write("answer approval", (db) => {
       answered = answerApprovalSql(db, runId, callId, normalized, now);
     });
-    await undefined;
     return answered;
   }
 
@@ -595,11 +681,25 @@ export class SqliteStore implements SessionStore {
 
   /** Closes the file; later calls reject with {@linkcode StoreClosedError}. Idempotent. */
   async close(): Promise<void> {
+    // Writes still waiting for the lock are finished (or fail by their deadline) first.
+    while (this.#pumping !== null) await this.#pumping;
     const db = this.#db;
     this.#db = null;
     if (db !== null) db.close();
     await undefined;
   }
+}
+
+/**
+ * Creates the row of a session written to before `createSession` (status `created`, as
+ * `Session.start()` would), so that every session with data can be restored.
+ */
+function implicitSession(db: SqlDriver, sessionId: string | null): void {
+  if (sessionId === null) return;
+  db.run("INSERT INTO sessions (id, status) VALUES (?, ?) ON CONFLICT (id) DO NOTHING", [
+    sessionId,
+    JSON.stringify("created"),
+  ]);
 }
 
 // Session text columns and node_metadata hold JSON; numeric columns hold numbers.

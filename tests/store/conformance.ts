@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { MessageRecord, SessionStore } from "../../store/mod.ts";
 import { StoreClosedError, StoreConflictError } from "../../store/mod.ts";
+import { Session } from "../../session/mod.ts";
+import { waitingRun } from "./conformance_runs.ts";
 
 /** Makes a fresh, empty store. */
 export type StoreFactory = () => Promise<SessionStore>;
@@ -304,6 +306,59 @@ export function runStoreConformance(
         );
       }
       await store.close();
+    });
+
+    it(`${name}: a session's first message, signal or run creates its row (once); an existing row is kept`, async () => {
+      const store = await open();
+      await store.insertMessage(message("m1", { sessionId: "by-message" }));
+      await store.insertMessage(message("m2", { sessionId: "by-message" }));
+      await store.insertMessage(message("m3", { sessionId: null }));
+      await store.insertSessionSignal({
+        sessionId: "by-signal",
+        kind: "K",
+        opId: "",
+        ts: 1,
+        payload: {},
+      });
+      await store.saveRun(waitingRun("r1", { sessionId: "by-run" }));
+      await store.saveRun(waitingRun("r2", { sessionId: null }));
+      await store.createSession({ id: "explicit", status: "running", model: "m" });
+      await store.insertMessage(message("m4", { sessionId: "explicit" }));
+      assert.deepEqual(await store.listSessions(), [
+        { id: "by-message", status: "created" },
+        { id: "by-signal", status: "created" },
+        { id: "by-run", status: "created" },
+        { id: "explicit", status: "running", model: "m" },
+      ]);
+      // The row is the one start() would have made: createSession of it is a conflict, and
+      // updateSession fills it in.
+      await assert.rejects(
+        store.createSession({ id: "by-signal", status: "running" }),
+        StoreConflictError,
+      );
+      await store.updateSession("by-signal", { status: "running", model: "m" });
+      assert.deepEqual(await store.getSession("by-signal"), {
+        id: "by-signal",
+        status: "running",
+        model: "m",
+      });
+    });
+
+    it(`${name}: Session.restore() brings back a session whose messages were written without start()`, async () => {
+      const store = await open();
+      const first = new Session({ store });
+      await first.defaultBranch.addMessage({ role: "user", content: "hi" });
+      await first.defaultBranch.addMessage({ role: "assistant", content: "hello" });
+      await first.drainSignals();
+      assert.equal((await store.getSession(first.id))?.status, "created");
+      const again = await Session.restore(store, first.id);
+      assert.equal(again.id, first.id);
+      assert.equal(again.defaultBranch.id, first.defaultBranch.id);
+      assert.deepEqual(again.defaultBranch.messages.map((m) => m.content), ["hi", "hello"]);
+      // start() on the restored session keeps the row and the messages.
+      await again.start();
+      assert.equal((await store.listSessions()).filter((row) => row.id === first.id).length, 1);
+      assert.equal((await store.listMessages({ sessionId: first.id })).length, 2);
     });
 
     it(`${name} loses and duplicates nothing under 500 concurrent writes`, async () => {

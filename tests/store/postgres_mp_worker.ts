@@ -23,7 +23,7 @@ process.stdin.resume();
 setTimeout(() => {
   process.stderr.write(`worker ${role} ${worker} gave up after its deadline\n`);
   process.exit(4);
-}, Number(env.WORKER_DEADLINE_MS || 300_000)).unref?.();
+}, Number(env.WORKER_DEADLINE_MS || 840_000)).unref?.();
 
 let reported = 0;
 const store = await PostgresStore.open(url, {
@@ -78,7 +78,7 @@ async function finishClaimed(runId: string, runner: string): Promise<void> {
 }
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + 300_000;
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;

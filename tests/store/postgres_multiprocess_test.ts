@@ -60,7 +60,7 @@ function startWorker(env: Record<string, string>): Worker {
   child.stderr!.setEncoding("utf8");
   child.stderr!.on("data", (chunk: string) => void stderr.push(chunk));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const line = async (prefix: string, ms = 180_000): Promise<string> => {
+  const line = async (prefix: string, ms = 600_000): Promise<string> => {
     const deadline = Date.now() + ms;
     for (;;) {
       const found = lines.find((l) => l.startsWith(prefix));
@@ -117,6 +117,9 @@ describe("PostgresStore across processes", () => {
 
   it(
     `${WORKERS} agent processes × ${SESSIONS} sessions, a subscriber and an approver lose, repeat and reorder nothing, with connections terminated mid-run`,
+    // Ten processes share two cores here: on a loaded machine this takes minutes, not seconds.
+    // Every wait below has its own deadline; this one only bounds the whole.
+    { timeout: 900_000 },
     async () => {
       const schema = freshSchema("hs_mp");
       schemas.add(schema);
@@ -129,7 +132,7 @@ describe("PostgresStore across processes", () => {
       });
       const approver = startWorker({ ROLE: "approver", SCHEMA: schema, EXPECT: String(total) });
       started.push(subscriber, approver);
-      await Promise.all([subscriber.line("READY", 60_000), approver.line("READY", 60_000)]);
+      await Promise.all([subscriber.line("READY", 300_000), approver.line("READY", 300_000)]);
       const agents = Array.from({ length: WORKERS }, (_, w) =>
         startWorker({
           ROLE: "agent",
@@ -225,47 +228,53 @@ describe("PostgresStore across processes", () => {
     },
   );
 
-  it("a writer killed with SIGKILL mid-run leaves no partial batch and loses nothing acknowledged", async () => {
-    const schema = freshSchema("hs_kill");
-    schemas.add(schema);
-    const store = await PostgresStore.open(PG_URL, { schema });
-    const writer = startWorker({ ROLE: "killable", SCHEMA: schema });
-    started.push(writer);
-    await writer.line("ACK 15", 120_000);
-    writer.child.kill("SIGKILL");
-    await writer.exited;
-    const acked = writer.lines.filter((l) => l.startsWith("ACK ")).map((l) => Number(l.slice(4)));
-    // Let the server finish whatever the killed process had sent.
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      const [{ n }] = await admin`SELECT count(*)::int AS n FROM pg_stat_activity
+  it(
+    "a writer killed with SIGKILL mid-run leaves no partial batch and loses nothing acknowledged",
+    {
+      timeout: 600_000,
+    },
+    async () => {
+      const schema = freshSchema("hs_kill");
+      schemas.add(schema);
+      const store = await PostgresStore.open(PG_URL, { schema });
+      const writer = startWorker({ ROLE: "killable", SCHEMA: schema });
+      started.push(writer);
+      await writer.line("ACK 15", 300_000);
+      writer.child.kill("SIGKILL");
+      await writer.exited;
+      const acked = writer.lines.filter((l) => l.startsWith("ACK ")).map((l) => Number(l.slice(4)));
+      // Let the server finish whatever the killed process had sent.
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline) {
+        const [{ n }] = await admin`SELECT count(*)::int AS n FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
           AND query LIKE ${`%${schema}%`}`;
-      if (n === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const groups = new Map<number, { signals: number; messages: number }>();
-    for (const sid of ["k-0", "k-1", "k-2"]) {
-      const signals = await store.listSessionSignals(sid);
-      assert.deepEqual(signals.map((s) => s.seq), signals.map((_, k) => k + 1), sid);
-      for (const s of signals) {
-        const g = groups.get(s.payload.group as number) ?? { signals: 0, messages: 0 };
-        g.signals += 1;
-        groups.set(s.payload.group as number, g);
+        if (n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      for (const m of await store.listMessages({ sessionId: sid })) {
-        const group = (m.content as { group: number }).group;
-        const g = groups.get(group) ?? { signals: 0, messages: 0 };
-        g.messages += 1;
-        groups.set(group, g);
+      const groups = new Map<number, { signals: number; messages: number }>();
+      for (const sid of ["k-0", "k-1", "k-2"]) {
+        const signals = await store.listSessionSignals(sid);
+        assert.deepEqual(signals.map((s) => s.seq), signals.map((_, k) => k + 1), sid);
+        for (const s of signals) {
+          const g = groups.get(s.payload.group as number) ?? { signals: 0, messages: 0 };
+          g.signals += 1;
+          groups.set(s.payload.group as number, g);
+        }
+        for (const m of await store.listMessages({ sessionId: sid })) {
+          const group = (m.content as { group: number }).group;
+          const g = groups.get(group) ?? { signals: 0, messages: 0 };
+          g.messages += 1;
+          groups.set(group, g);
+        }
       }
-    }
-    for (const group of acked) assert.ok(groups.has(group), `acknowledged group ${group} lost`);
-    for (const [group, counts] of groups) {
-      assert.deepEqual(counts, { signals: 20, messages: 5 }, `group ${group} is partial`);
-    }
-    // At most the one group in flight when the process died is stored without an ACK.
-    assert.ok(groups.size - acked.length <= 1, `${groups.size} groups, ${acked.length} acked`);
-    await store.close();
-  });
+      for (const group of acked) assert.ok(groups.has(group), `acknowledged group ${group} lost`);
+      for (const [group, counts] of groups) {
+        assert.deepEqual(counts, { signals: 20, messages: 5 }, `group ${group} is partial`);
+      }
+      // At most the one group in flight when the process died is stored without an ACK.
+      assert.ok(groups.size - acked.length <= 1, `${groups.size} groups, ${acked.length} acked`);
+      await store.close();
+    },
+  );
 });

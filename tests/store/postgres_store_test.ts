@@ -207,11 +207,12 @@ describe("PostgresStore", () => {
     const subscription = reader.subscribe({ afterSeq: 0 });
     const first = await take(subscription, 2);
     assert.deepEqual(first.map((c) => c.type), ["message", "signal"]);
-    assert.deepEqual(first.map((c) => c.changeSeq), [1, 2]);
+    // Change numbers increase; they are not contiguous (see change_horizon in _migrations.ts).
+    assert.ok(first[0].changeSeq > 0 && first[0].changeSeq < first[1].changeSeq);
     assert.equal(first[0].type === "message" && first[0].content, "content of m0");
     assert.deepEqual(first[1], {
       type: "signal",
-      changeSeq: 2,
+      changeSeq: first[1].changeSeq,
       seq: 1,
       sessionId: "s1",
       kind: "K",
@@ -224,7 +225,10 @@ describe("PostgresStore", () => {
     await writer.insertMessage(message("m1", { sessionId: null }));
     await writer.insertSessionSignal(signal("s1", 2));
     const live = await more;
-    assert.deepEqual(live.map((c) => c.changeSeq), [3, 4, 5]);
+    assert.ok(
+      live.every((c, i) => c.changeSeq > (i === 0 ? first[1] : live[i - 1]).changeSeq),
+      JSON.stringify(live.map((c) => c.changeSeq)),
+    );
     assert.deepEqual(live.map((c) => c.sessionId), ["s2", null, "s1"]);
     await subscription.return();
     assert.deepEqual(await subscription.next(), { done: true, value: undefined });
@@ -236,7 +240,7 @@ describe("PostgresStore", () => {
     const writer = await open(schema);
     await writer.insertSessionSignal(signal("a", 0));
     const subscription = reader.subscribe({ sessionId: "a" });
-    assert.equal(await subscription.ready, 1);
+    assert.ok(Number.isSafeInteger(await subscription.ready));
     const pending = take(subscription, 2);
     await writer.insertSessionSignal(signal("b", 1));
     await writer.insertMessage(message("ma", { sessionId: "a" }));
@@ -264,9 +268,9 @@ describe("PostgresStore", () => {
       ),
     );
     const seen = await take(subscription, 1000, 60_000);
-    assert.deepEqual(
-      seen.map((c) => c.changeSeq),
-      Array.from({ length: 1000 }, (_, i) => i + 1),
+    assert.ok(
+      seen.every((c, i) => i === 0 || c.changeSeq > seen[i - 1].changeSeq),
+      "change numbers increase",
     );
     const per = new Map<string, number[]>();
     for (const change of seen) {

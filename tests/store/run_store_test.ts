@@ -47,15 +47,26 @@ if (sqliteMissing) {
 
 if (!sqliteMissing) {
   describe("SqliteStore runs on a file of the previous schema", () => {
-    it("SqliteStore opens a schema-2 file read-only with no runs, and a writable open adds the runs table", async () => {
+    it("SqliteStore opens a schema-2 file read-only with no runs; a writable open adds the runs table and rows of sessions that only had data", async () => {
       const path = join(mkdtempSync(join(tmpdir(), "hookscope-runs-v2-")), "old.db");
       const fresh = await SqliteStore.open(path);
       await fresh.createSession({ id: "s1", status: "completed" });
+      await fresh.insertMessage({
+        id: "m1",
+        role: "user",
+        content: "hi",
+        sender: null,
+        recipient: null,
+        branchId: "b1",
+        sessionId: "orphan",
+        createdAt: 1,
+      });
       await fresh.close();
       // Turn the file back into what version 2 wrote: no runs table, user_version 2.
       const db = await openDriver(path, false);
       db.exec("DROP TABLE runs");
-      db.exec("DELETE FROM schema_version WHERE version = 3");
+      db.exec("DELETE FROM schema_version WHERE version >= 3");
+      db.exec("DELETE FROM sessions WHERE id = 'orphan'"); // version 2 wrote no row for it
       db.exec("PRAGMA user_version = 2");
       db.close();
 
@@ -63,6 +74,7 @@ if (!sqliteMissing) {
       try {
         assert.equal(reader.info().schemaVersion, 2);
         assert.equal((await reader.getSession("s1"))?.status, "completed");
+        assert.equal(await reader.getSession("orphan"), undefined);
         assert.deepEqual(await reader.listPendingApprovals(), []);
         assert.equal(await reader.getRun("r1"), undefined);
         await assert.rejects(reader.saveRun(waitingRun("r1")), StoreUnavailableError);
@@ -71,7 +83,8 @@ if (!sqliteMissing) {
       }
       const writer = await SqliteStore.open(path);
       try {
-        assert.equal(writer.info().schemaVersion, 3);
+        assert.equal(writer.info().schemaVersion, 4);
+        assert.deepEqual(await writer.getSession("orphan"), { id: "orphan", status: "created" });
         await writer.saveRun(waitingRun("r1"));
         assert.equal((await writer.getRun("r1"))?.status, "waiting_approval");
       } finally {

@@ -27,3 +27,4 @@ export { MAX_HOOK_OUTPUT } from "./_run_hook.ts";
 export * from "./answer_event.ts";
 export * from "./hook_decision_signal.ts";
 export * from "./load_policy.ts";
+export * from "./agent_hooks.ts";

@@ -1,0 +1,97 @@
+/**
+ * `claudeAgentHooks`: the `hooks` option of the Claude Agent SDK's `query()`, so an SDK agent runs
+ * a hookscope session's policy in-process, with every decision recorded in the session.
+ *
+ * @module
+ */
+
+import type { Session } from "../session/session.ts";
+import { answerClaudeEvent } from "./answer_event.ts";
+import { CLAUDE_EVENTS } from "./settings.ts";
+
+/** Options of {@linkcode claudeAgentHooks}. */
+export interface ClaudeAgentHooksOptions {
+  /** The events to answer (default: every event with a hookscope counterpart). */
+  events?: readonly string[];
+  /** Longest wait for the policy per event, in milliseconds (default 20 000). */
+  timeoutMs?: number;
+}
+
+/** One SDK hook callback: the event input, the tool use id, and the SDK's abort signal. */
+export type ClaudeAgentHookCallback = (
+  input: unknown,
+  toolUseId: string | undefined,
+  options: { signal: AbortSignal },
+) => Promise<Record<string, unknown>>;
+
+/** One matcher group of the SDK's `hooks` option. */
+export interface ClaudeAgentHookMatcher {
+  /** The hooks (one: hookscope's). */
+  hooks: ClaudeAgentHookCallback[];
+  /** Seconds the SDK waits for the hook. */
+  timeout?: number;
+  /** `"block"` at `PreToolUse` and `UserPromptSubmit`: a hook that throws blocks the action. */
+  onFailure?: "block" | "continue";
+}
+
+/**
+ * Returns the `hooks` option for the Claude Agent SDK's `query({ prompt, options: { hooks } })`:
+ * each event goes to {@linkcode answerClaudeEvent} on `session` (the same mapping as
+ * `hookscope hook` and `serve`, without a process spawn). A policy that fails or times out denies
+ * a `PreToolUse` (fail closed).
+ *
+ * @example
+ * ```ts
+ * import { claudeAgentHooks } from "@hookscope/core/claude";
+ * import { Session } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const session = new Session();
+ * session.hooks.on("tool.pre", () => ({ decision: "deny", reason: "read-only today" }));
+ * const hooks = claudeAgentHooks(session, { events: ["PreToolUse"] });
+ * const [callback] = hooks.PreToolUse[0].hooks;
+ * const output = await callback(
+ *   { session_id: "s", hook_event_name: "PreToolUse", tool_name: "Write", tool_input: { file_path: "a" }, tool_use_id: "t1" },
+ *   "t1",
+ *   { signal: new AbortController().signal },
+ * );
+ * assert.equal((output.hookSpecificOutput as { permissionDecision: string }).permissionDecision, "deny");
+ * ```
+ */
+export function claudeAgentHooks(
+  session: Session,
+  options?: ClaudeAgentHooksOptions,
+): Record<string, ClaudeAgentHookMatcher[]> {
+  const events = options?.events ?? Object.keys(CLAUDE_EVENTS);
+  const timeoutMs = options?.timeoutMs ?? 20_000;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new TypeError(
+      `Cannot make Claude Agent SDK hooks: timeoutMs must be a positive number; got ${timeoutMs}`,
+    );
+  }
+  const out: Record<string, ClaudeAgentHookMatcher[]> = {};
+  for (const event of events) {
+    if (typeof event !== "string" || event === "") {
+      throw new TypeError(
+        `Cannot make Claude Agent SDK hooks: events must be event names; got ${
+          JSON.stringify(event)
+        }`,
+      );
+    }
+    const callback: ClaudeAgentHookCallback = async (input, toolUseId, { signal }) => {
+      const event = input as Record<string, unknown>;
+      const withId = toolUseId !== undefined && event.tool_use_id === undefined
+        ? { ...event, tool_use_id: toolUseId }
+        : event;
+      const answer = await answerClaudeEvent(session, withId, { timeoutMs, signal });
+      return answer.output;
+    };
+    const blocks = event === "PreToolUse" || event === "UserPromptSubmit";
+    out[event] = [{
+      hooks: [callback],
+      timeout: Math.ceil(timeoutMs / 1000) + 5,
+      ...(blocks ? { onFailure: "block" as const } : {}),
+    }];
+  }
+  return out;
+}

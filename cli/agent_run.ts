@@ -113,7 +113,18 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   const write = (text: string): void => config.write(clean(text));
   let streaming = false;
   let chunks = 0;
+  // Streamed text is printed a line at a time (or up to the last blank of a long line), so a
+  // credential split across chunks is redacted whole.
+  let pending = "";
+  const flushText = (all: boolean): void => {
+    let cut = all ? pending.length : pending.lastIndexOf("\n") + 1;
+    if (cut === 0 && pending.length > 4096) cut = pending.search(/\s\S*$/) + 1;
+    if (cut <= 0) return;
+    write(pending.slice(0, cut));
+    pending = pending.slice(cut);
+  };
   const endText = () => {
+    flushText(true);
     if (streaming) write(`  [${chunks} text chunks]\n`);
     streaming = false;
     chunks = 0;
@@ -216,7 +227,8 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
         if (!streaming) write(`${clock()}  ${"model".padEnd(8)} ▸ `);
         streaming = true;
         chunks++;
-        write(event.text);
+        pending += event.text;
+        flushText(false);
       } else if (event.type === "tool_call") {
         line("call", `${event.call.name} ${event.call.arguments}`);
       } else if (event.type === "tool_result") {
@@ -237,6 +249,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     error = caught;
     status = "failed";
   }
+  endText();
   await bridge.drain();
   const waiting = stopped?.stoppedBy === "approval";
   if (waiting) status = "waiting_approval";

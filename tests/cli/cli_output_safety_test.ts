@@ -149,7 +149,8 @@ describe("hookscope CLI output and storage safety (subprocess)", () => {
       const password = "Pa55-w0rd-Xy";
       const echoedKey = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx";
       const apiKey = "hs-conf1gured-key-9f8e7d";
-      // The model echoes whatever credential it was called with, and a key-shaped string.
+      // The model echoes whatever credential it was called with, and a key-shaped string (split
+      // across two streamed chunks).
       const server = await startOpenAIServer((request: RecordedRequest): Reply => {
         if (request.method === "GET") return jsonReply({ data: [] });
         const auth = String(request.headers.authorization ?? "");
@@ -157,7 +158,8 @@ describe("hookscope CLI output and storage safety (subprocess)", () => {
           auth.startsWith("Basic ")
             ? [
               `The password is ${password}, base64 ${btoa(`agent:${password}`)}. `,
-              `Try ${echoedKey}.`,
+              `Try ${echoedKey.slice(0, 14)}`,
+              `${echoedKey.slice(14)}.`,
             ]
             : [`The configured key is ${apiKey}; `, `base64 ${btoa(apiKey)}.`],
         ));
@@ -191,6 +193,7 @@ describe("hookscope CLI output and storage safety (subprocess)", () => {
       const stored = dbBytes(dir, "runs.db");
       assert.match(stored, /The password is \[redacted\]/, "the answer is stored, redacted");
       assert.match(stored, /The configured key is \[redacted\]/);
+      assert.equal(printed.includes(echoedKey.slice(0, 14)), false, "a key split across chunks");
       for (const secret of [password, btoa(`agent:${password}`), echoedKey, apiKey, btoa(apiKey)]) {
         assert.equal(printed.includes(secret), false, `${secret} printed:\n${printed}`);
         assert.equal(stored.includes(secret), false, `${secret} in the database file`);

@@ -1,0 +1,258 @@
+// `hookscope hook` and `hookscope serve` as real subprocesses, fed bad input the way a broken or
+// hostile caller would: every answer is in the protocol's own terms, fails closed where the
+// protocol blocks, and nothing hangs.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const DENO = existsSync(join(ROOT, "node_modules/deno/deno"))
+  ? join(ROOT, "node_modules/deno/deno")
+  : join(ROOT, "node_modules/.bin/deno");
+const CLI = ["run", "-A", "--config", join(ROOT, "deno.json"), join(ROOT, "cli/main.ts")];
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function hook(
+  args: string[],
+  stdin: string | null,
+  env: Record<string, string> = {},
+): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(DENO, [...CLI, "hook", ...args], {
+      env: { ...process.env, ...env } as Record<string, string>,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const guard = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch { /* gone */ }
+    }, 90_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(guard);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.on("error", () => {});
+    if (stdin !== null) child.stdin.end(stdin);
+  });
+}
+
+const pre = (command: string) =>
+  JSON.stringify({
+    session_id: "cli-session",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command },
+    tool_use_id: "toolu_1",
+  });
+
+function permission(
+  stdout: string,
+): { permissionDecision?: string; permissionDecisionReason?: string } {
+  return JSON.parse(stdout).hookSpecificOutput ?? {};
+}
+
+describe("hookscope hook and serve with bad input", () => {
+  let dir: string;
+  let policy: string;
+  let db: string;
+  before(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), "hookscope-claude-cli-")));
+    policy = join(dir, "policy.ts");
+    writeFileSync(
+      policy,
+      `export const policy = (session) => session.hooks.on("tool.pre", ({ args }) =>
+        args.command === "hang" ? new Promise(() => {}) :
+        String(args.command).startsWith("rm") ? { decision: "deny", reason: "no rm" } : undefined);`,
+    );
+    db = join(dir, "sessions.db");
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("answers a PreToolUse with the protocol's JSON and records nothing else on stdout", async () => {
+    const denied = await hook(["--policy", policy, "--db", db], pre("rm -rf x"));
+    assert.equal(denied.code, 0, denied.stderr);
+    assert.deepEqual(JSON.parse(denied.stdout), {
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "no rm",
+      },
+    });
+    const fine = await hook(["--policy", policy, "--db", db], pre("ls"));
+    assert.deepEqual(JSON.parse(fine.stdout), {});
+    const other = await hook(
+      ["--policy", policy, "--db", db],
+      JSON.stringify({ session_id: "cli-session", hook_event_name: "Notification", message: "hi" }),
+    );
+    assert.equal(other.code, 0);
+    assert.deepEqual(JSON.parse(other.stdout), {});
+  });
+
+  it("malformed JSON, an oversized event and a missing session_id block (exit 2, reason on stderr) or deny", async () => {
+    const malformed = await hook(["--policy", policy, "--db", db], "{ not json");
+    assert.equal(malformed.code, 2);
+    assert.match(malformed.stderr, /cannot read the event/);
+    const huge = await hook(["--policy", policy, "--db", db], pre("x".repeat(2 * 1024 * 1024)));
+    assert.equal(huge.code, 2);
+    assert.match(huge.stderr, /larger than 1048576 bytes/);
+    const noSession = await hook(
+      ["--policy", policy, "--db", db],
+      JSON.stringify({ hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: {} }),
+    );
+    assert.equal(noSession.code, 0);
+    assert.equal(permission(noSession.stdout).permissionDecision, "deny");
+    assert.match(permission(noSession.stdout).permissionDecisionReason ?? "", /session_id/);
+  });
+
+  it("a policy that throws at load, a missing policy file and a hanging policy deny the call; nothing hangs", async () => {
+    const throwing = join(dir, "throws.ts");
+    writeFileSync(throwing, `throw new Error("broken policy module");`);
+    const broken = await hook(["--policy", throwing, "--db", db], pre("ls"));
+    assert.equal(permission(broken.stdout).permissionDecision, "deny");
+    assert.match(permission(broken.stdout).permissionDecisionReason ?? "", /broken policy module/);
+    const missing = await hook(["--policy", join(dir, "nope.ts"), "--db", db], pre("ls"));
+    assert.equal(permission(missing.stdout).permissionDecision, "deny");
+    const started = Date.now();
+    const hung = await hook(["--policy", policy, "--db", db, "--timeout-ms", "1500"], pre("hang"));
+    assert.equal(permission(hung.stdout).permissionDecision, "deny");
+    assert.match(
+      permission(hung.stdout).permissionDecisionReason ?? "",
+      /did not answer within 1500 ms|timed out/,
+    );
+    assert.ok(Date.now() - started < 60_000);
+  });
+
+  it("stdin that never closes ends at the deadline with a block", async () => {
+    const child = hook(["--policy", policy, "--db", db, "--timeout-ms", "1500"], null);
+    const ran = await child;
+    assert.equal(ran.code, 2);
+    assert.match(ran.stderr, /no complete event on stdin within 1500 ms/);
+  });
+
+  it("usage errors exit 2", async () => {
+    const none = await hook([], "{}");
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /exactly one of --policy FILE and --server URL/);
+  });
+
+  describe("serve", () => {
+    let server: ChildProcess;
+    let url: string;
+    before(async () => {
+      server = spawn(DENO, [
+        ...CLI,
+        "serve",
+        "--policy",
+        policy,
+        "--db",
+        join(dir, "serve.db"),
+        "--port",
+        "0",
+        "--timeout-ms",
+        "1500",
+        "--token-env",
+        "HOOK_TOKEN",
+      ], {
+        env: { ...process.env, HOOK_TOKEN: "s3cret" } as Record<string, string>,
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      });
+      url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
+        server.stdout!.on("data", (d) => {
+          out += d;
+          const match = /listening on (http:\/\/\S+)/.exec(out);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        });
+      });
+    });
+    after(() => {
+      try {
+        process.kill(-server.pid!, "SIGTERM");
+      } catch { /* gone */ }
+    });
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${url}/claude/hooks`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer s3cret", ...headers },
+        body,
+        signal: AbortSignal.timeout(30_000),
+      });
+
+    it("answers with a token, refuses without one, and reports health", async () => {
+      const health = await fetch(`${url}/healthz`);
+      assert.equal(await health.text(), "ok");
+      const denied = await post(pre("rm -rf x"));
+      assert.equal(denied.status, 200);
+      assert.equal((await denied.json()).hookSpecificOutput.permissionDecision, "deny");
+      const anonymous = await post(pre("ls"), { authorization: "" });
+      assert.equal(anonymous.status, 401);
+      await anonymous.body?.cancel();
+      const wrong = await post(pre("ls"), { authorization: "Bearer s3creT" });
+      assert.equal(wrong.status, 401);
+      await wrong.body?.cancel();
+    });
+
+    it("refuses malformed, oversized and non-JSON bodies; a hanging policy denies at the deadline", async () => {
+      const malformed = await post("{ nope");
+      assert.equal(malformed.status, 400);
+      await malformed.body?.cancel();
+      const huge = await post(pre("x".repeat(2 * 1024 * 1024)));
+      assert.equal(huge.status, 413);
+      await huge.body?.cancel();
+      const form = await post("a=b", { "content-type": "application/x-www-form-urlencoded" });
+      assert.equal(form.status, 415);
+      await form.body?.cancel();
+      const hung = await post(pre("hang"));
+      assert.equal(hung.status, 200);
+      const answer = await hung.json();
+      assert.equal(answer.hookSpecificOutput.permissionDecision, "deny");
+    });
+  });
+
+  it("serve refuses a non-loopback address without a token", async () => {
+    const ran = await new Promise<Ran>((resolve) => {
+      const child = spawn(DENO, [
+        ...CLI,
+        "serve",
+        "--policy",
+        policy,
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "0",
+      ], { stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+    });
+    assert.equal(ran.code, 2);
+    assert.match(ran.stderr, /not a loopback address: give --token-env NAME/);
+  });
+});

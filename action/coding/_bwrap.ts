@@ -1,8 +1,10 @@
 /**
- * Private: runs a program inside bubblewrap (`bwrap`). Builds the bwrap argv (system read-only,
- * workspace bound, home and secrets absent, own PID namespace and `/proc`, no network unless
- * asked, capabilities dropped), caps the number of processes (pids cgroup or `RLIMIT_NPROC`)
- * and removes the cgroup afterwards.
+ * Private: runs a program inside bubblewrap (`bwrap`). Builds the bwrap argv (a new user
+ * namespace mapped to an unprivileged uid with no capabilities, system read-only, host kernel
+ * interfaces read-only or absent, workspace bound, home and secrets absent, sized tmpfs mounts,
+ * own PID namespace and `/proc`, no network unless asked), caps processes (pids cgroup or
+ * `RLIMIT_NPROC`) and memory (`RLIMIT_DATA`, and a memory cgroup where one can be created) and
+ * removes the cgroups afterwards.
  *
  * @module
  */
@@ -24,9 +26,68 @@ import { runProcess, type RunProcessOptions, type RunProcessResult } from "./_pr
 import {
   DEFAULT_MAX_PROCESSES,
   detectSandbox,
+  type MemoryLimitMode,
   type ProcessLimitMode,
   type SandboxOptions,
 } from "./sandbox.ts";
+
+/** The default cap on memory in one sandboxed run, in bytes (2 GiB). */
+export const DEFAULT_MAX_MEMORY_BYTES: number = 2 * 1024 ** 3;
+
+/** The default size of each tmpfs in one sandboxed run, in bytes (512 MiB). */
+export const DEFAULT_TMP_SIZE_BYTES: number = 512 * 1024 ** 2;
+
+/** The uid and gid a sandboxed program runs as when the caller is root: `nobody`. */
+export const UNPRIVILEGED_ID = 65534;
+
+/**
+ * The uid and gid inside the sandbox's user namespace: the caller's own when it is not root,
+ * else {@linkcode UNPRIVILEGED_ID}. bubblewrap maps the inside id to the caller's real id
+ * outside, so files the program creates in the workspace belong to the caller.
+ */
+export function sandboxIdentity(): { uid: number; gid: number } {
+  const id = (read: (() => number) | undefined): number => {
+    try {
+      const value = typeof read === "function" ? read() : 0;
+      return Number.isInteger(value) && value > 0 ? value : UNPRIVILEGED_ID;
+    } catch {
+      // Deno without --allow-sys=uid: the unprivileged id, right for root and harmless otherwise
+      return UNPRIVILEGED_ID;
+    }
+  };
+  const uid = id(process.getuid?.bind(process));
+  // Root's primary group is 0: map it away too, even when the uid is not root.
+  const gid = id(process.getgid?.bind(process));
+  return { uid, gid };
+}
+
+/** Whether this bubblewrap version has `--disable-userns` (0.8.0 and later). */
+export function hasDisableUserns(version: string | undefined): boolean {
+  const match = /^([0-9]+)\.([0-9]+)/.exec(version ?? "");
+  if (!match) return false;
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major > 0 || minor >= 8;
+}
+
+/** The namespace and identity flags every sandboxed run (and the detection probe) uses. */
+export function namespaceArgs(disableUserns: boolean): string[] {
+  const { uid, gid } = sandboxIdentity();
+  return [
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-user",
+    ...(disableUserns ? ["--disable-userns"] : []),
+    "--uid",
+    String(uid),
+    "--gid",
+    String(gid),
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--cap-drop",
+    "ALL",
+  ];
+}
 
 const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
 
@@ -55,27 +116,75 @@ export async function findProgram(name: string): Promise<string | undefined> {
   return undefined;
 }
 
+type Controller = "pids" | "memory";
+
 interface CgroupBase {
   dir: string;
+  /** Whether it is a cgroup v2 root (else a cgroup v1 hierarchy of the one controller). */
+  v2: boolean;
 }
 
-let limitMode: Promise<{ mode: ProcessLimitMode; base?: CgroupBase }> | undefined;
+interface LimitModes {
+  mode: ProcessLimitMode;
+  pids?: CgroupBase;
+  memory: MemoryLimitMode;
+  memoryBase?: CgroupBase;
+}
+
+let limitModes: Promise<LimitModes> | undefined;
 let runCounter = 0;
 
-async function canUseCgroup(dir: string): Promise<boolean> {
-  const probe = `${dir}/hookscope-probe-${process.pid}-${++runCounter}`;
+/** The caller's uid; 0 when it cannot be read (Deno without --allow-sys=uid: assume root). */
+function callerUid(): number {
   try {
-    await mkdir(probe);
+    return typeof process.getuid === "function" ? process.getuid() ?? 0 : 0;
   } catch {
-    return false;
+    return 0;
   }
+}
+
+// The limit files of a run cgroup: [file, value, required]. Swap limits may be missing where
+// the kernel does not account swap.
+function limitFiles(
+  controller: Controller,
+  v2: boolean,
+  value: number,
+): [string, string, boolean][] {
+  if (controller === "pids") return [["pids.max", String(value), true]];
+  return v2 ? [["memory.max", String(value), true], ["memory.swap.max", "0", false]] : [
+    ["memory.limit_in_bytes", String(value), true],
+    ["memory.memsw.limit_in_bytes", String(value), false],
+  ];
+}
+
+// Creates a cgroup and writes its limits.
+async function makeCgroup(dir: string, files: [string, string, boolean][]): Promise<void> {
+  await mkdir(dir);
   try {
-    await writeFile(`${probe}/pids.max`, "8");
+    for (const [file, value, required] of files) {
+      try {
+        await writeFile(`${dir}/${file}`, value);
+      } catch (error) {
+        if (required) throw error;
+      }
+    }
+  } catch (error) {
+    await rmdir(dir).catch(() => {});
+    throw error;
+  }
+}
+
+async function canUseCgroup(base: CgroupBase, controller: Controller): Promise<boolean> {
+  const probe = `${base.dir}/hookscope-probe-${process.pid}-${++runCounter}`;
+  try {
+    await makeCgroup(
+      probe,
+      limitFiles(controller, base.v2, controller === "pids" ? 8 : 64 * 1024 ** 2),
+    );
+    await rmdir(probe).catch(() => {});
     return true;
   } catch {
     return false;
-  } finally {
-    await rmdir(probe).catch(() => {});
   }
 }
 
@@ -100,31 +209,39 @@ async function removeStale(dir: string): Promise<void> {
   }
 }
 
-async function detectLimit(): Promise<{ mode: ProcessLimitMode; base?: CgroupBase }> {
-  // cgroup v1 pids hierarchy, then a cgroup v2 root that delegates the pids controller.
-  const v1 = "/sys/fs/cgroup/pids";
-  if (await canUseCgroup(v1)) {
-    await removeStale(v1);
-    return { mode: "cgroup", base: { dir: v1 } };
+// The controller's cgroup v1 hierarchy, then a cgroup v2 root that delegates it.
+async function findCgroupBase(controller: Controller): Promise<CgroupBase | undefined> {
+  const v1: CgroupBase = { dir: `/sys/fs/cgroup/${controller}`, v2: false };
+  if (await canUseCgroup(v1, controller)) {
+    await removeStale(v1.dir);
+    return v1;
   }
+  const v2: CgroupBase = { dir: "/sys/fs/cgroup", v2: true };
   try {
-    const control = await readFile("/sys/fs/cgroup/cgroup.subtree_control", "utf8");
-    if (control.split(/\s+/).includes("pids") && await canUseCgroup("/sys/fs/cgroup")) {
-      await removeStale("/sys/fs/cgroup");
-      return { mode: "cgroup", base: { dir: "/sys/fs/cgroup" } };
+    const control = await readFile(`${v2.dir}/cgroup.subtree_control`, "utf8");
+    if (control.split(/\s+/).includes(controller) && await canUseCgroup(v2, controller)) {
+      await removeStale(v2.dir);
+      return v2;
     }
   } catch {
     // no cgroup v2 root here
   }
-  // RLIMIT_NPROC holds for every user but root (the kernel exempts uid 0 outside the sandbox).
-  let uid = 0;
-  try {
-    uid = typeof process.getuid === "function" ? process.getuid() ?? 0 : 0;
-  } catch {
-    // Deno without --allow-sys=uid: assume root, the case where RLIMIT_NPROC does not hold
+  return undefined;
+}
+
+async function detectLimits(): Promise<LimitModes> {
+  const pids = await findCgroupBase("pids");
+  const memoryBase = await findCgroupBase("memory");
+  const memory: Pick<LimitModes, "memory" | "memoryBase"> = memoryBase
+    ? { memory: "cgroup", memoryBase }
+    : { memory: "rlimit" };
+  if (pids) return { mode: "cgroup", pids, ...memory };
+  // RLIMIT_NPROC holds for every user but root: the kernel exempts uid 0 (its real uid outside
+  // the sandbox's user namespace), so root without a pids cgroup has no cap.
+  if (callerUid() !== 0 && (await findProgramIn("prlimit")) !== undefined) {
+    return { mode: "rlimit", ...memory };
   }
-  if (uid !== 0 && (await findProgramIn("prlimit")) !== undefined) return { mode: "rlimit" };
-  return { mode: "none" };
+  return { mode: "none", ...memory };
 }
 
 async function findProgramIn(name: string): Promise<string | undefined> {
@@ -140,43 +257,78 @@ async function findProgramIn(name: string): Promise<string | undefined> {
 
 /** How this process can cap processes in a sandbox (found once, then cached). */
 export async function processLimitMode(): Promise<ProcessLimitMode> {
-  limitMode ??= detectLimit();
-  return (await limitMode).mode;
+  limitModes ??= detectLimits();
+  return (await limitModes).mode;
 }
 
-interface RunCgroup {
-  procs: string;
+/** How this process can cap memory in a sandbox (found once, then cached). */
+export async function memoryLimitMode(): Promise<MemoryLimitMode> {
+  limitModes ??= detectLimits();
+  return (await limitModes).memory;
+}
+
+interface RunCgroups {
+  /** The `cgroup.procs` files the program joins, by controller. */
+  procs: Partial<Record<Controller, string>>;
   remove(): Promise<void>;
 }
 
-async function createCgroup(max: number): Promise<RunCgroup | undefined> {
-  limitMode ??= detectLimit();
-  const { base } = await limitMode;
-  if (!base) return undefined;
-  const dir = `${base.dir}/hookscope-${process.pid}-${++runCounter}`;
-  await mkdir(dir);
+async function removeCgroup(dir: string): Promise<void> {
+  // The PID namespace dies with its first process; the kernel may need a moment to free the
+  // last tasks before the cgroup can go.
+  for (let attempt = 0; attempt < 60; attempt++) {
+    try {
+      await rmdir(dir);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code === "ENOENT") return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 ** attempt)));
+    }
+  }
+}
+
+// The run's cgroups with their limits (pids, memory): one per cgroup v1 hierarchy, one for
+// both controllers in a cgroup v2 root (a process is in exactly one v2 cgroup).
+async function createCgroups(sandbox: ReadySandbox): Promise<RunCgroups> {
+  limitModes ??= detectLimits();
+  const modes = await limitModes;
+  const wanted: [Controller, CgroupBase | undefined, number][] = [
+    ["pids", sandbox.processLimit === "cgroup" ? modes.pids : undefined, sandbox.maxProcesses],
+    [
+      "memory",
+      sandbox.memoryLimit === "cgroup" ? modes.memoryBase : undefined,
+      sandbox.maxMemoryBytes,
+    ],
+  ];
+  const byDir = new Map<
+    string,
+    { controllers: Controller[]; files: [string, string, boolean][] }
+  >();
+  for (const [controller, base, value] of wanted) {
+    if (!base) continue;
+    const entry = byDir.get(base.dir) ?? { controllers: [], files: [] };
+    entry.controllers.push(controller);
+    entry.files.push(...limitFiles(controller, base.v2, value));
+    byDir.set(base.dir, entry);
+  }
+  const made: string[] = [];
+  const procs: RunCgroups["procs"] = {};
+  const remove = async () => {
+    for (const dir of made) await removeCgroup(dir);
+  };
   try {
-    await writeFile(`${dir}/pids.max`, String(max));
+    for (const [baseDir, { controllers, files }] of byDir) {
+      const dir = `${baseDir}/hookscope-${process.pid}-${++runCounter}`;
+      await makeCgroup(dir, files);
+      made.push(dir);
+      // In a shared v2 cgroup joining once is enough: the first controller carries the file.
+      procs[controllers[0]] = `${dir}/cgroup.procs`;
+    }
   } catch (error) {
-    await rmdir(dir).catch(() => {});
+    await remove();
     throw error;
   }
-  return {
-    procs: `${dir}/cgroup.procs`,
-    async remove() {
-      // The PID namespace dies with its first process; the kernel may need a moment to free
-      // the last tasks before the cgroup can go.
-      for (let attempt = 0; attempt < 60; attempt++) {
-        try {
-          await rmdir(dir);
-          return;
-        } catch (error) {
-          if ((error as { code?: string }).code === "ENOENT") return;
-          await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 ** attempt)));
-        }
-      }
-    },
-  };
+  return { procs, remove };
 }
 
 /** Checks a {@linkcode SandboxOptions} value; throws `TypeError` naming the bad field. */
@@ -221,6 +373,12 @@ export function validateSandboxOptions(options: unknown, where: string): Sandbox
   ) {
     throw new TypeError(`${where}: sandbox.maxProcesses must be a positive integer`);
   }
+  for (const [key, min] of [["maxMemoryBytes", 1024 ** 2], ["tmpSizeBytes", 4096]] as const) {
+    const bytes = value[key];
+    if (bytes !== undefined && (!Number.isSafeInteger(bytes) || bytes < min)) {
+      throw new TypeError(`${where}: sandbox.${key} must be an integer of at least ${min}`);
+    }
+  }
   return value;
 }
 
@@ -230,10 +388,15 @@ export interface ReadySandbox {
   bwrap: string;
   version?: string;
   processLimit: ProcessLimitMode;
+  memoryLimit: MemoryLimitMode;
   network: boolean;
   writable: readonly string[];
   readable: readonly string[];
   maxProcesses: number;
+  maxMemoryBytes: number;
+  tmpSizeBytes: number;
+  /** Whether nested user namespaces are refused (`--disable-userns`, bubblewrap 0.8.0+). */
+  disableUserns: boolean;
 }
 
 /** What a {@linkcode SandboxOptions} value resolves to on this machine. */
@@ -245,18 +408,62 @@ export type ResolvedSandbox =
 /** The sandbox prefix of the message a sandboxed run prints when its program is missing. */
 export const COMMAND_NOT_FOUND_PREFIX = "hookscope-sandbox: command not found: ";
 
-const CGROUP_PROCS = "/run/hookscope/cgroup.procs";
+/** Where a run cgroup's `cgroup.procs` is bound inside the sandbox, by controller. */
+const CGROUP_PROCS_DIR = "/run/hookscope";
 
-// Runs inside the sandbox as `/bin/sh -c WRAPPER hookscope-sandbox MODE MAX PWD ARGV...`: joins the
-// run's pids cgroup (or sets RLIMIT_NPROC), then replaces itself with the program. The program's
-// words are positional parameters, never parsed as shell text.
+// Runs inside the sandbox as
+// `/bin/sh -c WRAPPER hookscope-sandbox CGROUPS NPROC DATA_KIB PWD ARGV...`: joins the run's
+// cgroups (CGROUPS: the controllers whose cgroup.procs is bound, or "none"), sets RLIMIT_DATA
+// (`ulimit -d`, soft and hard) and, for NPROC other than "none", RLIMIT_NPROC, then replaces
+// itself with the program. The program's words are positional parameters, never parsed as
+// shell text.
 const WRAPPER = [
-  'mode=$1; max=$2; pwd=$3; shift 3; if [ "$pwd" = drop ]; then unset PWD OLDPWD; fi',
-  `if [ "$mode" = cgroup ]; then echo 0 > ${CGROUP_PROCS} || { echo "hookscope-sandbox: cannot join the process cap" >&2; exit 126; }; fi`,
+  'cgroups=$1; nproc=$2; data=$3; pwd=$4; shift 4; if [ "$pwd" = drop ]; then unset PWD OLDPWD; fi',
+  `if [ "$cgroups" != none ]; then for c in $cgroups; do echo 0 > ${CGROUP_PROCS_DIR}/$c.procs || { echo "hookscope-sandbox: cannot join the $c cap" >&2; exit 126; }; done; fi`,
+  'ulimit -d "$data" || { echo "hookscope-sandbox: cannot set the memory cap" >&2; exit 126; }',
   `command -v "$1" > /dev/null 2>&1 || { printf '${COMMAND_NOT_FOUND_PREFIX}%s\\n' "$1" >&2; exit 127; }`,
-  `if [ "$mode" = rlimit ]; then exec prlimit --nproc="$max:$max" -- "$@"; fi`,
+  'if [ "$nproc" != none ]; then exec prlimit --nproc="$nproc:$nproc" -- "$@"; fi',
   'exec "$@"',
 ].join("\n");
+
+/**
+ * One entry of the sandbox's mount list, applied in order. `source` is a host path; `dest`
+ * the path inside. `optional` binds are skipped when the source does not exist.
+ */
+export type Mount =
+  | { type: "bind" | "ro-bind"; source: string; dest: string; optional?: boolean }
+  | { type: "tmpfs"; dest: string; sizeBytes?: number }
+  | { type: "proc" | "dev"; dest: string }
+  | { type: "symlink"; target: string; dest: string }
+  | { type: "remount-ro"; dest: string };
+
+/** The bwrap arguments of a mount list. */
+export function mountArgs(mounts: readonly Mount[]): string[] {
+  const args: string[] = [];
+  for (const mount of mounts) {
+    switch (mount.type) {
+      case "bind":
+      case "ro-bind":
+        args.push(`--${mount.type}${mount.optional ? "-try" : ""}`, mount.source, mount.dest);
+        break;
+      case "tmpfs":
+        if (mount.sizeBytes !== undefined) args.push("--size", String(mount.sizeBytes));
+        args.push("--tmpfs", mount.dest);
+        break;
+      case "proc":
+      case "dev":
+        args.push(`--${mount.type}`, mount.dest);
+        break;
+      case "symlink":
+        args.push("--symlink", mount.target, mount.dest);
+        break;
+      case "remount-ro":
+        args.push("--remount-ro", mount.dest);
+        break;
+    }
+  }
+  return args;
+}
 
 // The system, read-only. Only what programs need: no /home, /root, /srv, /var, /mnt, /media,
 // /opt, /sys, /run, and of /etc only the name-service, linker cache, time zone, alternatives,
@@ -283,21 +490,30 @@ const ETC_FILES = [
   "gitconfig",
 ];
 
-let systemMounts: Promise<string[]> | undefined;
+// Host kernel interfaces under /proc that a process whose real uid is root could write with
+// file permissions alone (no capability needed): sysctls (`kernel.core_pattern` makes the
+// kernel run a program as root outside every namespace), SysRq, IRQ affinity, bus and
+// filesystem controls. Bound read-only over the sandbox's own /proc (`/sys` is not mounted).
+const PROC_READ_ONLY = ["sys", "sysrq-trigger", "irq", "bus", "fs"];
 
-async function buildSystemMounts(): Promise<string[]> {
-  const args: string[] = [];
+let systemMounts: Promise<Mount[]> | undefined;
+
+async function buildSystemMounts(): Promise<Mount[]> {
+  const mounts: Mount[] = [];
   for (const dir of SYSTEM_DIRS) {
     try {
       const info = await lstat(dir);
-      if (info.isSymbolicLink()) args.push("--symlink", await readlink(dir), dir);
-      else if (info.isDirectory()) args.push("--ro-bind", dir, dir);
+      if (info.isSymbolicLink()) {
+        mounts.push({ type: "symlink", target: await readlink(dir), dest: dir });
+      } else if (info.isDirectory()) mounts.push({ type: "ro-bind", source: dir, dest: dir });
     } catch {
       // not on this system
     }
   }
-  for (const name of ETC_FILES) args.push("--ro-bind-try", `/etc/${name}`, `/etc/${name}`);
-  return args;
+  for (const name of ETC_FILES) {
+    mounts.push({ type: "ro-bind", source: `/etc/${name}`, dest: `/etc/${name}`, optional: true });
+  }
+  return mounts;
 }
 
 async function realOrSame(path: string): Promise<string> {
@@ -320,10 +536,14 @@ export async function resolveSandbox(options: SandboxOptions): Promise<ResolvedS
     bwrap: info.path,
     ...(info.version ? { version: info.version } : {}),
     processLimit: info.processLimit ?? "none",
+    memoryLimit: info.memoryLimit ?? "rlimit",
     network: options.network === true,
     writable: await Promise.all((options.writable ?? []).map(realOrSame)),
     readable: await Promise.all((options.readable ?? []).map(realOrSame)),
     maxProcesses: options.maxProcesses ?? DEFAULT_MAX_PROCESSES,
+    maxMemoryBytes: options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES,
+    tmpSizeBytes: options.tmpSizeBytes ?? DEFAULT_TMP_SIZE_BYTES,
+    disableUserns: hasDisableUserns(info.version),
   };
 }
 
@@ -339,44 +559,81 @@ export interface SandboxPlace {
   home?: string;
 }
 
-/** The bwrap arguments (without the program path) that run `argv` at `place`. */
-export async function bwrapArgs(
+/**
+ * The sandbox's mounts, in order: the system read-only, a fresh `/proc` with the host kernel
+ * interfaces read-only, a minimal `/dev` (read-only but for its sized `/dev/shm`), sized
+ * tmpfs on `/tmp`, `/var/tmp` and `$HOME`, the caller's extra paths, the workspace, the run's
+ * cgroup files, and last the sandbox's root made read-only (so nothing but the tmpfs mounts
+ * and writable binds takes writes).
+ */
+export async function sandboxMounts(
   sandbox: ReadySandbox,
   place: SandboxPlace,
-  argv: readonly string[],
-  cgroupProcs: string | undefined,
-  env: Readonly<Record<string, string | undefined>>,
-): Promise<string[]> {
+  cgroupProcs: Readonly<Record<string, string>> = {},
+): Promise<Mount[]> {
   systemMounts ??= buildSystemMounts();
-  const args = [
-    "--die-with-parent",
-    "--new-session",
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--cap-drop",
-    "ALL",
-  ];
-  if (!sandbox.network) args.push("--unshare-net");
-  args.push(...await systemMounts);
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp");
+  const size = sandbox.tmpSizeBytes;
+  const mounts: Mount[] = [...await systemMounts, { type: "proc", dest: "/proc" }];
+  for (const name of PROC_READ_ONLY) {
+    mounts.push({
+      type: "ro-bind",
+      source: `/proc/${name}`,
+      dest: `/proc/${name}`,
+      optional: true,
+    });
+  }
+  mounts.push(
+    { type: "dev", dest: "/dev" },
+    { type: "tmpfs", dest: "/dev/shm", sizeBytes: size },
+    { type: "remount-ro", dest: "/dev" },
+    { type: "tmpfs", dest: "/tmp", sizeBytes: size },
+    { type: "tmpfs", dest: "/var/tmp", sizeBytes: size },
+  );
   const home = place.home;
   if (
     home !== undefined && home.startsWith("/") && home !== "/" &&
     !["/usr", "/etc", "/proc", "/dev", ...SYSTEM_DIRS].some((dir) => isInside(dir, home))
   ) {
-    args.push("--tmpfs", home);
+    mounts.push({ type: "tmpfs", dest: home, sizeBytes: size });
   }
-  for (const path of sandbox.readable) args.push("--ro-bind-try", path, path);
-  for (const path of sandbox.writable) args.push("--bind-try", path, path);
-  args.push(place.workspaceWritable ? "--bind" : "--ro-bind", place.workspace, place.workspace);
-  if (cgroupProcs !== undefined) args.push("--bind", cgroupProcs, CGROUP_PROCS);
+  for (const path of sandbox.readable) {
+    mounts.push({ type: "ro-bind", source: path, dest: path, optional: true });
+  }
+  for (const path of sandbox.writable) {
+    mounts.push({ type: "bind", source: path, dest: path, optional: true });
+  }
+  mounts.push({
+    type: place.workspaceWritable ? "bind" : "ro-bind",
+    source: place.workspace,
+    dest: place.workspace,
+  });
+  for (const [controller, file] of Object.entries(cgroupProcs)) {
+    mounts.push({ type: "bind", source: file, dest: `${CGROUP_PROCS_DIR}/${controller}.procs` });
+  }
+  mounts.push({ type: "remount-ro", dest: "/" });
+  return mounts;
+}
+
+/** The bwrap arguments (without the program path) that run `argv` at `place`. */
+export async function bwrapArgs(
+  sandbox: ReadySandbox,
+  place: SandboxPlace,
+  argv: readonly string[],
+  cgroupProcs: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<string[]> {
+  const args = namespaceArgs(sandbox.disableUserns);
+  if (!sandbox.network) args.push("--unshare-net");
+  args.push(...mountArgs(await sandboxMounts(sandbox, place, cgroupProcs)));
   args.push("--chdir", place.cwd, "--", "/bin/sh", "-c", WRAPPER, "hookscope-sandbox");
+  const cgroups = Object.keys(cgroupProcs);
   args.push(
-    cgroupProcs !== undefined ? "cgroup" : sandbox.processLimit === "rlimit" ? "rlimit" : "none",
+    cgroups.length ? cgroups.join(" ") : "none",
+    sandbox.processLimit === "rlimit" ? String(sandbox.maxProcesses) : "none",
+    String(Math.floor(sandbox.maxMemoryBytes / 1024)),
   );
   // The shell exports PWD; drop it again unless the caller's environment had it.
-  args.push(String(sandbox.maxProcesses), env.PWD === undefined ? "drop" : "keep", ...argv);
+  args.push(env.PWD === undefined ? "drop" : "keep", ...argv);
   return args;
 }
 
@@ -390,10 +647,10 @@ export async function runSandboxed(
   place: SandboxPlace,
   options: RunProcessOptions,
 ): Promise<RunProcessResult> {
-  let cgroup: RunCgroup | undefined;
-  if (sandbox.processLimit === "cgroup") {
+  let cgroups: RunCgroups | undefined;
+  if (sandbox.processLimit === "cgroup" || sandbox.memoryLimit === "cgroup") {
     try {
-      cgroup = await createCgroup(sandbox.maxProcesses);
+      cgroups = await createCgroups(sandbox);
     } catch (error) {
       return {
         stdout: "",
@@ -402,7 +659,9 @@ export async function runSandboxed(
         timedOut: false,
         aborted: false,
         spawnError: new Error(
-          `Could not create the process cap (pids cgroup): ${(error as Error).message}`,
+          `Could not create the sandbox's cgroups (process and memory caps): ${
+            (error as Error).message
+          }`,
         ),
         stdoutTruncated: false,
       };
@@ -419,9 +678,9 @@ export async function runSandboxed(
     if (env.TMPDIR !== undefined && !visible.some((dir) => isInside(dir, env.TMPDIR))) {
       env.TMPDIR = "/tmp";
     }
-    const args = await bwrapArgs(sandbox, place, options.argv, cgroup?.procs, env);
+    const args = await bwrapArgs(sandbox, place, options.argv, cgroups?.procs ?? {}, env);
     return await runProcess({ ...options, argv: [sandbox.bwrap, ...args], env });
   } finally {
-    await cgroup?.remove();
+    await cgroups?.remove();
   }
 }

@@ -8,7 +8,13 @@
  */
 
 import process from "node:process";
-import { findProgram, processLimitMode } from "./_bwrap.ts";
+import {
+  findProgram,
+  hasDisableUserns,
+  memoryLimitMode,
+  namespaceArgs,
+  processLimitMode,
+} from "./_bwrap.ts";
 import { runProcess } from "./_process.ts";
 
 /** The sandbox kinds a program can run under. */
@@ -19,6 +25,12 @@ export type SandboxKind = "bubblewrap" | "none";
  * (`"rlimit"`) or nothing (`"none"`).
  */
 export type ProcessLimitMode = "cgroup" | "rlimit" | "none";
+
+/**
+ * What caps memory in a sandboxed run: a memory `"cgroup"` for the whole run (plus
+ * `RLIMIT_DATA` per process) or `RLIMIT_DATA` per process only (`"rlimit"`).
+ */
+export type MemoryLimitMode = "cgroup" | "rlimit";
 
 /** How the coding tools sandbox the programs they run (bash, formatters). */
 export interface SandboxOptions {
@@ -43,6 +55,21 @@ export interface SandboxOptions {
    * non-root user (see `processLimit` in {@linkcode SandboxInfo}).
    */
   maxProcesses?: number;
+  /**
+   * The cap on memory, in bytes (default 2 GiB, at least 1 MiB): every process in a sandboxed
+   * run gets it as `RLIMIT_DATA` (heap, anonymous mappings; V8's large reserved address space is
+   * not counted, so `node` runs), for root and other users alike; an allocation past it fails.
+   * Where a memory cgroup can be created (root with a writable cgroup v1 `memory` hierarchy or
+   * a cgroup v2 root that delegates `memory`), the whole run, processes and their tmpfs pages
+   * together, is also held to it (see `memoryLimit` in {@linkcode SandboxInfo}).
+   */
+  maxMemoryBytes?: number;
+  /**
+   * The size of each tmpfs in a sandboxed run, in bytes (default 512 MiB, at least 4096):
+   * `/tmp`, `/var/tmp`, `/dev/shm` and the empty `$HOME` are each full at this size
+   * (`ENOSPC`).
+   */
+  tmpSizeBytes?: number;
 }
 
 /** What {@linkcode detectSandbox} found. */
@@ -61,6 +88,11 @@ export interface SandboxInfo {
    * writable pids cgroup: only the deadline ends a fork bomb).
    */
   processLimit?: ProcessLimitMode;
+  /**
+   * What caps memory: `"cgroup"` (a memory cgroup for the whole run, and `RLIMIT_DATA` per
+   * process) or `"rlimit"` (`RLIMIT_DATA` per process only).
+   */
+  memoryLimit?: MemoryLimitMode;
 }
 
 /** Options of {@linkcode detectSandbox}. */
@@ -140,11 +172,13 @@ export async function detectSandbox(options?: DetectSandboxOptions): Promise<San
       `exit code ${version.code}`);
     return { kind: "none", reason: `${path} --version failed: ${why}`, path };
   }
+  const match = /([0-9]+(?:\.[0-9]+)+)/.exec(version.stdout);
+  // The same namespaces and identity as every run: a machine that cannot create the user
+  // namespace (or mount /proc in it) has no sandbox rather than failing each call.
   const probe = await runProcess({
     argv: [
       path,
-      "--die-with-parent",
-      "--unshare-pid",
+      ...namespaceArgs(hasDisableUserns(match?.[1])),
       "--ro-bind",
       "/",
       "/",
@@ -162,11 +196,11 @@ export async function detectSandbox(options?: DetectSandboxOptions): Promise<San
     const why = probe.spawnError?.message ?? (probe.stderr.trim() || `exit code ${probe.code}`);
     return { kind: "none", reason: `${path} cannot create its namespaces: ${why}`, path };
   }
-  const match = /([0-9]+(?:\.[0-9]+)+)/.exec(version.stdout);
   return {
     kind: "bubblewrap",
     ...(match ? { version: match[1] } : {}),
     path,
     processLimit: await processLimitMode(),
+    memoryLimit: await memoryLimitMode(),
   };
 }

@@ -73,6 +73,38 @@ describe("destructive corpus through the coding pipeline (preset + bash tool + s
     assert.deepEqual(snapshot(box.outside), outsideBefore);
   });
 
+  it("a # comment: the guard judges and the bash tool runs the same words (victim intact)", async () => {
+    // bash drops `# -delete` as a comment, so the guard judged `find victim`; the bash tool
+    // runs that parse, never `find victim '#' -delete`.
+    const manager = pipeline(box.ws, true);
+    const insideBefore = snapshot(box.ws);
+    const problems: string[] = [];
+    for (
+      const command of [
+        "find victim # -delete",
+        "find victim #-delete",
+        "find victim -type f # -delete",
+        "find victim -name file # -delete",
+        "find victim/sub # -delete",
+        "rm victim/none # -r victim",
+        "rm -f victim/none # -r victim",
+      ]
+    ) {
+      const call = await manager.invoke({ function: "bash", arguments: { command } }, {
+        suppressErrors: true,
+      });
+      if (call.status !== "completed") {
+        problems.push(`${command}: ${call.status} ${(call.execution.error as Error)?.message}`);
+      }
+      if (!existsSync(join(box.ws, "victim", "sub", "deep.txt"))) {
+        problems.push(`${command} destroyed victim/`);
+        fillVictim(box.ws);
+      }
+    }
+    assert.deepEqual(problems, []);
+    assert.deepEqual(snapshot(box.ws), insideBefore);
+  });
+
   it("control: without the guard the same pipeline destroys the directory (sandboxed)", async () => {
     const manager = pipeline(box.ws, false);
     const outsideBefore = snapshot(box.outside);

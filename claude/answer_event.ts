@@ -36,6 +36,11 @@ export interface AnswerClaudeEventOptions {
   timeoutMs?: number;
   /** Aborts the wait (the answer then follows the failure policy). */
   signal?: AbortSignal;
+  /**
+   * Called with the promise of the decision's recording instead of awaiting it (a server answers
+   * first and records after); by default the answer waits until the signal is stored.
+   */
+  deferRecord?: (recorded: Promise<void>) => void;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -143,8 +148,12 @@ export async function answerClaudeEvent(
   } finally {
     done();
   }
-  await session.observer.emit(new ClaudeHookDecision({ data: answer.decision }));
-  await session.drainSignals();
+  const recorded = (async () => {
+    await session.observer.emit(new ClaudeHookDecision({ data: answer.decision }));
+    await session.drainSignals();
+  })();
+  if (options?.deferRecord) options.deferRecord(recorded);
+  else await recorded;
   return answer;
 }
 

@@ -57,22 +57,33 @@ export async function answerInStore(
   policy: Policy,
   event: unknown,
   timeoutMs: number,
+  options?: { known?: Set<string>; deferRecord?: (recorded: Promise<void>) => void },
 ): Promise<ClaudeEventAnswer> {
   const id = (event as { session_id?: unknown } | null)?.session_id;
   if (typeof id !== "string" || id === "" || id.length > 200) {
     throw new ClaudeEventError("session_id must be a non-empty string of at most 200 characters");
   }
-  if ((await store.getSession(id)) === undefined) {
+  const known = options?.known;
+  if (known?.has(id)) {
+    // This process already made sure the row exists.
+  } else if ((await store.getSession(id)) === undefined) {
     try {
       await store.createSession({ id, status: "created", model: "claude-code" } as never);
     } catch (error) {
       if (!(error instanceof StoreConflictError)) throw error;
     }
   }
+  if (known) {
+    if (known.size >= 10_000) known.clear();
+    known.add(id);
+  }
   const session = new Session({ id, store, name: "claude-code" });
   const undo = policy(session);
   try {
-    return await answerClaudeEvent(session, event, { timeoutMs });
+    return await answerClaudeEvent(session, event, {
+      timeoutMs,
+      ...(options?.deferRecord ? { deferRecord: options.deferRecord } : {}),
+    });
   } finally {
     if (typeof undo === "function") undo();
   }

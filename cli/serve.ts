@@ -102,6 +102,8 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
   }
   const db = (values.db as string | undefined) ?? resolve(".hookscope/sessions.db");
   const store = await openOrCreateDb(db);
+  const known = new Set<string>();
+  const pending = new Set<Promise<void>>();
   const expected = token === undefined ? undefined : new TextEncoder().encode(`Bearer ${token}`);
   const authorized = (req: IncomingMessage): boolean => {
     if (expected === undefined) return true;
@@ -133,8 +135,22 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
       });
     }
     try {
-      const answer = await answerInStore(store, policy, event, timeoutMs);
-      return send(res, 200, answer.output);
+      // Answer first, record after: the decision's signal is written once the answer is sent
+      // (a failed write is reported on stderr; stopping the server waits for pending writes).
+      let recorded: Promise<void> | undefined;
+      const answer = await answerInStore(store, policy, event, timeoutMs, {
+        known,
+        deferRecord: (promise) => void (recorded = promise),
+      });
+      send(res, 200, answer.output);
+      if (recorded) {
+        pending.add(recorded);
+        await recorded.catch((error) =>
+          io.err(`hookscope serve: cannot record a decision: ${(error as Error)?.message ?? error}`)
+        );
+        pending.delete(recorded);
+      }
+      return;
     } catch (error) {
       // Claude Code treats a non-2xx answer as a non-blocking error (the call would run):
       // answer a failed PreToolUse with a deny instead, so the hook fails closed.
@@ -169,6 +185,7 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+  await Promise.allSettled([...pending]);
   await store.close();
   return 0;
 }

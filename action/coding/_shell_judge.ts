@@ -76,7 +76,11 @@ export function judgeShell(
   }
   const context: Context = { parse, depth, bulk: false };
   for (const command of parsed.commands) {
-    const finding = judgeWords(command.words, context);
+    const finding = judgeWords(command.words, context) ??
+      // `GIT_PAGER=… git log` is judged as `env GIT_PAGER=… git log` is.
+      (command.assignments?.length
+        ? judgeWords([...literal(["env"]), ...command.assignments, ...command.words], context)
+        : undefined);
     if (finding) return finding;
   }
   return undefined;

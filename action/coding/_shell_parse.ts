@@ -39,6 +39,8 @@ export interface ShellCommand {
   readonly words: readonly ShellWord[];
   /** The command's source text, for reasons. */
   readonly text: string;
+  /** Assignments before the program (`GIT_PAGER=… git log`), each as one `NAME=value` word. */
+  readonly assignments?: readonly ShellWord[];
 }
 
 /** A parsed command line. */
@@ -205,7 +207,24 @@ function visit(node: SyntaxNode, out: Collected, extra: readonly ShellWord[] = [
       if (argument) words.push(wordOf(argument));
     }
     words.push(...extra);
-    if (words.length) out.commands.push({ words, text: node.text });
+    const assignments: ShellWord[] = [];
+    for (const child of node.namedChildren) {
+      if (child?.type !== "variable_assignment") continue;
+      const name = child.childForFieldName("name")?.text ?? "";
+      const valueNode = child.childForFieldName("value");
+      const value = valueNode ? wordOf(valueNode) : null;
+      assignments.push({
+        value: `${name}=${value?.value ?? ""}`,
+        dynamic: value?.dynamic ?? false,
+        splittable: false,
+        pattern: false,
+      });
+    }
+    if (words.length) {
+      out.commands.push(
+        assignments.length ? { words, text: node.text, assignments } : { words, text: node.text },
+      );
+    }
   }
   let body: SyntaxNode | null = null;
   let trailing: ShellWord[] = [];

@@ -34,13 +34,18 @@ export type CommandDecision =
  * simple command at any depth — lists, pipelines, subshells, command and process
  * substitutions, function bodies, `sh -c` / `bash -c` / `eval` / `su -c` / `ssh` strings
  * parsed again, and the programs run by `sudo`, `env`, `xargs`, `find -exec`, `nohup`,
- * `timeout`, `nice`, `command`, `exec`, `watch`, `npx`, … — is judged on its program and
- * flags: recursive deletes in any spelling, `find -delete`, destructive git subcommands and
- * force pushes, `dd of=`, `mkfs*`, `wipefs`, `shred`, `truncate`, truncating or device
- * redirections, `chmod -R` / `chown -R`, `kill -9 -1`, `shutdown` / `reboot`, `crontab -r`,
- * `rsync --delete`, dropping SQL, fork bombs. Commands it cannot see into (inline
- * interpreter code such as `python -c` or `node -e`, a shell reading its input, a program name
- * computed at run time) count as destructive. A command that cannot be parsed is denied.
+ * `timeout`, `nice`, `prlimit`, `flock`, `script -c`, `sg`, `busybox`, `watch`, `npx`, … — is
+ * judged on its program and flags, each at its most dangerous reading (every reading of a
+ * wrapper's options, `bash -c` after any options, GNU long-option abbreviations such as
+ * `--recur`): recursive deletes in any spelling, `find -delete`, destructive git subcommands,
+ * force pushes and `-c` settings or `ext::` URLs that run programs, `sed -i` and sed's `e`,
+ * `mv` out of the workspace, `tar --remove-files`, `dd of=`, `mkfs*`, `wipefs`, `shred`,
+ * `truncate`, truncating or device redirections, `chmod -R` / `chown -R`, `kill -9 -1`,
+ * `shutdown` / `reboot`, `crontab -r`, `rsync --delete`, dropping SQL, fork bombs. Commands it
+ * cannot see into (inline interpreter code such as `python -c` or `node -e`, a shell reading its
+ * input, a program name computed at run time) count as destructive. A command that cannot be
+ * parsed is denied. The coding toolkit's bash tool runs the argv of this same parse (a `#`
+ * comment is dropped for both), so what runs is what was judged.
  *
  * Resolves to `undefined` for a command with nothing to object to, otherwise to
  * `{ decision: "deny" | "ask", reason }`. Loads the parser (WebAssembly) on first use; when it

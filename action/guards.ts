@@ -76,7 +76,7 @@ export interface GuardPathsOptions {
 }
 
 /** The argument keys `guardPaths` checks, every one that is present. */
-const PATH_KEYS: readonly string[] = ["path", "filePath", "file_path"];
+const PATH_KEYS: readonly string[] = ["path", "filePath", "file_path", "notebook_path"];
 
 /** File names never handed to a tool, compared case-insensitively. */
 export const PROTECTED_BASENAMES: readonly string[] = [
@@ -133,8 +133,9 @@ export function isProtectedBasename(name: string): boolean {
 }
 
 /**
- * Makes a security pre hook that reads `args.path`, `filePath` and `file_path` — every one that
- * is present, not only the first (a tool may use another key than the one checked) — and throws
+ * Makes a security pre hook that reads `args.path`, `filePath`, `file_path` and `notebook_path`
+ * (Claude Code's spellings) — every one that is present, not only the first (a tool may use
+ * another key than the one checked) — and throws
  * `PermissionDeniedError` unless each path is acceptable. Checks, in order:
  * NUL byte → `Refusing to access path containing a NUL byte: "<raw>"`; the path itself a
  * symlink → `Refusing to access symlink: '<raw>'`; protected basename →

@@ -575,6 +575,7 @@ function stringsIn(
 }
 
 async function pathSecret(text: string, workspace: string): Promise<string | null> {
+  if (text.length > 4096) return null; // content, not a path
   const context: Context = {
     parse: () => {
       throw new Error("unused");

@@ -361,39 +361,78 @@ export class SqliteStore implements SessionStore {
   }
 
   /**
-   * Runs the waiting writes in order: tries the lock again after a short pause (0.5 to 2 ms, with
-   * jitter, so processes waiting together do not retry in lockstep) until it is free or the
-   * write's deadline has passed.
+   * Runs the waiting writes in order. The lock is tried again after a short pause (0.5 to 2 ms,
+   * with jitter, so processes waiting together do not retry in lockstep) until it is free or the
+   * first write's deadline has passed. Once it is taken, every write waiting by then goes into
+   * that one transaction, each under a savepoint of its own (a failing write is rolled back alone
+   * and rejects alone; the others commit together): one lock hand-over and one WAL sync for all
+   * of them. After a commit that other writes queued behind, the next try waits a moment, so that
+   * other processes polling for the lock get their turn instead of this one taking it again at
+   * once.
    */
   async #pump(): Promise<void> {
     let attempt = 0;
     while (this.#waiting.length > 0) {
-      const next = this.#waiting[0];
+      const first = this.#waiting[0];
       const db = this.#db;
       try {
-        if (db === null) throw new StoreClosedError(next.operation, "SQLite store");
-        if (!this.#begin(db, next.operation)) {
-          if (Date.now() >= next.deadline) {
+        if (db === null) throw new StoreClosedError(first.operation, "SQLite store");
+        if (!this.#begin(db, first.operation)) {
+          if (Date.now() >= first.deadline) {
             throw new StoreUnavailableError(
-              `Cannot ${next.operation}: SQLite store ${
+              `Cannot ${first.operation}: SQLite store ${
                 JSON.stringify(this.#path)
               } failed: database is locked (another connection held the write lock for ${this.#busyMs} ms)`,
             );
           }
           attempt += 1;
-          await new Promise((resolve) =>
-            setTimeout(resolve, Math.min(2, 0.5 * attempt) * (0.5 + Math.random()))
-          );
+          await pause(Math.min(2, 0.5 * attempt));
           continue;
         }
-        attempt = 0;
-        this.#waiting.shift();
-        this.#commit(db, next.operation, next.body);
-        next.resolve();
       } catch (error) {
-        if (this.#waiting[0] === next) this.#waiting.shift();
-        next.reject(error);
+        this.#waiting.shift();
+        first.reject(error);
+        continue;
       }
+      attempt = 0;
+      const batch = this.#waiting.splice(0);
+      const done: Array<() => void> = [];
+      for (const write of batch) {
+        try {
+          db.exec("SAVEPOINT hookscope_write");
+          try {
+            write.body(db);
+            db.exec("RELEASE hookscope_write");
+            done.push(write.resolve);
+          } catch (error) {
+            db.exec("ROLLBACK TO hookscope_write");
+            db.exec("RELEASE hookscope_write");
+            throw error;
+          }
+        } catch (error) {
+          try {
+            this.#fail(write.operation, error);
+          } catch (failure) {
+            done.push(() => write.reject(failure));
+          }
+        }
+      }
+      try {
+        db.exec("COMMIT");
+        for (const settle of done) settle();
+      } catch (error) {
+        try {
+          db.exec("ROLLBACK");
+        } catch { /* the transaction is already gone */ }
+        for (const write of batch) {
+          try {
+            this.#fail(write.operation, error);
+          } catch (failure) {
+            write.reject(failure);
+          }
+        }
+      }
+      if (this.#waiting.length > 0) await pause(0.5);
     }
   }
 
@@ -688,6 +727,11 @@ export class SqliteStore implements SessionStore {
     if (db !== null) db.close();
     await undefined;
   }
+}
+
+/** Waits about `ms` (half to one and a half times, at random). */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms * (0.5 + Math.random())));
 }
 
 /**

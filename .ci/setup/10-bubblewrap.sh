@@ -9,6 +9,6 @@ if ! command -v bwrap >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
 fi
 bwrap --version
-bwrap --die-with-parent --new-session --unshare-pid --unshare-net --cap-drop ALL \
-  --ro-bind / / --proc /proc --dev /dev /usr/bin/true
+bwrap --die-with-parent --new-session --unshare-user --disable-userns --uid 65534 --gid 65534 \
+  --unshare-pid --unshare-net --cap-drop ALL --ro-bind / / --proc /proc --dev /dev /usr/bin/true
 echo "bubblewrap: namespaces work"

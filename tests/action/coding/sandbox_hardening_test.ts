@@ -50,6 +50,9 @@ function alive(marker: string): boolean {
   return found.status === 0;
 }
 
+// Sandboxed runs are slow on a loaded machine: more than bun's 5 s default per test.
+const SLOW = { timeout: 120_000 };
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe(`sandbox hardening as ${who}`, { skip: noBwrap }, () => {
@@ -66,94 +69,108 @@ describe(`sandbox hardening as ${who}`, { skip: noBwrap }, () => {
     return `sh ${name}`;
   };
 
-  it("runs in its own user namespace as an unprivileged uid with no capabilities", async () => {
-    const result = await run(manager, "bash", {
-      command: script(
-        "identity.sh",
-        "id -u\nid -g\ncat /proc/self/uid_map\ngrep -E '^Cap(Eff|Prm|Bnd|Amb):' /proc/self/status\n" +
-          "unshare -U true && echo NESTED_USERNS || echo nested refused\n",
-      ),
-    });
-    assert.equal(result.success, true, JSON.stringify(result));
-    const lines = String(result.stdout).trim().split("\n");
-    const [inUid, inGid, map] = lines;
-    assert.equal(inUid, String(uid === 0 ? 65534 : uid), "the uid inside");
-    assert.equal(inGid, String(gid === 0 ? 65534 : gid), "the gid inside");
-    // One uid mapped, not the host's whole range. (The outside id is shown relative to the
-    // parent namespace, which bubblewrap may nest; the ownership test checks the host side.)
-    const [inside, , count] = map.trim().split(/\s+/);
-    assert.deepEqual([inside, count], [inUid, "1"], map);
-    for (const line of lines.filter((l) => l.startsWith("Cap"))) {
-      assert.match(line, /:\s+0+$/, `a capability is left: ${line}`);
-    }
-    assert.ok(!lines.includes("NESTED_USERNS"), "a nested user namespace could be created");
-  });
+  it(
+    "runs in its own user namespace as an unprivileged uid with no capabilities",
+    SLOW,
+    async () => {
+      const result = await run(manager, "bash", {
+        command: script(
+          "identity.sh",
+          "id -u\nid -g\ncat /proc/self/uid_map\ngrep -E '^Cap(Eff|Prm|Bnd|Amb):' /proc/self/status\n" +
+            "unshare -U true && echo NESTED_USERNS || echo nested refused\n",
+        ),
+      });
+      assert.equal(result.success, true, JSON.stringify(result));
+      const lines = String(result.stdout).trim().split("\n");
+      const [inUid, inGid, map] = lines;
+      assert.equal(inUid, String(uid === 0 ? 65534 : uid), "the uid inside");
+      assert.equal(inGid, String(gid === 0 ? 65534 : gid), "the gid inside");
+      // One uid mapped, not the host's whole range. (The outside id is shown relative to the
+      // parent namespace, which bubblewrap may nest; the ownership test checks the host side.)
+      const [inside, , count] = map.trim().split(/\s+/);
+      assert.deepEqual([inside, count], [inUid, "1"], map);
+      for (const line of lines.filter((l) => l.startsWith("Cap"))) {
+        assert.match(line, /:\s+0+$/, `a capability is left: ${line}`);
+      }
+      assert.ok(!lines.includes("NESTED_USERNS"), "a nested user namespace could be created");
+    },
+  );
 
-  it("files it creates in the workspace belong to the caller; the workspace stays writable", async () => {
-    writeFileSync(join(box.ws, "existing.txt"), "before\n");
-    const result = await run(manager, "bash", {
-      command: script(
-        "write.sh",
-        "mkdir -p made/deep\necho new > made/deep/file.txt\necho after >> existing.txt\n" +
-          "rm write.sh\n",
-      ),
-    });
-    assert.equal(result.success, true, JSON.stringify(result));
-    const made = statSync(join(box.ws, "made", "deep", "file.txt"));
-    assert.equal(made.uid, uid, "the owner outside is the caller");
-    assert.equal(made.gid, gid);
-    assert.equal(readFileSync(join(box.ws, "existing.txt"), "utf8"), "before\nafter\n");
-    assert.equal(existsSync(join(box.ws, "write.sh")), false);
-  });
+  it(
+    "files it creates in the workspace belong to the caller; the workspace stays writable",
+    SLOW,
+    async () => {
+      writeFileSync(join(box.ws, "existing.txt"), "before\n");
+      const result = await run(manager, "bash", {
+        command: script(
+          "write.sh",
+          "mkdir -p made/deep\necho new > made/deep/file.txt\necho after >> existing.txt\n" +
+            "rm write.sh\n",
+        ),
+      });
+      assert.equal(result.success, true, JSON.stringify(result));
+      const made = statSync(join(box.ws, "made", "deep", "file.txt"));
+      assert.equal(made.uid, uid, "the owner outside is the caller");
+      assert.equal(made.gid, gid);
+      assert.equal(readFileSync(join(box.ws, "existing.txt"), "utf8"), "before\nafter\n");
+      assert.equal(existsSync(join(box.ws, "write.sh")), false);
+    },
+  );
 
-  it("/proc/sys, SysRq and the other host interfaces are read-only, /sys absent, / read-only", async () => {
-    const paths = [
-      "/proc/sys/fs/lease-break-time",
-      "/proc/sys/kernel/core_pattern",
-      "/proc/sys/vm/drop_caches",
-      "/proc/sysrq-trigger",
-      "/sys/kernel/uevent_helper",
-      "/sys/fs/cgroup/pids/cgroup.procs",
-      "/etc/passwd",
-      "/hookscope-planted",
-      "/dev/hookscope-planted",
-    ];
-    const before = readFileSync("/proc/sys/fs/lease-break-time", "utf8");
-    // Opening for writing (no byte written): EROFS, EACCES or ENOENT, never a writable file.
-    writeFileSync(
-      join(box.ws, "open.mjs"),
-      `import { openSync, closeSync } from "node:fs";
+  it(
+    "/proc/sys, SysRq and the other host interfaces are read-only, /sys absent, / read-only",
+    SLOW,
+    async () => {
+      const paths = [
+        "/proc/sys/fs/lease-break-time",
+        "/proc/sys/kernel/core_pattern",
+        "/proc/sys/vm/drop_caches",
+        "/proc/sysrq-trigger",
+        "/sys/kernel/uevent_helper",
+        "/sys/fs/cgroup/pids/cgroup.procs",
+        "/etc/passwd",
+        "/hookscope-planted",
+        "/dev/hookscope-planted",
+      ];
+      const before = readFileSync("/proc/sys/fs/lease-break-time", "utf8");
+      // Opening for writing (no byte written): EROFS, EACCES or ENOENT, never a writable file.
+      writeFileSync(
+        join(box.ws, "open.mjs"),
+        `import { openSync, closeSync } from "node:fs";
 for (const path of ${JSON.stringify(paths)}) {
   try { closeSync(openSync(path, "a")); console.log(path, "WRITABLE"); }
   catch (error) { console.log(path, error.code); }
 }
 `,
-    );
-    const result = await run(manager, "bash", { command: "node open.mjs" });
-    assert.equal(result.success, true, JSON.stringify(result));
-    const seen = new Map(
-      String(result.stdout).trim().split("\n").map((line) => line.split(" ") as [string, string]),
-    );
-    for (const path of paths) {
-      assert.match(
-        String(seen.get(path)),
-        /^(EROFS|EACCES|EPERM|ENOENT)$/,
-        `${path}: ${seen.get(path)}`,
       );
-    }
-    if (uid === 0) {
-      // Root's file permissions would allow the write: the read-only mount refuses it.
-      assert.equal(seen.get("/proc/sys/kernel/core_pattern"), "EROFS");
-      assert.equal(seen.get("/proc/sys/fs/lease-break-time"), "EROFS");
-    }
-    assert.equal(existsSync("/hookscope-planted"), false);
-    const listing = await run(manager, "bash", { command: "ls /sys" });
-    assert.equal(listing.success, false);
-    assert.match(String(listing.stderr), /No such file or directory/);
-    assert.equal(readFileSync("/proc/sys/fs/lease-break-time", "utf8"), before);
-  });
+      const result = await run(manager, "bash", { command: "node open.mjs" });
+      assert.equal(result.success, true, JSON.stringify(result));
+      const seen = new Map(
+        String(result.stdout).trim().split("\n").map((line) => line.split(" ") as [string, string]),
+      );
+      for (const path of paths) {
+        assert.match(
+          String(seen.get(path)),
+          /^(EROFS|EACCES|EPERM|ENOENT)$/,
+          `${path}: ${seen.get(path)}`,
+        );
+      }
+      if (uid === 0) {
+        // Root's file permissions would allow the write: the read-only mount refuses it.
+        assert.equal(seen.get("/proc/sys/kernel/core_pattern"), "EROFS");
+        assert.equal(seen.get("/proc/sys/fs/lease-break-time"), "EROFS");
+      }
+      assert.equal(existsSync("/hookscope-planted"), false);
+      const listing = await run(manager, "bash", { command: "ls /sys" });
+      assert.equal(listing.success, false);
+      assert.match(String(listing.stderr), /No such file or directory/);
+      assert.equal(readFileSync("/proc/sys/fs/lease-break-time", "utf8"), before);
+    },
+  );
 
-  it("memory is capped by default (node still runs); maxMemoryBytes lowers the cap", async () => {
+  it("memory is capped by default (node still runs); maxMemoryBytes lowers the cap", {
+    timeout: 120_000,
+  }, async () => {
     const limits = await run(manager, "bash", {
       command: script("limits.sh", "ulimit -d\nnode -e 'console.log(\"node runs\")'\n"),
     });
@@ -173,39 +190,59 @@ catch (error) { console.log("REFUSED", kept.length * 32, error.message); }
     const result = await run(small, "bash", { command: "node alloc.mjs", timeoutMs: 60_000 });
     assert.match(String(result.stdout), /^REFUSED [0-9]+ /, JSON.stringify(result));
     assert.ok(Number(String(result.stdout).split(" ")[1]) < 96, String(result.stdout));
-    if (info.memoryLimit === "cgroup") {
-      const cgroup = await run(manager, "bash", { command: "cat /proc/self/cgroup" });
+  });
+
+  it(
+    "with a memory cgroup the whole run is capped: tmpfs pages count, the writer is killed",
+    {
+      skip: info.memoryLimit === "cgroup" ? false : "no memory cgroup here (RLIMIT_DATA only)",
+      timeout: 120_000,
+    },
+    async () => {
+      const small = managerWith(box.ws, { maxMemoryBytes: 16 * 1024 ** 2 });
+      const cgroup = await run(small, "bash", { command: "cat /proc/self/cgroup" });
       assert.match(String(cgroup.stdout), /^[0-9]+:(memory)?:\/hookscope-[0-9]+-[0-9]+$/m);
-    }
-  });
+      // head's own data is tiny (RLIMIT_DATA does not see tmpfs pages); the cgroup does.
+      const result = await run(small, "bash", {
+        command: script("fill-tmp.sh", "head -c 40000000 /dev/zero > /tmp/fill\n"),
+        timeoutMs: 100_000,
+      });
+      assert.equal(result.timedOut, false, JSON.stringify(result));
+      assert.equal(result.returnCode, 137, JSON.stringify(result)); // SIGKILL by the OOM killer
+    },
+  );
 
-  it("/tmp, /var/tmp, /dev/shm and $HOME are tmpfs of tmpSizeBytes (default 512 MiB)", async () => {
-    const sizes = await run(manager, "bash", {
-      command: script("df.sh", 'df -B1 --output=size /tmp /var/tmp /dev/shm "$HOME"\n'),
-    });
-    assert.equal(sizes.success, true, JSON.stringify(sizes));
-    assert.deepEqual(
-      String(sizes.stdout).trim().split("\n").slice(1).map((line) => line.trim()),
-      Array(4).fill(String(512 * 1024 ** 2)),
-    );
-    const tiny = managerWith(box.ws, { tmpSizeBytes: 1024 ** 2 });
-    const full = await run(tiny, "bash", {
-      command: script(
-        "fill.sh",
-        'for dir in /tmp /var/tmp /dev/shm "$HOME"; do\n' +
-          '  head -c 3000000 /dev/zero > "$dir/fill" 2> /dev/null && echo "$dir WROTE" || echo "$dir FULL"\n' +
-          "done\n",
-      ),
-    });
-    assert.deepEqual(String(full.stdout).trim().split("\n").map((line) => line.split(" ")[1]), [
-      "FULL",
-      "FULL",
-      "FULL",
-      "FULL",
-    ]);
-  });
+  it(
+    "/tmp, /var/tmp, /dev/shm and $HOME are tmpfs of tmpSizeBytes (default 512 MiB)",
+    SLOW,
+    async () => {
+      const sizes = await run(manager, "bash", {
+        command: script("df.sh", 'df -B1 --output=size /tmp /var/tmp /dev/shm "$HOME"\n'),
+      });
+      assert.equal(sizes.success, true, JSON.stringify(sizes));
+      assert.deepEqual(
+        String(sizes.stdout).trim().split("\n").slice(1).map((line) => line.trim()),
+        Array(4).fill(String(512 * 1024 ** 2)),
+      );
+      const tiny = managerWith(box.ws, { tmpSizeBytes: 1024 ** 2 });
+      const full = await run(tiny, "bash", {
+        command: script(
+          "fill.sh",
+          'for dir in /tmp /var/tmp /dev/shm "$HOME"; do\n' +
+            '  head -c 3000000 /dev/zero > "$dir/fill" 2> /dev/null && echo "$dir WROTE" || echo "$dir FULL"\n' +
+            "done\n",
+        ),
+      });
+      assert.deepEqual(String(full.stdout).trim().split("\n").map((line) => line.split(" ")[1]), [
+        "FULL",
+        "FULL",
+        "FULL",
+        "FULL",
+      ]);
+    },
+  );
 
-  it("processes are capped (maxProcesses)", async () => {
+  it("processes are capped (maxProcesses)", SLOW, async () => {
     const capped = managerWith(box.ws, { maxProcesses: 16 });
     const marker = `${30 + (process.pid % 1000)}.${uid === 0 ? 1357 : 2468}`;
     const result = await run(capped, "bash", {
@@ -223,42 +260,50 @@ catch (error) { console.log("REFUSED", kept.length * 32, error.message); }
   });
 
   for (const how of ["deadline", "abort"] as const) {
-    it(`${how === "abort" ? "an" : "a"} ${how} kills the whole tree: sleep 60 & sleep 60 and a double-forked daemon`, async () => {
-      const tag = `${60 + (process.pid % 1000)}.${how === "deadline" ? 11 : 22}${
-        uid === 0 ? 1 : 2
-      }`;
-      const orphan = join(box.ws, `orphan-${how}`);
-      const command = script(
-        `tree-${how}.sh`,
-        `sleep ${tag} &\n` +
-          // A daemon: forked twice, in its own session, stdio closed; it writes the marker later.
-          `sh -c 'setsid sh -c "sleep 3; touch ${orphan}; exec sleep 1${tag}" < /dev/null > /dev/null 2>&1 &'\n` +
-          `sleep 2${tag}\n`,
-      );
-      const started = Date.now();
-      if (how === "deadline") {
-        const result = await run(manager, "bash", { command, timeoutMs: 2000 });
-        assert.equal(result.timedOut, true, JSON.stringify(result));
-        assert.match(String(result.stderr), /Command timed out after 2s/);
-      } else {
-        const controller = new AbortController();
-        const pending = manager.invoke({ function: "bash", arguments: { command } }, {
-          signal: controller.signal,
-        });
-        setTimeout(() => controller.abort(new DOMException("stop", "AbortError")), 2000);
-        await assert.rejects(pending, { name: "AbortError" });
-      }
-      assert.ok(Date.now() - started < 10_000, "the call came back soon after the deadline");
-      // Right after the call: nothing of the tree is left (a moment for the kernel's reaping).
-      await sleep(300);
-      for (const marker of [`sleep ${tag}`, `sleep 2${tag}`, `sleep 3; touch ${orphan}`]) {
-        assert.equal(alive(marker), false, `${marker} outlived the ${how}`);
-      }
-      // The daemon would have written its marker 3 s after it started.
-      await sleep(Math.max(0, started + 4500 - Date.now()));
-      assert.equal(existsSync(orphan), false, "the double-forked daemon ran on");
-      assert.equal(alive(`sleep 1${tag}`), false);
-    });
+    it(
+      `${
+        how === "abort" ? "an" : "a"
+      } ${how} kills the whole tree: sleep 60 & sleep 60 and a double-forked daemon`,
+      {
+        timeout: 60_000,
+      },
+      async () => {
+        const tag = `${60 + (process.pid % 1000)}.${how === "deadline" ? 11 : 22}${
+          uid === 0 ? 1 : 2
+        }`;
+        const orphan = join(box.ws, `orphan-${how}`);
+        const command = script(
+          `tree-${how}.sh`,
+          `sleep ${tag} &\n` +
+            // A daemon: forked twice, in its own session, stdio closed; it writes the marker later.
+            `sh -c 'setsid sh -c "sleep 3; touch ${orphan}; exec sleep 1${tag}" < /dev/null > /dev/null 2>&1 &'\n` +
+            `sleep 2${tag}\n`,
+        );
+        const started = Date.now();
+        if (how === "deadline") {
+          const result = await run(manager, "bash", { command, timeoutMs: 2000 });
+          assert.equal(result.timedOut, true, JSON.stringify(result));
+          assert.match(String(result.stderr), /Command timed out after 2s/);
+        } else {
+          const controller = new AbortController();
+          const pending = manager.invoke({ function: "bash", arguments: { command } }, {
+            signal: controller.signal,
+          });
+          setTimeout(() => controller.abort(new DOMException("stop", "AbortError")), 2000);
+          await assert.rejects(pending, { name: "AbortError" });
+        }
+        assert.ok(Date.now() - started < 10_000, "the call came back soon after the deadline");
+        // Right after the call: nothing of the tree is left (a moment for the kernel's reaping).
+        await sleep(300);
+        for (const marker of [`sleep ${tag}`, `sleep 2${tag}`, `sleep 3; touch ${orphan}`]) {
+          assert.equal(alive(marker), false, `${marker} outlived the ${how}`);
+        }
+        // The daemon would have written its marker 3 s after it started.
+        await sleep(Math.max(0, started + 4500 - Date.now()));
+        assert.equal(existsSync(orphan), false, "the double-forked daemon ran on");
+        assert.equal(alive(`sleep 1${tag}`), false);
+      },
+    );
   }
 });
 
@@ -313,5 +358,26 @@ describe("sandbox hardening as nobody (a child test run)", { skip: unprivileged 
     assert.match(output, /^# fail 0$/m, output);
     const passed = Number(/^# pass ([0-9]+)$/m.exec(output)?.[1]);
     assert.ok(passed >= 8, `${passed} checks passed as nobody:\n${output}`);
+  });
+});
+
+describe("sandbox limit options", () => {
+  it("maxMemoryBytes and tmpSizeBytes must be integers of at least 1 MiB and 4096", () => {
+    const bad: SandboxOptions[] = [
+      { maxMemoryBytes: 0 },
+      { maxMemoryBytes: 1024 ** 2 - 1 },
+      { maxMemoryBytes: 1.5 * 1024 ** 2 },
+      { tmpSizeBytes: 4095 },
+      { tmpSizeBytes: Number.NaN },
+      { tmpSizeBytes: "1g" as unknown as number },
+    ];
+    for (const sandbox of bad) {
+      assert.throws(
+        () => new CodingToolkit({ sandbox }),
+        { name: "TypeError", message: /sandbox\.(maxMemoryBytes|tmpSizeBytes) must be an integer/ },
+        JSON.stringify(sandbox),
+      );
+    }
+    new CodingToolkit({ sandbox: { maxMemoryBytes: 1024 ** 2, tmpSizeBytes: 4096 } });
   });
 });

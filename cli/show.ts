@@ -70,6 +70,15 @@ function decisionDetail(kind: string, data: unknown): string | null {
   switch (kind) {
     case "ToolDenied":
       return `DENIED ${tool}${call}${hook}${reason}`;
+    case "ClaudeHookDecision": {
+      const verdict = String(d.verdict ?? "none").toUpperCase();
+      const subject = text(d.toolName) ? ` ${d.toolName}${call}` : "";
+      const edited = d.updatedInput ? ` input=${summarize(d.updatedInput, 80)}` : "";
+      const failed = text(d.error) ? ` (policy failed: ${d.error})` : "";
+      return `claude ${
+        String(d.event ?? "?")
+      } ${verdict}${subject}${hook}${reason}${edited}${failed}`;
+    }
     case "WouldDeny":
       return `would deny (shadow) ${tool}${call}${hook}${reason}`;
     case "WouldAsk":

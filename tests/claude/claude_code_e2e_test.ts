@@ -106,6 +106,7 @@ export const policy = (session) => {
     session.hooks.on("tool.pre", destructiveCommandGuard(), { name: "destructive-command-guard" }),
     session.hooks.on("tool.pre", ({ toolName, args }) => {
       if (toolName !== "Bash") return undefined;
+      if (String(args.command).startsWith("git push")) return { decision: "ask", reason: "pushing needs a person" };
       if (args.command === "echo original") {
         return { decision: "allow", updatedArgs: { ...args, command: "echo rewritten-by-hookscope" }, context: "hookscope-context-marker" };
       }
@@ -161,14 +162,18 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
     const { result, fake } = await drive([
       { name: "Bash", input: { command: "rm -rf victim", description: "clean up" } },
       { name: "Bash", input: { command: "echo original", description: "say something" } },
+      { name: "Bash", input: { command: "git push origin main", description: "publish" } },
     ], setup);
     assert.equal(result.code, 0, result.stderr);
     assert.equal(readFileSync(join(setup.project, "victim", "data.txt"), "utf8"), "precious");
     assert.deepEqual(
       result.json.permission_denials.map((d) => [d.tool_name, d.tool_input.command]),
-      [["Bash", "rm -rf victim"]],
+      [
+        ["Bash", "rm -rf victim"],
+        ["Bash", "git push origin main"], // headless Claude Code treats an "ask" as a denial
+      ],
     );
-    assert.equal(fake.toolResults.length, 2);
+    assert.equal(fake.toolResults.length, 3);
     assert.match(JSON.stringify(fake.toolResults[0].content), /destructive|recursive|rm/i);
     // The rewritten command is what ran, and the context reached the model.
     assert.match(JSON.stringify(fake.toolResults[1].content), /rewritten-by-hookscope/);
@@ -196,6 +201,7 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
     assert.deepEqual(decisions.map((d) => [d.verdict, d.hook ?? null, d.updatedInput ?? null]), [
       ["deny", "destructive-command-guard", null],
       ["allow", null, { command: "echo rewritten-by-hookscope", description: "say something" }],
+      ["ask", "rewrite-echo", null],
     ]);
     const table = spawnSync(DENO, [
       "run",
@@ -207,7 +213,14 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
       setup.db,
       result.json.session_id,
     ], { encoding: "utf8", timeout: 60_000 });
-    assert.match(table.stdout, /ClaudeHookDecision/);
+    assert.match(
+      table.stdout,
+      /claude PreToolUse DENY Bash call toolu_hs_1 by destructive-command-guard/,
+    );
+    assert.match(
+      table.stdout,
+      /claude PreToolUse ASK Bash call toolu_hs_3 by rewrite-echo: pushing needs a person/,
+    );
   });
 
   it("as an http hook against hookscope serve: the same deny from one warm process", async () => {

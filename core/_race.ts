@@ -1,5 +1,5 @@
-// Waiting for one pending promise with a deadline and the caller's signal, and the glob matcher
-// HookOptions.match uses. Private to the library.
+// Waiting for one pending promise with a deadline and the caller's signal. Private to the
+// library. (The glob matcher of HookOptions.match is core/_glob.ts.)
 
 /** Why a raced wait ended early. */
 export const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -39,15 +39,4 @@ export function race<T>(
       reject(error);
     });
   });
-}
-
-/** A glob on a tool name (`*` any run of characters, `?` one character) as a RegExp. */
-export function globToRegExp(glob: string): RegExp {
-  let source = "^";
-  for (const ch of glob) {
-    if (ch === "*") source += ".*";
-    else if (ch === "?") source += ".";
-    else source += /[\\^$.|+()[\]{}/-]/.test(ch) ? `\\${ch}` : ch;
-  }
-  return new RegExp(`${source}$`, "s");
 }

@@ -8,7 +8,8 @@ import { HookTimeoutError, StopHook, UnknownHookPointError } from "../core/error
 import { deepFrozenCopy, isPlainObject, plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import { RECORD, RECORD_HOOK } from "../core/_record.ts";
 import { isThenable } from "../core/_util.ts";
-import { globToRegExp, race, TIMED_OUT } from "../core/_race.ts";
+import { race, TIMED_OUT } from "../core/_race.ts";
+import { globMatcher } from "../core/_glob.ts";
 import { logger } from "../core/logger.ts";
 import type { SignalSink } from "../core/signal.ts";
 import type { SessionStore } from "../store/session_store.ts";
@@ -90,6 +91,18 @@ interface Entry {
   dispose: (() => void) | null;
 }
 type Entries = readonly Entry[];
+
+/** Registration bookkeeping of one point. */
+interface PointState {
+  /** The epoch the point's arrays were copied in (see `HookBus#writable`). */
+  owned: number;
+  /** How many entries have a non-zero priority. */
+  ranked: number;
+  /** How many entries need the option-aware path. */
+  specials: number;
+  /** How many handlers are not `async` functions. */
+  syncs: number;
+}
 
 const EMPTY_CHAIN: Chain = Object.freeze([]) as Chain;
 const EMPTY_ENTRIES: Entries = Object.freeze([]) as Entries;
@@ -230,6 +243,12 @@ export class HookBus {
   #special: Record<HookPoint, boolean>;
   /** Whether every handler of a point is an `async` function (see `#awaitEach`). */
   #allAsync: Record<HookPoint, boolean>;
+  /** Registration bookkeeping per point (made at the first `on`). */
+  #points: Partial<Record<HookPoint, PointState>> = {};
+  /** Set by every emission that takes a point's arrays; see `#writable`. */
+  #taken = false;
+  /** Bumped at the first change after an emission; arrays copied in this epoch are ours alone. */
+  #epoch = 0;
   #observer: SignalSink | null;
   #context: HookContext;
   #onError: NonNullable<HookBusOptions["onError"]>;
@@ -314,13 +333,7 @@ export class HookBus {
     const entry = makeEntry(p, handler as AnyHandler, options);
     const signal = options?.signal;
     if (signal?.aborted) return NOOP;
-    const entries = this.#entries[p];
-    let at = entries.length;
-    if (entry.priority !== 0 || this.#hasPriorities(entries)) {
-      at = 0;
-      while (at < entries.length && entries[at].priority >= entry.priority) at++;
-    }
-    this.#insert(p, entry, at);
+    this.#insert(p, entry);
     let disposed = false;
     const dispose = (): void => {
       if (disposed) return;
@@ -440,6 +453,7 @@ export class HookBus {
     if (!this.#special[point] && options?.signal === undefined) {
       // Sync prefix: handlers that return nothing cost a call each and allocate nothing.
       const entries = this.#entries[point];
+      this.#taken = true;
       const context = this.#context;
       for (let i = 0; i < entries.length; i++) {
         let result: unknown;
@@ -469,44 +483,93 @@ export class HookBus {
     return this.#start(point, body, DECIDE, options, 0) as Promise<ToolPreFold | ToolPostFold>;
   }
 
-  #hasPriorities(entries: Entries): boolean {
-    for (let i = 0; i < entries.length; i++) if (entries[i].priority !== 0) return true;
-    return false;
+  /**
+   * The point's bookkeeping, with its arrays ready to change in place. Emissions keep the arrays
+   * they started with (copy-on-write snapshots), so the arrays are copied once after any
+   * emission took them; changes with no emission in between reuse the copy. Registering n
+   * handlers costs O(n) overall, not O(n²).
+   */
+  #writable(point: HookPoint): PointState {
+    if (this.#taken) {
+      this.#taken = false;
+      this.#epoch++;
+    }
+    let state = this.#points[point];
+    if (state === undefined) {
+      state = { owned: -1, ranked: 0, specials: 0, syncs: 0 };
+      this.#points[point] = state;
+    }
+    if (state.owned !== this.#epoch) {
+      this.#entries[point] = this.#entries[point].slice();
+      this.#chains[point] = this.#chains[point].slice();
+      state.owned = this.#epoch;
+    }
+    return state;
   }
 
-  #insert(point: HookPoint, entry: Entry, at: number): void {
-    const entries = this.#entries[point].slice();
-    entries.splice(at, 0, entry);
-    this.#publish(point, entries);
+  #insert(point: HookPoint, entry: Entry): void {
+    const state = this.#writable(point);
+    const entries = this.#entries[point] as Entry[];
+    const chain = this.#chains[point] as AnyHandler[];
+    // By priority, higher first, after equal ones: entries stay sorted, so a binary search.
+    let at = entries.length;
+    if (entry.priority !== 0 || state.ranked !== 0) {
+      let low = 0;
+      while (low < at) {
+        const mid = (low + at) >>> 1;
+        if (entries[mid].priority >= entry.priority) low = mid + 1;
+        else at = mid;
+      }
+    }
+    if (at === entries.length) {
+      entries.push(entry);
+      chain.push(entry.handler);
+    } else {
+      entries.splice(at, 0, entry);
+      chain.splice(at, 0, entry.handler);
+    }
+    this.#count(point, state, entry, 1);
   }
 
   #remove(point: HookPoint, entry: Entry): void {
-    const current = this.#entries[point];
-    const index = current.indexOf(entry);
+    const index = this.#entries[point].indexOf(entry);
     if (index === -1) return;
-    const entries = current.slice();
-    entries.splice(index, 1);
-    this.#publish(point, entries);
-  }
-
-  #publish(point: HookPoint, entries: Entry[]): void {
+    const state = this.#writable(point);
+    const entries = this.#entries[point] as Entry[];
+    const chain = this.#chains[point] as AnyHandler[];
+    if (index === 0) {
+      // Engines trim the front of an array in place: removing in registration order stays O(1).
+      entries.shift();
+      chain.shift();
+    } else if (index === entries.length - 1) {
+      entries.pop();
+      chain.pop();
+    } else {
+      entries.splice(index, 1);
+      chain.splice(index, 1);
+    }
+    this.#count(point, state, entry, -1);
     if (entries.length === 0) {
       this.#entries[point] = EMPTY_ENTRIES;
       this.#chains[point] = EMPTY_CHAIN;
-      this.#special[point] = false;
-      this.#allAsync[point] = false;
-      return;
+      state.owned = -1;
     }
-    this.#entries[point] = entries;
-    this.#chains[point] = entries.map((e) => e.handler);
-    this.#special[point] = entries.some((e) => e.special);
-    this.#allAsync[point] = entries.every((e) => e.handler instanceof AsyncFunction);
+  }
+
+  /** Keeps the point's counts and the flags the emission paths read (`delta` is ±1). */
+  #count(point: HookPoint, state: PointState, entry: Entry, delta: 1 | -1): void {
+    if (entry.priority !== 0) state.ranked += delta;
+    if (entry.special) state.specials += delta;
+    if (!(entry.handler instanceof AsyncFunction)) state.syncs += delta;
+    this.#special[point] = state.specials !== 0;
+    this.#allAsync[point] = state.syncs === 0 && this.#entries[point].length !== 0;
   }
 
   /** Runs the chain synchronously until a handler returns a thenable, then `#runAsync`. */
   #run(point: HookPoint, payload: Record<string, unknown>, blocking: boolean): Promise<void> {
     const chain = this.#chains[point];
     if (chain.length === 0) return this.#record(point, payload);
+    this.#taken = true;
     if (this.#allAsync[point]) return this.#awaitEach(point, payload, blocking, chain);
     const context = this.#context;
     for (let i = 0; i < chain.length; i++) {
@@ -597,6 +660,7 @@ export class HookBus {
       ? this.#context
       : Object.freeze({ ...this.#context, signal });
     const run = new Run(point, payload, kind, signal, context);
+    this.#taken = true;
     return this.#drive(run, this.#entries[point], start);
   }
 
@@ -1159,20 +1223,19 @@ function makeEntry(point: HookPoint, handler: AnyHandler, options: HookOptions |
   };
 }
 
-/** A test of `payload.toolName` against a glob (plain names and `prefix*` skip the RegExp). */
+/**
+ * A test of `payload.toolName` (chosen by the model) against a glob, in O(glob × name) time with
+ * no backtracking (see `core/_glob.ts`), or against the caller's own RegExp.
+ */
 function toolNameMatcher(match: string | RegExp): (payload: Record<string, unknown>) => boolean {
-  if (typeof match === "string" && !/[?]/.test(match)) {
-    const star = match.indexOf("*");
-    if (star === -1) return (payload) => payload.toolName === match;
-    if (star === match.length - 1) {
-      const prefix = match.slice(0, -1);
-      return (payload) => {
-        const name = payload.toolName;
-        return typeof name === "string" && name.startsWith(prefix);
-      };
-    }
+  if (typeof match === "string") {
+    const test = globMatcher(match);
+    return (payload) => {
+      const name = payload.toolName;
+      return typeof name === "string" && test(name);
+    };
   }
-  const re = typeof match === "string" ? globToRegExp(match) : match;
+  const re = match;
   return (payload) => {
     const name = payload.toolName;
     re.lastIndex = 0;

@@ -119,6 +119,14 @@ export class SessionObserver {
   #onError: (error: unknown, where: string) => void;
   #subs: Subscriptions = NO_SUBSCRIPTIONS;
   #routes: readonly Route[] = NO_ROUTES;
+  /**
+   * Copy-on-write without a copy per registration: a delivery iterates the arrays it was given
+   * and sets `#taken`; `observe` and `route` copy an array once after that and then append to
+   * the copy in place until the next delivery (n registrations: O(n) overall).
+   */
+  #taken = false;
+  #subsOwned = false;
+  #routesOwned = false;
   #gate: Gate | null = null;
   #log: EventLog;
   #fanOut: FanOut;
@@ -202,7 +210,12 @@ export class SessionObserver {
    */
   observe<T>(spec: ObserveSpec<T>, handler: ObserverHandler<T>): () => number {
     const sub = subscriptionOf(spec, handler);
-    this.#subs = [...this.#subs, sub];
+    this.#writable();
+    if (!this.#subsOwned) {
+      this.#subs = this.#subs.slice();
+      this.#subsOwned = true;
+    }
+    (this.#subs as Subscription[]).push(sub);
     let disposed = false;
     return () => {
       if (disposed) return 0;
@@ -216,6 +229,7 @@ export class SessionObserver {
     const before = this.#subs;
     const next = without(before, (s) => s.kind !== PERSIST && s.handler === handler);
     this.#subs = next;
+    this.#subsOwned = false;
     return before.length - next.length;
   }
 
@@ -236,8 +250,22 @@ export class SessionObserver {
    * ```
    */
   route(condition: (payload: unknown) => boolean, options: { into: string }): this {
-    this.#routes = [...this.#routes, routeOf(condition, options)];
+    const route = routeOf(condition, options);
+    this.#writable();
+    if (!this.#routesOwned) {
+      this.#routes = this.#routes.slice();
+      this.#routesOwned = true;
+    }
+    (this.#routes as Route[]).push(route);
     return this;
+  }
+
+  /** After a delivery, neither array may change in place (the delivery may still hold it). */
+  #writable(): void {
+    if (!this.#taken) return;
+    this.#taken = false;
+    this.#subsOwned = false;
+    this.#routesOwned = false;
   }
 
   /** Sets (or with `null` clears) the one governance gate; replaces any previous gate. Chainable. */
@@ -351,6 +379,7 @@ export class SessionObserver {
     position: number,
   ): unknown[] | Promise<unknown[]> {
     const routes = this.#routes;
+    this.#taken = true;
     if (routes.length !== 0) applyRoutes(routes, payload, position, this.#log, this.#report);
     return this.#fanOut.deliver(this.#subs, envelope, payload, this.#session ?? this);
   }
@@ -417,6 +446,7 @@ export class SessionObserver {
     this.#persist = sub;
     const kept = previous === null ? this.#subs : without(this.#subs, (s) => s === previous);
     this.#subs = [...kept, sub];
+    this.#subsOwned = false;
   }
 
   /** Removes the persistence subscription; a no-op when none is bound. */
@@ -425,6 +455,7 @@ export class SessionObserver {
     if (previous === null) return;
     this.#persist = null;
     this.#subs = without(this.#subs, (s) => s === previous);
+    this.#subsOwned = false;
   }
 
   /** Whether database persistence is bound. */

@@ -366,7 +366,7 @@ describe("sandbox limit options", () => {
     const bad: SandboxOptions[] = [
       { maxMemoryBytes: 0 },
       { maxMemoryBytes: 1024 ** 2 - 1 },
-      { maxMemoryBytes: 1.5 * 1024 ** 2 },
+      { maxMemoryBytes: 1024 ** 2 + 0.5 },
       { tmpSizeBytes: 4095 },
       { tmpSizeBytes: Number.NaN },
       { tmpSizeBytes: "1g" as unknown as number },

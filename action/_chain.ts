@@ -8,6 +8,7 @@
 
 import { GateDeniedError, PermissionDeniedError } from "../core/mod.ts";
 import { isThenable, messageOf } from "../core/_util.ts";
+import { plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import { isPlainObject } from "./_objects.ts";
 import { SPEC_VERSION } from "./_spec_version.ts";
 import type {
@@ -103,10 +104,20 @@ function denial(step: PreStep, error: unknown): unknown {
   return new GateDeniedError(step.hook.name || "anonymous", reason, { cause: error });
 }
 
+/** How many times at most the security pass runs after the steps (see {@linkcode runPre}). */
+const SECURITY_SETTLE_PASSES = 2;
+
 /**
  * Runs a pre chain on `args` (which it does not modify; each hook gets its own copy). Returns the
- * final arguments, or `null` when no hook replaced them; a promise of that once a hook returned a
+ * final arguments, or `null` when no hook changed them; a promise of that once a hook returned a
  * thenable. A throwing security hook throws `GateDeniedError`; a user hook's throw propagates.
+ *
+ * A hook's object return is copied to plain data once (`NotPlainDataError` otherwise, a
+ * `GateDeniedError` from a security hook) and counts as a change only when it differs. The
+ * security hooks judge the arguments that run: when a security hook of the last security pass
+ * changed them after another one of that pass had judged them, that pass runs again on the
+ * result until no such change is left (at most
+ * {@linkcode SECURITY_SETTLE_PASSES} more times; then `GateDeniedError`).
  */
 export function runPre(
   toolName: string,
@@ -114,51 +125,162 @@ export function runPre(
   steps: readonly PreStep[],
   args: Args,
 ): Args | null | Promise<Args | null> {
-  let current = args;
-  let changed = false;
-  for (let i = 0; i < steps.length; i++) {
-    const step = steps[i];
-    let out: unknown;
-    try {
-      out = step.hook(new HookContext(toolName, source, current, undefined, undefined));
-    } catch (error) {
-      throw denial(step, error);
-    }
-    if (isThenable(out)) return preAsync(toolName, source, steps, i, out, current, changed);
-    if (isPlainObject(out)) {
-      current = out;
-      changed = true;
-    }
-  }
-  return changed ? current : null;
+  const out = runSteps(toolName, source, steps, args, 0);
+  if (isThenable(out)) return out.then((run) => settle(toolName, source, steps, args, run, 0));
+  return settle(toolName, source, steps, args, out, 0);
 }
 
-async function preAsync(
+/** The outcome of one run of steps: the arguments, and whether the last security pass changed them. */
+interface StepsRun {
+  readonly args: Args;
+  readonly changed: boolean;
+  readonly securityChanged: boolean;
+  readonly hook: string;
+}
+
+/** Index of the first step of the last security pass (`steps.length` when there is none). */
+function lastSecurityPass(steps: readonly PreStep[]): number {
+  let at = steps.length;
+  while (at > 0 && steps[at - 1].gate) at--;
+  return at;
+}
+
+function settle(
+  toolName: string,
+  source: CallSource,
+  steps: readonly PreStep[],
+  original: Args,
+  run: StepsRun,
+  passes: number,
+): Args | null | Promise<Args | null> {
+  let current = run;
+  let count = passes;
+  let security: readonly PreStep[] | null = null;
+  while (current.securityChanged) {
+    if (count >= SECURITY_SETTLE_PASSES) {
+      throw new GateDeniedError(
+        current.hook || "anonymous",
+        `the security hooks did not settle on the arguments (still rewriting after ${
+          count + 1
+        } passes); a rewrite must be idempotent`,
+      );
+    }
+    count++;
+    security ??= steps.slice(lastSecurityPass(steps));
+    const again = runSteps(toolName, source, security, current.args, 0);
+    const changed = current.changed;
+    if (isThenable(again)) {
+      const at = count;
+      return again.then((next) =>
+        settle(toolName, source, steps, original, { ...next, changed: true }, at)
+      );
+    }
+    current = { ...again, changed: changed || again.changed };
+  }
+  return current.changed ? current.args : null;
+}
+
+function step(
+  toolName: string,
+  source: CallSource,
+  entry: PreStep,
+  current: Args,
+): unknown {
+  try {
+    return entry.hook(new HookContext(toolName, source, current, undefined, undefined));
+  } catch (error) {
+    throw denial(entry, error);
+  }
+}
+
+/** Applies one hook's return; `null` when it changed nothing. */
+function apply(entry: PreStep, out: unknown, current: Args): Args | null {
+  if (!isPlainObject(out)) return null;
+  let copy: Args;
+  try {
+    copy = plainDataCopy(
+      out,
+      `Cannot apply pre hook "${entry.hook.name || "anonymous"}"`,
+      "args",
+      false,
+    ) as Args;
+  } catch (error) {
+    throw denial(entry, error);
+  }
+  return samePlainData(copy, current) ? null : copy;
+}
+
+function runSteps(
+  toolName: string,
+  source: CallSource,
+  steps: readonly PreStep[],
+  args: Args,
+  from: number,
+): StepsRun | Promise<StepsRun> {
+  const finalPass = lastSecurityPass(steps);
+  let current = args;
+  let changed = false;
+  let securityChanged = false;
+  let hook = "";
+  for (let i = from; i < steps.length; i++) {
+    const entry = steps[i];
+    const out = step(toolName, source, entry, current);
+    if (isThenable(out)) {
+      return stepsAsync(toolName, source, steps, i, out, {
+        args: current,
+        changed,
+        securityChanged,
+        hook,
+      });
+    }
+    const next = apply(entry, out, current);
+    if (next !== null) {
+      current = next;
+      changed = true;
+      if (entry.gate && i > finalPass) {
+        securityChanged = true;
+        hook = entry.hook.name;
+      }
+    }
+  }
+  return { args: current, changed, securityChanged, hook };
+}
+
+async function stepsAsync(
   toolName: string,
   source: CallSource,
   steps: readonly PreStep[],
   index: number,
-  pending: unknown,
-  current: Args,
-  changed: boolean,
-): Promise<Args | null> {
+  pending: PromiseLike<unknown>,
+  before: StepsRun,
+): Promise<StepsRun> {
+  const finalPass = lastSecurityPass(steps);
+  let current = before.args;
+  let changed = before.changed;
+  let securityChanged = before.securityChanged;
+  let hook = before.hook;
   for (let i = index; i < steps.length; i++) {
-    const step = steps[i];
-    let out: unknown;
-    try {
-      out = i === index
-        ? await pending
-        : step.hook(new HookContext(toolName, source, current, undefined, undefined));
-      if (isThenable(out)) out = await out;
-    } catch (error) {
-      throw denial(step, error);
+    const entry = steps[i];
+    // A synchronous throw is wrapped by `step`; a rejection here.
+    let out: unknown = i === index ? pending : step(toolName, source, entry, current);
+    if (isThenable(out)) {
+      try {
+        out = await out;
+      } catch (error) {
+        throw denial(entry, error);
+      }
     }
-    if (isPlainObject(out)) {
-      current = out;
+    const next = apply(entry, out, current);
+    if (next !== null) {
+      current = next;
       changed = true;
+      if (entry.gate && i > finalPass) {
+        securityChanged = true;
+        hook = entry.hook.name;
+      }
     }
   }
-  return changed ? current : null;
+  return { args: current, changed, securityChanged, hook };
 }
 
 /** Runs post hooks in order; a non-`undefined` return replaces the result. */

@@ -1,8 +1,13 @@
 /**
  * `decision-fold/<k>`: `HookBus.decide("tool.pre")` with k handlers that each return
- * `{ decision: "allow", updatedArgs }` (a rewrite of the previous arguments), against a
- * hand-written loop doing the same rewrites (each handler sees the rewritten arguments, the
- * rewritten arguments are frozen, the verdict is kept). Target: at most 2× the loop.
+ * `{ decision: "allow", updatedArgs }` (an idempotent rewrite: handler i sets key `f<i>`),
+ * against a hand-written loop doing the same rewrites (each handler sees the rewritten arguments,
+ * the rewritten arguments are frozen, the verdict is kept) and, since something rewrote, the
+ * same loop once more on the final arguments (the re-check pass every rewrite now costs).
+ * Target: at most 2× the loop.
+ *
+ * `decision-verdicts/<k>`: k handlers that return `{ decision: "allow" }` without rewriting
+ * (the path that must not pay for re-checks), against a loop keeping the verdict.
  *
  * `hook-options/<k>`: `emit("tool.post")` through k handlers registered with options (`priority`
  * and `match`, which take the option-aware path) against the same k handlers registered plainly.
@@ -29,10 +34,19 @@ const PAYLOAD: Payload = Object.freeze({
 });
 
 function rewriter(i: number): Rewrite {
+  const key = `f${i}`;
   return ({ args }) => {
     sink.total += 1;
-    return { decision: "allow", updatedArgs: { ...args, n: (args.n as number) + i + 1 } };
+    return { decision: "allow", updatedArgs: { ...args, [key]: i + 1 } };
   };
+}
+
+/** Whether two flat argument objects have the same keys and values. */
+function sameFlat(a: Args, b: Args): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) if (!Object.is(a[key], b[key])) return false;
+  return true;
 }
 
 for (const k of KS) {
@@ -43,20 +57,63 @@ for (const k of KS) {
   const floor = (): number => {
     let payload = PAYLOAD;
     let verdict = 0;
-    for (let i = 0; i < handlers.length; i++) {
-      const d = handlers[i](payload);
-      if (d.decision === "allow") {
-        if (verdict < 1) verdict = 1;
-        payload = { ...payload, args: Object.freeze({ ...d.updatedArgs }) };
+    for (let pass = 0; pass < 2; pass++) {
+      let rewrote = false;
+      for (let i = 0; i < handlers.length; i++) {
+        const d = handlers[i](payload);
+        if (d.decision === "allow") {
+          if (verdict < 1) verdict = 1;
+          const args = Object.freeze({ ...d.updatedArgs });
+          if (!sameFlat(args, payload.args)) rewrote = true;
+          payload = { ...payload, args };
+        }
       }
+      if (!rewrote) break;
     }
-    return verdict + (payload.args.n as number);
+    return verdict + Object.keys(payload.args).length;
   };
-  const expected = handlers.reduce((n, _, i) => n + i + 1, 0);
+  const expected = k === 0 ? undefined : k;
   const fold = await bus.decide("tool.pre", PAYLOAD);
-  const got = fold.updatedArgs?.n ?? 0;
-  if (got !== expected) {
+  const got = fold.updatedArgs?.[`f${k - 1}`];
+  if (got !== expected || fold.error !== undefined) {
     throw new Error(`Bench "${group}" is broken: fold gave n=${got}, expected ${expected}`);
+  }
+  await warm([floor, () => bus.decide("tool.pre", PAYLOAD)]);
+  Deno.bench({
+    name: "floor",
+    group,
+    baseline: true,
+    fn: async () => {
+      for (let i = 0; i < BATCH; i++) await floor();
+    },
+  });
+  Deno.bench({
+    name: "hookscope",
+    group,
+    fn: async () => {
+      for (let i = 0; i < BATCH; i++) await bus.decide("tool.pre", PAYLOAD);
+    },
+  });
+}
+
+for (const k of KS) {
+  const group = `decision-verdicts/${k}`;
+  const handlers = Array.from({ length: k }, () => (): { decision: "allow" } => {
+    sink.total += 1;
+    return { decision: "allow" };
+  });
+  const bus = new HookBus();
+  for (const handler of handlers) bus.on("tool.pre", handler);
+  const floor = (): number => {
+    let verdict = 0;
+    for (let i = 0; i < handlers.length; i++) {
+      if (handlers[i]().decision === "allow" && verdict < 1) verdict = 1;
+    }
+    return verdict;
+  };
+  const fold = await bus.decide("tool.pre", PAYLOAD);
+  if (fold.verdict !== (k === 0 ? "none" : "allow")) {
+    throw new Error(`Bench "${group}" is broken: verdict ${fold.verdict}`);
   }
   await warm([floor, () => bus.decide("tool.pre", PAYLOAD)]);
   Deno.bench({

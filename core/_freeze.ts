@@ -2,6 +2,7 @@
 // handler can read the real value but cannot change what the tool or the next handler sees.
 
 import { NotPlainDataError, type NotPlainDataProblem } from "./plain_data.ts";
+import { MAX_PAYLOAD_DEPTH, PayloadTooDeepError } from "./_depth.ts";
 
 /**
  * A deep copy of `value` in which every plain object and array is frozen. Other objects (Date,
@@ -26,14 +27,15 @@ export function deepFrozenCopy<T>(value: T): T {
   return copy(value, new Map()) as T;
 }
 
-function copy(value: unknown, seen: Map<object, unknown>): unknown {
+function copy(value: unknown, seen: Map<object, unknown>, depth = 1): unknown {
   if (value === null || typeof value !== "object") return value;
   const known = seen.get(value);
   if (known !== undefined) return known;
+  if (depth > MAX_PAYLOAD_DEPTH) throw new PayloadTooDeepError("a hook payload value");
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     seen.set(value, out);
-    for (let i = 0; i < value.length; i++) out.push(copy(value[i], seen));
+    for (let i = 0; i < value.length; i++) out.push(copy(value[i], seen, depth + 1));
     return Object.freeze(out);
   }
   const proto = Object.getPrototypeOf(value);
@@ -41,7 +43,7 @@ function copy(value: unknown, seen: Map<object, unknown>): unknown {
     const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
     seen.set(value, out);
     for (const key of Object.keys(value)) {
-      out[key] = copy((value as Record<string, unknown>)[key], seen);
+      out[key] = copy((value as Record<string, unknown>)[key], seen, depth + 1);
     }
     return Object.freeze(out);
   }
@@ -89,61 +91,81 @@ export function plainDataCopy(
   root: string,
   freeze: boolean,
 ): unknown {
-  const path: (string | number)[] = [root];
-  const open = new Set<object>();
-  const fail = (problem: NotPlainDataProblem): never => {
-    throw new NotPlainDataError(action, path, problem);
-  };
-  const visit = (item: unknown): unknown => {
-    if (item === null) return item;
-    const type = typeof item;
-    if (type === "function") return fail("function");
-    if (type === "symbol") return fail("symbol");
-    if (type !== "object") return item;
-    const object = item as object;
-    if (open.has(object)) return fail("cycle");
-    if (open.size >= MAX_DEPTH) return fail("too_deep");
-    let out: unknown[] | Record<string, unknown>;
-    open.add(object);
-    if (Array.isArray(object)) {
-      if (Object.getPrototypeOf(object) !== Array.prototype) fail("not_plain_object");
-      const length = (Object.getOwnPropertyDescriptor(object, "length")?.value ?? 0) as number;
-      const list: unknown[] = new Array(length);
-      for (let i = 0; i < length; i++) {
-        const d = Object.getOwnPropertyDescriptor(object, i);
-        path.push(i);
-        if (d !== undefined && (d.get !== undefined || d.set !== undefined)) fail("getter");
-        list[i] = d === undefined ? undefined : visit(d.value);
-        path.pop();
-      }
-      out = list;
-    } else {
-      const proto = Object.getPrototypeOf(object);
-      if (proto !== Object.prototype && proto !== null) fail("not_plain_object");
-      const record: Record<string, unknown> = {};
-      for (const key of Reflect.ownKeys(object)) {
-        const d = Object.getOwnPropertyDescriptor(object, key);
-        if (d === undefined || !d.enumerable) continue;
-        if (typeof key === "symbol") fail("symbol");
-        path.push(key as string);
-        if (d.get !== undefined || d.set !== undefined || !("value" in d)) fail("getter");
-        const copied = visit(d.value);
-        if (key === "__proto__") {
-          Object.defineProperty(record, key, {
-            value: copied,
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
-        } else record[key as string] = copied;
-        path.pop();
-      }
-      out = record;
+  return copyData(value, { action, path: [root], open: null, root: null, freeze });
+}
+
+interface CopyState {
+  readonly action: string;
+  readonly path: (string | number)[];
+  /** The objects being copied (the current ancestors), made at the first nested object. */
+  open: Set<object> | null;
+  /** The outermost object (the first entry of `open` once it is made). */
+  root: object | null;
+  readonly freeze: boolean;
+}
+
+function refuse(state: CopyState, problem: NotPlainDataProblem): never {
+  throw new NotPlainDataError(state.action, state.path, problem);
+}
+
+function copyData(item: unknown, state: CopyState): unknown {
+  if (item === null) return item;
+  const type = typeof item;
+  if (type === "function") return refuse(state, "function");
+  if (type === "symbol") return refuse(state, "symbol");
+  if (type !== "object") return item;
+  const object = item as object;
+  const depth = state.path.length;
+  if (depth === 1) state.root = object;
+  else {
+    const open = state.open ??= new Set([state.root!]);
+    if (open.has(object)) return refuse(state, "cycle");
+    if (depth > MAX_DEPTH) return refuse(state, "too_deep");
+  }
+  state.open?.add(object);
+  let out: unknown[] | Record<string, unknown>;
+  if (Array.isArray(object)) {
+    if (Object.getPrototypeOf(object) !== Array.prototype) refuse(state, "not_plain_object");
+    const length = Object.getOwnPropertyDescriptor(object, "length")!.value as number;
+    const list: unknown[] = new Array(length);
+    for (let i = 0; i < length; i++) {
+      const d = Object.getOwnPropertyDescriptor(object, i);
+      state.path.push(i);
+      if (d !== undefined && (d.get !== undefined || d.set !== undefined)) refuse(state, "getter");
+      list[i] = d === undefined ? undefined : copyData(d.value, state);
+      state.path.pop();
     }
-    open.delete(object);
-    return freeze ? Object.freeze(out) : out;
-  };
-  return visit(value);
+    out = list;
+  } else {
+    const proto = Object.getPrototypeOf(object);
+    if (proto !== Object.prototype && proto !== null) refuse(state, "not_plain_object");
+    const symbols = Object.getOwnPropertySymbols(object);
+    for (let i = 0; i < symbols.length; i++) {
+      if (Object.getOwnPropertyDescriptor(object, symbols[i])?.enumerable) refuse(state, "symbol");
+    }
+    const record: Record<string, unknown> = {};
+    const keys = Object.keys(object);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      const d = Object.getOwnPropertyDescriptor(object, key);
+      if (d === undefined || !d.enumerable) continue; // a proxy that lies about its keys
+      state.path.push(key);
+      if (d.get !== undefined || d.set !== undefined || !("value" in d)) refuse(state, "getter");
+      const copied = copyData(d.value, state);
+      if (key === "__proto__") {
+        Object.defineProperty(record, key, {
+          value: copied,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else record[key] = copied;
+      state.path.pop();
+    }
+    out = record;
+  }
+  state.open?.delete(object);
+  return state.freeze ? Object.freeze(out) : out;
 }
 
 /** Whether two plain-data values (as {@linkcode plainDataCopy} makes them) are equal. */

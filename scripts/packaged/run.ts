@@ -76,7 +76,10 @@ function record(name: string, ok: boolean, detail = "", count = 1, failedCount =
 
 interface Ran {
   code: number | null;
+  /** stdout and stderr as they came. */
   output: string;
+  /** stdout alone (Deno's test report; its `Download …` lines go to stderr). */
+  stdout: string;
 }
 
 /** Runs a command with a deadline (the whole process group is killed when it passes). */
@@ -93,7 +96,12 @@ function run(
       detached: true,
     });
     let output = "";
-    child.stdout.on("data", (d: Uint8Array) => (output += new TextDecoder().decode(d)));
+    let stdout = "";
+    child.stdout.on("data", (d: Uint8Array) => {
+      const text = new TextDecoder().decode(d);
+      output += text;
+      stdout += text;
+    });
     child.stderr.on("data", (d: Uint8Array) => (output += new TextDecoder().decode(d)));
     const timer = setTimeout(() => {
       output += `\n[killed after ${options.timeoutMs} ms]`;
@@ -103,11 +111,11 @@ function run(
     }, options.timeoutMs);
     child.on("error", (error) => {
       clearTimeout(timer);
-      resolveRun({ code: -1, output: `${output}\n${error}` });
+      resolveRun({ code: -1, output: `${output}\n${error}`, stdout });
     });
     child.on("close", (code) => {
       clearTimeout(timer);
-      resolveRun({ code, output });
+      resolveRun({ code, output, stdout });
     });
   });
 }
@@ -216,7 +224,7 @@ function counts(
 }
 
 function recordSuite(name: string, ran: Ran, runtime: "deno" | "node" | "bun"): void {
-  const { pass, fail, skip } = counts(ran.output, runtime);
+  const { pass, fail, skip } = counts(runtime === "deno" ? ran.stdout : ran.output, runtime);
   const ok = ran.code === 0 && Number.isFinite(pass) && pass > 0 && fail === 0;
   const label = `${name}: ${Number.isFinite(pass) ? pass : "?"} passed, ${
     Number.isFinite(fail) ? fail : "?"

@@ -409,7 +409,12 @@ export class HookBus {
    * `tool.pre`: each handler sees `args` as rewritten by the handlers before it; the verdict is
    * deny > ask > allow > none whatever the order; a deny ends the chain; a throw (or a timeout)
    * of a blocking handler ends it with `error` set (fail closed); {@linkcode StopHook} ends it
-   * keeping the verdict so far; shadow-mode verdicts are collected, not applied.
+   * keeping the verdict so far; shadow-mode verdicts are collected, not applied. Each returned
+   * decision is read once into a frozen copy, its `updatedArgs` copied to plain data. When a
+   * pass rewrote the arguments (`updatedArgs` that differ from what the handler received), the
+   * whole chain runs again on the result until a pass rewrites nothing; the verdict is the
+   * strictest of all passes; a chain still rewriting at pass {@linkcode TOOL_PRE_PASSES} ends
+   * with `error` set to an {@linkcode UnsettledArgumentsError}.
    * `tool.post`: `updatedResult` replaces the result for the next handlers; `context` strings
    * are collected. A chain in which no handler returns a decision allocates nothing.
    *

@@ -169,7 +169,7 @@ async function answer_(
       const callId = text(event.tool_use_id, "tool_use_id", false) ?? `claude-${Date.now()}`;
       if (!isObject(event.tool_input)) throw new ClaudeEventError("tool_input must be an object");
       const args = event.tool_input;
-      const base = { event: name, callId, toolName };
+      const base = { event: name, callId, toolName, toolInput: args };
       let fold;
       try {
         fold = await within(
@@ -323,7 +323,7 @@ async function answer_(
 }
 
 function deny(
-  base: { event: string; callId: string; toolName: string },
+  base: { event: string; callId: string; toolName: string; toolInput?: Record<string, unknown> },
   reason: string,
   hook?: string,
   error?: string,

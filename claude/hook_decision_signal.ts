@@ -14,6 +14,8 @@ export interface ClaudeHookDecisionData {
   readonly callId?: string;
   /** The Claude tool name, for tool events. */
   readonly toolName?: string;
+  /** The tool input as Claude sent it (`PreToolUse`), so a later policy can be replayed on it. */
+  readonly toolInput?: Readonly<Record<string, unknown>>;
   /** `allow`, `ask`, `deny`, `block` (a prompt), or `none` (no opinion). */
   readonly verdict: "allow" | "ask" | "deny" | "block" | "none";
   /** Why. */

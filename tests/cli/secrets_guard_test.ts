@@ -3,7 +3,18 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { secretsGuardIn } from "../../cli/agent_run.ts";
+import { runCodingAgent, secretsGuardIn } from "../../cli/agent_run.ts";
+import { main } from "../../cli/main.ts";
+import {
+  type OpenAIServer,
+  type RecordedRequest,
+  type Reply,
+  sseReply,
+  startOpenAIServer,
+  textEvents,
+  toolCallEvents,
+} from "../fixtures/openai_server.ts";
+import { sqliteMissing } from "../fixtures/sqlite_support.ts";
 
 describe("CLI secrets guard", () => {
   let ws: string;
@@ -122,5 +133,71 @@ describe("CLI secrets guard", () => {
       await secretsGuardIn(ws)({ toolName: "reader", argsSummary: '{"path":"README.md"}' }),
       undefined,
     );
+  });
+});
+
+describe("hookscope resume's secrets guard", () => {
+  const servers: OpenAIServer[] = [];
+  const dirs: string[] = [];
+  after(async () => {
+    for (const server of servers) await server.close();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("judges in the run's workspace: a symlink there to .env.local is refused after resume", {
+    skip: sqliteMissing ? "needs SQLite (node:sqlite from Node 22.5, Deno or Bun)" : false,
+  }, async () => {
+    // Turn 1 writes notes.md (asks for approval); after the answer the model runs
+    // `cat notes.txt`, whose name is innocent but which resolves to the workspace's .env.local.
+    const server = await startOpenAIServer((request: RecordedRequest): Reply => {
+      const messages = (request.body as { messages: { role: string; content: unknown }[] })
+        .messages;
+      const tools = messages.filter((m) => m.role === "tool").length;
+      if (tools === 0) {
+        const args = JSON.stringify({ action: "write", filePath: "notes.md", content: "x\n" });
+        return sseReply(
+          toolCallEvents([{ index: 0, id: "call_w1", name: "editor", argumentPieces: [args] }]),
+        );
+      }
+      if (tools === 1) {
+        const args = JSON.stringify({ command: "cat notes.txt" });
+        return sseReply(
+          toolCallEvents([{ index: 0, id: "call_b1", name: "bash", argumentPieces: [args] }]),
+        );
+      }
+      return sseReply(textEvents([`bash said: ${String(messages.at(-1)?.content)}`]));
+    });
+    servers.push(server);
+    const dir = mkdtempSync(join(tmpdir(), "hookscope-resume-secrets-"));
+    dirs.push(dir);
+    const workspace = join(dir, "ws");
+    mkdirSync(workspace);
+    writeFileSync(join(workspace, ".env.local"), "KEY=resume-leak-4f3e\n");
+    symlinkSync(join(workspace, ".env.local"), join(workspace, "notes.txt"));
+    const db = join(dir, "runs.db");
+    const summary = await runCodingAgent({
+      baseURL: server.baseURL,
+      model: "m",
+      dbPath: db,
+      workspace,
+      instruction: "write the notes",
+      askBefore: ["editor"],
+      io: { out: () => {}, err: () => {} },
+      write: () => {},
+      sandbox: { kind: "none" },
+    });
+    assert.equal(summary.status, "waiting_approval");
+    const io = (lines: string[]) => ({
+      out: (t: string) => lines.push(t),
+      err: (t: string) => lines.push(t),
+    });
+    const approved: string[] = [];
+    assert.equal(await main(["approve", db, "call_w1"], io(approved)), 0, approved.join("\n"));
+    const resumed: string[] = [];
+    const code = await main(["resume", db, summary.runId!, "--json"], io(resumed));
+    assert.equal(code, 0, resumed.join("\n"));
+    const result = JSON.parse(resumed.filter((l) => l.startsWith("{")).join("\n"));
+    assert.match(result.answer, /may not touch secrets \(notes\.txt -> \.env\.local\)/);
+    assert.equal(result.answer.includes("resume-leak-4f3e"), false, result.answer);
   });
 });

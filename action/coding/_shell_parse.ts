@@ -297,7 +297,7 @@ const CONSTRUCTS: Record<string, string> = {
   negated_command: "a negation (!)",
   declaration_command: "a declaration (export, declare, local, readonly)",
   unset_command: "unset",
-  test_command: "a test [[ … ]]",
+  test_command: "a test ([ … ] or [[ … ]])",
   variable_assignment: "a variable assignment (NAME=value)",
   simple_expansion: "a parameter expansion ($NAME)",
   expansion: "a parameter expansion (${…})",
@@ -332,7 +332,17 @@ function runnableOf(root: SyntaxNode): RunnableCommand {
     const wordNode = node === name ? node.namedChildren[0] ?? node : node;
     const word = wordOf(wordNode);
     const first = wordNode.type === "concatenation" ? wordNode.children[0] : wordNode;
-    if (first && first.type === "word" && first.text.startsWith("~")) {
+    // bash expands an unquoted ~ at the start of a word and after = or : in a word that looks
+    // like an assignment (`x=~/a`).
+    const unquoted = wordNode.type === "concatenation"
+      ? wordNode.children.filter((c) => c?.type === "word").map((c) => c?.text ?? "")
+      : wordNode.type === "word"
+      ? [wordNode.text]
+      : [];
+    if (
+      (first && first.type === "word" && first.text.startsWith("~")) ||
+      unquoted.some((text) => /[=:]~/.test(text))
+    ) {
       found.add(`a tilde expansion (${wordNode.text})`);
     }
     const inside = new Set<string>();
@@ -348,6 +358,10 @@ function runnableOf(root: SyntaxNode): RunnableCommand {
     if (child && !nodes.some((node) => sameNode(node, child))) {
       found.add(CONSTRUCTS[child.type] ?? `shell syntax (${child.type.replaceAll("_", " ")})`);
     }
+  }
+  // No program is named `-…`; a runner that passes argv on (`exec "$@"`) would read it as options.
+  if (argv.length && argv[0].startsWith("-")) {
+    found.add(`a program name starting with - (${argv[0]})`);
   }
   if (found.size || argv.length === 0) {
     if (found.size === 0) found.add("no program");

@@ -13,6 +13,7 @@ import {
 } from "../../../action/coding/_shell_parse.ts";
 import { makeSandbox, managerFor, run, type Sandbox } from "./_helpers.ts";
 import { CodingToolkit } from "../../../action/coding/mod.ts";
+import { DESTRUCTIVE_COMMANDS, HARMLESS_COMMANDS } from "../../fixtures/command_corpus.ts";
 
 function quote(word: string): string {
   return `'${word.replaceAll("'", `'"'"'`)}'`;
@@ -59,7 +60,7 @@ describe("bash argv from the shell parse", () => {
       fc.asyncProperty(
         fc.array(fc.string().filter((s) => !s.includes("\0")), { minLength: 1, maxLength: 6 }),
         async (words) => {
-          assert.deepEqual(await argv(words.map(quote).join(" ")), words);
+          assert.deepEqual(await argv(["echo", ...words.map(quote)].join(" ")), ["echo", ...words]);
         },
       ),
       { numRuns: 300 },
@@ -97,6 +98,9 @@ describe("bash argv from the shell parse", () => {
       ["[[ -f x ]]", /test/],
       ["echo $((1+1))", /arithmetic expansion/],
       ["cat <(ls)", /process substitution/],
+      ["echo x=~/a", /tilde expansion/],
+      ["-- rm -rf victim", /program name starting with -/],
+      ["'-a' x rm -rf victim", /program name starting with -/],
     ];
     for (const [command, why] of cases) assert.match(await refusal(command), why, command);
   });
@@ -123,6 +127,26 @@ describe("bash argv from the shell parse", () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("bash argv and the command corpus", () => {
+  it("for every corpus line the bash tool would run, it runs the words the judge judged", async () => {
+    const parse = await loadShellParser();
+    let runnable = 0;
+    for (const line of [...DESTRUCTIVE_COMMANDS.map((e) => e.command), ...HARMLESS_COMMANDS]) {
+      let parsed;
+      try {
+        parsed = parse(line);
+      } catch {
+        continue;
+      }
+      if (!("argv" in parsed.runnable)) continue;
+      runnable++;
+      assert.equal(parsed.commands.length, 1, line);
+      assert.deepEqual(parsed.commands[0].words.map((w) => w.value), parsed.runnable.argv, line);
+    }
+    assert.ok(runnable >= 250, String(runnable));
   });
 });
 

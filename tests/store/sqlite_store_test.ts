@@ -19,8 +19,10 @@ const dir = mkdtempSync(join(tmpdir(), "hookscope-sqlite-"));
 function childArgs(): string[] {
   if ("Deno" in globalThis) return ["eval"];
   if ("Bun" in globalThis) return ["-e"];
-  // Node: keep flags such as --experimental-sqlite (Node 22.5 to 22.12) for the child.
-  return [...process.execArgv, "--input-type=module", "-e"];
+  // Node: keep flags such as --experimental-sqlite (Node 22.5 to 22.12) for the child, not the
+  // test runner's (--test-isolation=none runs the test files in the node process itself).
+  const keep = process.execArgv.filter((a) => !a.startsWith("--test"));
+  return [...keep, "--input-type=module", "-e"];
 }
 
 /** Applies migration 1 the way SqliteStore does, holding the write lock for 600 ms. */

@@ -18,7 +18,7 @@
  * const result = call.response as { success: boolean; returnCode: number; stderr: string };
  * assert.equal(result.success, false);
  * assert.equal(result.returnCode, -1);
- * assert.equal(result.stderr, 'Shell control operators are not supported: "|"');
+ * assert.match(result.stderr, /^Shell syntax is not supported: a pipeline \(\|\)/);
  * ```
  *
  * @module

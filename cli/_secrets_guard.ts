@@ -11,7 +11,8 @@
  * - the most dangerous reading wins: a glob that could match a protected name, and a word
  *   computed at run time (`$x`, `$(…)`, words fed by `xargs`), count as naming one, unless the
  *   program only prints or lists names (`echo`, `printf`, `ls`, `test`);
- * - recursive readers (`grep -r`, `rg`, `tar`, `zip`, `cp -r`, `rsync`, `scp -r`, `find -exec`)
+ * - recursive readers (`grep -r`, `rg`, `tar`, `zip`, `cp -r`, `rsync`, `scp -r`, `diff -r`,
+ *   `find -exec`; `cpio -o` archives any name on its input)
  *   read everything below their operands: the real tree is walked, and a protected file (or a
  *   symlink to one) anywhere in it refuses the call; a tree too large to walk is refused too;
  * - every other string argument without whitespace is checked with the library's path guard
@@ -396,6 +397,19 @@ async function judgeRecursive(words: readonly string[], context: Context): Promi
       if (recursive) await readTrees(program, operands, context);
       return;
     }
+    case "diff":
+    case "colordiff": {
+      if (letters.has("r") || long("--recursive")) await readTrees(program, operands, context);
+      return;
+    }
+    case "cpio":
+    case "afio":
+    case "pax":
+      // Archives the names on its input: any file at all.
+      if (letters.has("o") || letters.has("p") || long("--create") || long("--pass-through")) {
+        throw new Refusal(`${program} archives names from its input, which could name a secret`);
+      }
+      return;
     case "find":
     case "bfs": {
       const runs = args.some((arg) => /^-(exec|execdir|ok|okdir|fprint|fprint0|fls)$/.test(arg));

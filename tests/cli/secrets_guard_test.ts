@@ -97,6 +97,8 @@ describe("CLI secrets guard", () => {
       "git show HEAD:.env",
       "grep --include=*.env -r TOKEN src",
       "cd config && cat id_rsa",
+      "diff -r . /tmp",
+      "find . | cpio -o > /tmp/all.cpio",
       "echo 'unclosed",
     ];
     for (const command of cases) {

@@ -16,6 +16,7 @@
 export * from "./approval.ts";
 export * from "./entity.ts";
 export * from "./errors.ts";
+export { MAX_PAYLOAD_DEPTH, PayloadTooDeepError } from "./_depth.ts";
 export * from "./operation.ts";
 export * from "./plain_data.ts";
 export * from "./json_safe.ts";

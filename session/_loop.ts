@@ -3,6 +3,7 @@
 
 import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
+import { assertDepth, PayloadTooDeepError } from "../core/_depth.ts";
 import { EventStatus } from "../core/operation.ts";
 import { toJsonSafe } from "../core/json_safe.ts";
 import type { StreamChunk } from "../service/endpoint.ts";
@@ -154,6 +155,7 @@ async function runToolCall(
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
       throw new TypeError("arguments must be a JSON object");
     }
+    assertDepth(parsed, `tool ${JSON.stringify(call.name)} arguments`);
     args = parsed;
   } catch (error) {
     const output = { error: `Invalid tool arguments: ${(error as Error).message}` };
@@ -183,6 +185,17 @@ async function runToolCall(
         result: { function: call.name, arguments: args, output },
         blocked: true,
         interrupt: error.interrupt,
+      };
+    }
+    if (error instanceof PayloadTooDeepError) {
+      // A result (or a rewrite) nested too deeply: the model is told, the loop goes on.
+      const output = { error: error.message };
+      if (!hasResponse(host, call.id)) await addToolExchange(host, call, args, output);
+      return {
+        kind: "done",
+        result: { function: call.name, arguments: args, output },
+        blocked: false,
+        interrupt: false,
       };
     }
     if (!isBlocked(error)) throw error;

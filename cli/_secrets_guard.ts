@@ -181,13 +181,16 @@ async function nameSecret(
       if (found) return found;
     }
   }
-  // The name may be innocent while the file it resolves to is not (`notes.txt -> .env`).
+  // The name may be innocent while the file it resolves to is not (`notes.txt -> .env`), or
+  // another name of the same file (a hard link: refused, as the path guard does).
   for (const part of parts) {
     if (part === "" || part.includes("\0")) continue;
     for (const cwd of context.cwds) {
       try {
         const real = await realpath(resolvePath(cwd, part));
         if (isProtectedBasename(baseName(real))) return `${part} -> ${baseName(real)}`;
+        const info = await stat(real);
+        if (info.isFile() && info.nlink > 1) return `${part} is a hard-linked file`;
       } catch {
         // missing: nothing to resolve
       }
@@ -240,6 +243,7 @@ async function treeSecret(path: string): Promise<string | null> {
       continue;
     }
     if (isProtectedBasename(baseName(current))) return current;
+    if (info.isFile() && info.nlink > 1) return `${current} (a hard-linked file)`;
     let real = current;
     if (info.isSymbolicLink()) {
       try {

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCodingAgent, secretsGuardIn } from "../../cli/agent_run.ts";
@@ -28,6 +28,7 @@ describe("CLI secrets guard", () => {
     mkdirSync(join(ws, "config"));
     writeFileSync(join(ws, "config", "id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY-----\n");
     symlinkSync(join(ws, ".env.local"), join(ws, "notes.txt"));
+    linkSync(join(ws, "config", "id_rsa"), join(ws, "config", "copy.txt"));
   });
   after(() => rmSync(ws, { recursive: true, force: true }));
 
@@ -99,6 +100,7 @@ describe("CLI secrets guard", () => {
       "cd config && cat id_rsa",
       "diff -r . /tmp",
       "find . | cpio -o > /tmp/all.cpio",
+      "cat config/copy.txt",
       "echo 'unclosed",
     ];
     for (const command of cases) {

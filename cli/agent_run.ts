@@ -43,7 +43,7 @@ export interface AgentRunConfig {
   maxTurns?: number;
   /** The longest wait for the model server's next byte, in ms (default 60 000). */
   idleTimeoutMs?: number;
-  /** The overall deadline of one model call, in ms (default none). */
+  /** The overall deadline of one model call, in ms (default 600 000, the endpoint's). */
   timeoutMs?: number;
   /** Where output goes. */
   io: CliIO;

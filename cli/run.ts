@@ -33,7 +33,7 @@ const FLAGS: Record<string, FlagSpec> = {
     type: "string",
     help: "give up when the server sends nothing for this many ms (default 60000)",
   },
-  timeout: { type: "string", help: "give up on one model call after this many ms (default none)" },
+  timeout: { type: "string", help: "give up on a model call after this many ms (default 600000)" },
   "ask-before": {
     type: "string",
     help: `comma-separated tools (${CODING_TOOLS.join(", ")}) whose calls wait for a person: ` +

@@ -499,23 +499,23 @@ async function main(): Promise<void> {
       record("stage the published file set", false, String((error as Error).stack ?? error));
       return;
     }
-    if (only.has("examples")) {
-      const t1 = Date.now();
-      for (const result of await checkExamples()) {
-        record(
-          `${result.files} README and docs examples type-check (strict, lib ${result.lib}, ${
-            seconds(t1)
-          })`,
-          result.ok,
-          result.output.split("\n").filter((line) => !/^(Check|Download) /.test(line)).join("\n"),
-        );
-      }
-    }
+    // The examples' type checks (two deno processes) run while the consumers run.
+    const t1 = Date.now();
+    const examples = only.has("examples") ? checkExamples() : Promise.resolve([]);
     if (only.has("deno")) await denoConsumer(work, staged);
     if (only.has("npm") || only.has("workerd")) {
       const consumer = await npmConsumers(work, staged);
       if (consumer && only.has("workerd")) await bundles(work, consumer);
       else if (only.has("workerd")) record("workerd: needs the installed npm form", false);
+    }
+    for (const result of await examples) {
+      record(
+        `${result.files} README and docs examples type-check (strict, lib ${result.lib}, ${
+          seconds(t1)
+        })`,
+        result.ok,
+        result.output.split("\n").filter((line) => !/^(Check|Download) /.test(line)).join("\n"),
+      );
     }
   } finally {
     if (!keep) rmSync(work, { recursive: true, force: true });

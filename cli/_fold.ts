@@ -39,18 +39,28 @@ export function fold(text: string, options: FoldOptions): string {
   if (options.full) return text;
   // Each marker stands on a line of its own (a lone space or tab in a line is still visible).
   const marker = (what: string) => `\n${MARK} ${what}; ${options.hint}] …\n`;
-  let out = text.replace(
+  const out = text.replace(
     new RegExp(`(?:[ \\t]|\\\\[nrt]){${BLANK_RUN},}`, "g"),
     (run) => marker(`${run.length} blank chars`),
   );
-  if (out.length > FOLD_AT) {
-    const head = cutText(out, KEEP);
-    let from = out.length - KEEP;
-    if (/[\udc00-\udfff]/.test(out[from] ?? "")) from += 1;
-    const tail = out.slice(from);
-    out = `${head}${marker(`${out.length - head.length - tail.length} chars`)}${tail}`;
+  if (out.length <= FOLD_AT) return out;
+  // Head and tail never end inside a marker line (JSON text itself has no line breaks).
+  let headEnd = cutText(out, KEEP).length;
+  if ((out.slice(0, headEnd).split("\n").length - 1) % 2 === 1) {
+    headEnd = out.lastIndexOf("\n", headEnd - 1);
   }
-  return out;
+  let tailStart = out.length - KEEP;
+  if (/[\udc00-\udfff]/.test(out[tailStart] ?? "")) tailStart += 1;
+  if ((out.slice(tailStart).split("\n").length - 1) % 2 === 1) {
+    tailStart = out.indexOf("\n", tailStart) + 1;
+  }
+  // What the middle marker stands for, in characters of the value (blank runs folded inside the
+  // middle counted at their length).
+  const middle = out.slice(headEnd, tailStart);
+  let omitted = middle.replace(/\n[^\n]*\n/g, "").length;
+  for (const [, n] of middle.matchAll(/\n… \[folded (\d+) blank chars;/g)) omitted += Number(n);
+  return `${out.slice(0, headEnd)}${marker(`${omitted} chars`)}${out.slice(tailStart)}`
+    .replace(/\n\n/g, "\n");
 }
 
 function wrap(text: string, width: number, indent: string): string[] {

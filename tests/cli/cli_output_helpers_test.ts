@@ -85,6 +85,11 @@ describe("CLI output helpers (property tests)", () => {
       { numRuns: 200 },
     );
     assert.equal(fold("a b", { hint }), "a b");
+    const long = fold("a".repeat(5000), { hint });
+    assert.equal(long, `${"a".repeat(400)}\n… [folded 4200 chars; ${hint}] …\n${"a".repeat(400)}`);
+    // A blank run folded inside the folded middle counts at its length; markers are never cut.
+    const mixed = fold(`${"a".repeat(390)}${" ".repeat(50)}${"b".repeat(2000)}`, { hint });
+    assert.match(mixed, /^a{390}\n… \[folded 1650 chars; [^\n]*\] …\nb{400}$/);
   });
 
   it("redactCredentials() removes key shapes and known secrets from any surrounding text", () => {

@@ -10,8 +10,8 @@ import { visible } from "../../cli/_output.ts";
 import { fold, renderArgs } from "../../cli/_fold.ts";
 import { modelServer, redactCredentials } from "../../cli/_credentials.ts";
 
-// deno-lint-ignore no-control-regex -- the characters that must never reach a terminal
 const UNSAFE =
+  // deno-lint-ignore no-control-regex -- the characters that must never reach a terminal
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/;
 
 /** Strings rich in the characters that matter here. */

@@ -18,11 +18,14 @@ export interface PgMigration {
  * - Free text (statuses, senders, op ids, …) and JSON bodies are stored as JSON text in `text`
  *   columns: PostgreSQL `text` and `jsonb` cannot hold NUL, and a lone surrogate would be replaced
  *   on the way to UTF-8; JSON escapes keep every JavaScript string exact. Ids are stored raw.
- * - `change_seq` orders messages and signals together across the store. It is taken from the
- *   one-row `change_counter` table whose row lock is held until commit, so change numbers become
- *   visible in increasing order: a reader that has seen change N will never later find a new
- *   change below N. Subscribers rely on this.
- * - A signal's `seq` counts per session (1, 2, 3, … without gaps), assigned under that same lock.
+ * - `change_seq` orders messages and signals together across the store. Up to version 2 it came
+ *   from the one-row `change_counter` table, whose row lock was held until commit: every writer of
+ *   the schema waited for the previous one's commit. From version 3 it is derived from the writing
+ *   transaction's id (see version 3 below), and readers stop at `change_horizon()`, below which no
+ *   new change can appear: a reader that has seen change N never later finds a new change below N.
+ *   Subscribers rely on this.
+ * - A signal's `seq` counts per session (1, 2, 3, … without gaps), assigned under a lock of that
+ *   session (version 3; before, under the counter lock), so in that session's commit order.
  * - `write_id` is a client-chosen id per signal so that a write retried after a dropped
  *   connection is stored once.
  */

@@ -284,8 +284,10 @@ function parseOptions(url: unknown, options: unknown): {
  *   writes queue and are sent together in one multi-row call; each caller's promise resolves once
  *   its row is committed.
  * - A signal's `seq` counts per session without gaps or duplicates, however many processes write.
- *   Every message and signal also gets a store-wide `changeSeq` that increases in commit order;
- *   {@linkcode PostgresStore.subscribe} follows it with LISTEN/NOTIFY.
+ *   Every message and signal also gets a store-wide `changeSeq`, increasing and never reused (not
+ *   contiguous); {@linkcode PostgresStore.subscribe} follows it with LISTEN/NOTIFY and never sees a
+ *   new change below one it has seen. Writers of different sessions share no lock: they commit in
+ *   parallel (notifications are sent after the commit, outside the write).
  * - A dropped connection (a restarted server, `pg_terminate_backend`) is reported to `onError`
  *   and the call is retried until its deadline: writes are idempotent (messages by id, signals by
  *   a client-chosen write id), so a retried write is stored once. Other failures reject with
@@ -1147,7 +1149,7 @@ export class PostgresStore implements SessionStore {
   }
 
   /**
-   * Follows the messages and signals committed by every process, in commit order, until the
+   * Follows the messages and signals committed by every process, in `changeSeq` order, until the
    * caller stops: `break` out of the loop, call `return()`, abort `signal`, or close the store.
    * With `afterSeq` it first replays what was stored after that `changeSeq` (`0`: everything).
    *

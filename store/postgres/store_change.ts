@@ -1,6 +1,6 @@
 /**
  * What {@linkcode PostgresStore.subscribe} yields: the messages and signals stored by any process,
- * in the order they were committed.
+ * in `changeSeq` order.
  *
  * @module
  */
@@ -9,8 +9,10 @@ import type { MessageRecord, SignalRow } from "../session_store.ts";
 
 /**
  * One stored message or signal, as seen by a subscriber. `changeSeq` numbers every message and
- * signal of the store together, increasing in commit order; pass the last one seen as `afterSeq`
- * to resume after it.
+ * signal of the store together, increasing (with gaps) in the order subscribers see them: a change
+ * is delivered once every write that took its number earlier has committed or failed, so no new
+ * change ever appears below one already seen. Pass the last one seen as `afterSeq` to resume
+ * after it.
  *
  * @example Tell the two kinds apart
  * ```ts

@@ -25,7 +25,7 @@ export type Reading =
 /** What a wrapper runs: readings to judge, or a verdict without one. */
 export type Unwrapped =
   | { readonly readings: readonly Reading[] }
-  | { readonly finding: "none" | "opaque"; readonly why: string };
+  | { readonly finding: "none" | "opaque" | "destructive"; readonly why: string };
 
 /** Options of the wrappers read by {@linkcode commandStarts}. */
 const SPECS: Record<string, OptionSpec> = {
@@ -232,8 +232,46 @@ function clusterWith(value: string, letter: string): boolean {
   return /^-[A-Za-z0-9]+$/.test(value) && value.slice(1).includes(letter);
 }
 
+/** Harmless files a wrapper's log may go to. */
+const HARMLESS_LOGS = /^\/dev\/(null|stdout|stderr|tty|fd\/[12])$/;
+
+/**
+ * `time -o FILE`, `strace -o FILE`, `ltrace -o FILE` (without `-a`/`--append`) create or
+ * truncate FILE before the command runs.
+ */
+function truncatedLog(name: string, args: readonly ShellWord[]): string | undefined {
+  if (name !== "time" && name !== "strace" && name !== "ltrace") return undefined;
+  const starts = commandStarts(args, SPECS[name]) ?? [args.length];
+  const options = args.slice(0, Math.max(...starts));
+  if (
+    name === "time" &&
+    options.some((w) => /^-[a-zA-Z]*a/.test(w.value) || abbreviates(w.value, "--append"))
+  ) {
+    return undefined;
+  }
+  if (name === "strace" && options.some((w) => /^-[a-zA-Z]*A/.test(w.value))) return undefined;
+  for (let i = 0; i < options.length; i++) {
+    const value = options[i].value;
+    let file: string | undefined;
+    if (value.startsWith("--")) {
+      if (abbreviates(value, "--output")) {
+        file = value.includes("=") ? value.slice(value.indexOf("=") + 1) : options[i + 1]?.value;
+      }
+    } else if (/^-[a-zA-Z]*o/.test(value)) {
+      const rest = value.slice(value.indexOf("o") + 1);
+      file = rest || options[i + 1]?.value;
+    }
+    if (file !== undefined && !HARMLESS_LOGS.test(file)) return file;
+  }
+  return undefined;
+}
+
 /** The command a wrapper runs, or `undefined` when `name` is not a wrapper. */
 export function unwrap(name: string, args: readonly ShellWord[]): Unwrapped | undefined {
+  const log = truncatedLog(name, args);
+  if (log !== undefined) {
+    return { finding: "destructive", why: `${name} truncates its log file ${log}` };
+  }
   if (/^(busybox|toybox)([.-].*)?$/.test(name)) return fromStarts(name, args, SPECS.busybox);
   switch (name) {
     case "sudo":
@@ -480,8 +518,49 @@ function unwrapScript(args: readonly ShellWord[]): Unwrapped {
       if (args[i + 1]) readings.push({ script: args[i + 1] });
     }
   }
+  if (!args.some((w) => /^-[a-zA-Z]*a/.test(w.value) || abbreviates(w.value, "--append"))) {
+    // The log file (first operand that is no option's value; ./typescript without one) is
+    // truncated before anything runs.
+    const logFile = scriptLogFile(args);
+    if (!HARMLESS_LOGS.test(logFile)) {
+      return { finding: "destructive", why: `script truncates its log file ${logFile}` };
+    }
+  }
   if (readings.length) return { readings };
   return { finding: "opaque", why: "script without -c runs a shell on its input" };
+}
+
+/** The log file `script` writes (`typescript` when none is named). */
+function scriptLogFile(args: readonly ShellWord[]): string {
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i].value;
+    if (value === "--") return args[i + 1]?.value ?? "typescript";
+    if (value.startsWith("--")) {
+      if (
+        !value.includes("=") &&
+        [
+          "--command",
+          "--log-in",
+          "--log-out",
+          "--log-io",
+          "--log-timing",
+          "--logging-format",
+          "--echo",
+          "--output-limit",
+          "--timing",
+        ].some((o) => abbreviates(value, o))
+      ) i++;
+      continue;
+    }
+    if (value.startsWith("-") && value !== "-") {
+      // -c CMD, -B/-I/-O/-T FILE, -E WHEN, -m TYPE, -o SIZE take a value (attached or next).
+      const letter = value.slice(1).search(/[cBIOTEmo]/);
+      if (letter >= 0 && letter === value.length - 2) i++;
+      continue;
+    }
+    return value;
+  }
+  return "typescript";
 }
 
 function unwrapSg(name: string, args: readonly ShellWord[]): Unwrapped {

@@ -12,6 +12,7 @@
 import type { ParsedShell, ShellParser, ShellWord } from "./_shell_parse.ts";
 import { ShellParseError } from "./_shell_parse.ts";
 import {
+  destructive,
   DYNAMIC,
   type Judging,
   literal,
@@ -141,6 +142,7 @@ function judgeWords(words: readonly ShellWord[], context: Context): ShellFinding
   const wrapped = unwrap(name, args);
   if (wrapped) {
     if ("finding" in wrapped) {
+      if (wrapped.finding === "destructive") return destructive(words, wrapped.why);
       return wrapped.finding === "opaque" ? opaque(words, wrapped.why) : undefined;
     }
     for (const reading of wrapped.readings) {

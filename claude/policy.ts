@@ -1,30 +1,7 @@
 /**
- * The `Policy` type: what a policy file exports and what {@linkcode claudeCodeHooks} returns.
+ * The `Policy` type (defined with the session, re-exported here for policy files).
  *
  * @module
  */
 
-import type { Session } from "../session/session.ts";
-
-/**
- * A policy registers hooks on a session and may return what undoes it. A module used as a
- * policy file exports one under the name `policy`.
- *
- * @example A policy that denies one tool
- * ```ts
- * import type { Policy } from "@hookscope/core/claude";
- * import { Session } from "@hookscope/core";
- * import assert from "node:assert/strict";
- *
- * export const policy: Policy = (session) =>
- *   session.hooks.on("tool.pre", ({ toolName }) =>
- *     toolName === "bash" ? { decision: "deny", reason: "no shell here" } : undefined
- *   );
- * const session = new Session();
- * const undo = policy(session);
- * assert.equal(session.hooks.count("tool.pre"), 1);
- * undo?.();
- * assert.equal(session.hooks.count("tool.pre"), 0);
- * ```
- */
-export type Policy = (session: Session) => void | (() => void);
+export type { Policy } from "../session/policy.ts";

@@ -26,6 +26,7 @@ import { DEMO_HELP, demoCommand } from "./demo.ts";
 import { HOOK_HELP, hookCommand } from "./hook.ts";
 import { PENDING_HELP, pendingCommand } from "./pending.ts";
 import { REJECT_HELP, rejectCommand } from "./reject.ts";
+import { REPLAY_HELP, replayCommand } from "./replay.ts";
 import { RELEASE_HELP, releaseCommand } from "./release.ts";
 import { RESUME_HELP, resumeCommand } from "./resume.ts";
 import { POINTS_HELP, pointsCommand } from "./points.ts";
@@ -56,6 +57,8 @@ Commands:
   points                    the hook point catalogue with wiring status
   hook --policy FILE        answer one Claude Code hook event (JSON on stdin)
   serve --policy FILE       answer Claude Code http hooks at POST /claude/hooks
+  replay DB [SESSION…|--all] --policy FILE
+                            what a policy would have decided for recorded calls (a CI gate)
 
 Run 'hookscope <command> --help' for a command's options.`;
 
@@ -73,6 +76,7 @@ const HELPS: Record<string, string> = {
   points: POINTS_HELP,
   hook: HOOK_HELP,
   serve: SERVE_HELP,
+  replay: REPLAY_HELP,
 };
 
 /**
@@ -124,6 +128,8 @@ export async function main(args: readonly string[], given: CliIO = processIO): P
         return await hookCommand(rest, io);
       case "serve":
         return await serveCommand(rest, io);
+      case "replay":
+        return await replayCommand(rest, io);
       default:
         io.err(`hookscope: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
         return 2;

@@ -37,3 +37,5 @@ export * from "./agent_loop.ts";
 export * from "./bridge.ts";
 export * from "./restore.ts";
 export * from "./resume.ts";
+export * from "./policy.ts";
+export * from "./replay.ts";

@@ -1,0 +1,29 @@
+/**
+ * The `Policy` type: hooks registered on a session as one unit (a policy file exports one).
+ *
+ * @module
+ */
+
+import type { Session } from "./session.ts";
+
+/**
+ * A policy registers hooks on a session and may return what undoes it. A module used as a
+ * policy file (`hookscope hook`, `serve`, `replay`) exports one under the name `policy`.
+ *
+ * @example A policy that denies one tool
+ * ```ts
+ * import { type Policy, Session } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const policy: Policy = (session) =>
+ *   session.hooks.on("tool.pre", ({ toolName }) =>
+ *     toolName === "bash" ? { decision: "deny", reason: "no shell here" } : undefined
+ *   );
+ * const session = new Session();
+ * const undo = policy(session);
+ * assert.equal(session.hooks.count("tool.pre"), 1);
+ * undo?.();
+ * assert.equal(session.hooks.count("tool.pre"), 0);
+ * ```
+ */
+export type Policy = (session: Session) => void | (() => void);

@@ -61,12 +61,35 @@ export function sandboxIdentity(): { uid: number; gid: number } {
   return { uid, gid };
 }
 
-/** Whether this bubblewrap version has `--disable-userns` (0.8.0 and later). */
-export function hasDisableUserns(version: string | undefined): boolean {
-  const match = /^([0-9]+)\.([0-9]+)/.exec(version ?? "");
-  if (!match) return false;
-  const [major, minor] = [Number(match[1]), Number(match[2])];
-  return major > 0 || minor >= 8;
+/** The optional bubblewrap flags the sandbox uses where the installed `bwrap` has them. */
+export interface BwrapFeatures {
+  /** `--disable-userns` (bubblewrap 0.8.0 and later). */
+  disableUserns: boolean;
+  /** `--size` for a `--tmpfs`. */
+  tmpfsSize: boolean;
+}
+
+const features = new Map<string, Promise<BwrapFeatures>>();
+
+/** Which optional flags `bwrap` at `path` has, read once from its `--help`. */
+export function bwrapFeatures(path: string, timeoutMs = 10_000): Promise<BwrapFeatures> {
+  let known = features.get(path);
+  if (!known) {
+    known = runProcess({
+      argv: [path, "--help"],
+      timeoutMs,
+      maxBytes: 65_536,
+      env: { PATH: FALLBACK_PATH },
+    }).then((help) => {
+      const text = `${help.stdout}\n${help.stderr}`;
+      return {
+        disableUserns: /^\s*--disable-userns\b/m.test(text),
+        tmpfsSize: /^\s*--size\b/m.test(text),
+      };
+    });
+    features.set(path, known);
+  }
+  return known;
 }
 
 /** The namespace and identity flags every sandboxed run (and the detection probe) uses. */
@@ -397,6 +420,8 @@ export interface ReadySandbox {
   tmpSizeBytes: number;
   /** Whether nested user namespaces are refused (`--disable-userns`, bubblewrap 0.8.0+). */
   disableUserns: boolean;
+  /** Whether the tmpfs mounts are sized (`--size`). */
+  tmpfsSize: boolean;
 }
 
 /** What a {@linkcode SandboxOptions} value resolves to on this machine. */
@@ -543,7 +568,7 @@ export async function resolveSandbox(options: SandboxOptions): Promise<ResolvedS
     maxProcesses: options.maxProcesses ?? DEFAULT_MAX_PROCESSES,
     maxMemoryBytes: options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES,
     tmpSizeBytes: options.tmpSizeBytes ?? DEFAULT_TMP_SIZE_BYTES,
-    disableUserns: hasDisableUserns(info.version),
+    ...await bwrapFeatures(info.path),
   };
 }
 
@@ -572,7 +597,7 @@ export async function sandboxMounts(
   cgroupProcs: Readonly<Record<string, string>> = {},
 ): Promise<Mount[]> {
   systemMounts ??= buildSystemMounts();
-  const size = sandbox.tmpSizeBytes;
+  const size = sandbox.tmpfsSize ? sandbox.tmpSizeBytes : undefined;
   const mounts: Mount[] = [...await systemMounts, { type: "proc", dest: "/proc" }];
   for (const name of PROC_READ_ONLY) {
     mounts.push({

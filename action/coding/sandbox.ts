@@ -9,8 +9,8 @@
 
 import process from "node:process";
 import {
+  bwrapFeatures,
   findProgram,
-  hasDisableUserns,
   memoryLimitMode,
   namespaceArgs,
   processLimitMode,
@@ -178,7 +178,7 @@ export async function detectSandbox(options?: DetectSandboxOptions): Promise<San
   const probe = await runProcess({
     argv: [
       path,
-      ...namespaceArgs(hasDisableUserns(match?.[1])),
+      ...namespaceArgs((await bwrapFeatures(path, timeoutMs)).disableUserns),
       "--ro-bind",
       "/",
       "/",

@@ -25,6 +25,8 @@ export interface Judging {
   readonly args: readonly ShellWord[];
   /** The program receives more arguments from its input (xargs, find -exec … +). */
   readonly bulk: boolean;
+  /** Its standard input is given by the command line (a pipe or an input redirection). */
+  readonly input: boolean;
   /** Judges words as a command run by this one (one level deeper). */
   nested(rest: readonly ShellWord[], bulk?: boolean): ShellFinding | undefined;
   /** Parses `source` as a shell command line and judges it (one level deeper). */

@@ -118,6 +118,14 @@ function judgeCopy(judging: Judging): ShellFinding | undefined {
     return destructive(words, `${name} writes over a device or system file`);
   }
   if (
+    name === "tee" && !judging.input &&
+    !flags.short.has("a") && !hasLong(flags.long, "--append") &&
+    operands.some((op) => !HARMLESS_DEVICES.test(op.value) && op.value !== "-")
+  ) {
+    // With no input given on the line it reads the caller's (empty): like `: > file`.
+    return destructive(words, "tee with no input truncates its files");
+  }
+  if (
     name === "cp" && operands.length >= 2 &&
     operands.slice(0, -1).some((op) => op.value === "/dev/null" || op.value === "/dev/zero")
   ) {

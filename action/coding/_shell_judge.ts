@@ -45,6 +45,8 @@ interface Context {
   readonly depth: number;
   /** The program receives more arguments from its input (xargs, find -exec … +). */
   readonly bulk: boolean;
+  /** Standard input is given by the command line (else: the caller's, empty for a tool). */
+  readonly input: boolean;
 }
 
 /** Judges a whole command line; `undefined` when nothing destructive or opaque was found. */
@@ -75,8 +77,8 @@ export function judgeShell(
     const finding = judgeRedirect(redirect.op, redirect.target, redirect.truncates);
     if (finding) return finding;
   }
-  const context: Context = { parse, depth, bulk: false };
   for (const command of parsed.commands) {
+    const context: Context = { parse, depth, bulk: false, input: command.input === true };
     const finding = judgeWords(command.words, context) ??
       // `GIT_PAGER=… git log` is judged as `env GIT_PAGER=… git log` is.
       (command.assignments?.length
@@ -129,6 +131,7 @@ function judgeWords(words: readonly ShellWord[], context: Context): ShellFinding
     name,
     args,
     bulk: context.bulk,
+    input: context.input,
     nested: (rest, bulk = context.bulk) =>
       rest.length ? judgeWords(rest, { ...context, depth: context.depth + 1, bulk }) : undefined,
     reparse: (source, why) => {

@@ -41,6 +41,11 @@ export interface ShellCommand {
   readonly text: string;
   /** Assignments before the program (`GIT_PAGER=… git log`), each as one `NAME=value` word. */
   readonly assignments?: readonly ShellWord[];
+  /**
+   * Its standard input is given by the line (a pipe, `<`, a here-document or here-string);
+   * otherwise it reads the caller's input, which for a tool call is empty.
+   */
+  readonly input?: boolean;
 }
 
 /** A parsed command line. */
@@ -192,7 +197,12 @@ interface Collected {
   bodies: string[];
 }
 
-function visit(node: SyntaxNode, out: Collected, extra: readonly ShellWord[] = []): void {
+function visit(
+  node: SyntaxNode,
+  out: Collected,
+  extra: readonly ShellWord[] = [],
+  input = false,
+): void {
   if (node.type === "heredoc_redirect") {
     const start = node.children.find((child) => child?.type === "heredoc_start")?.text ?? "";
     const body = node.children.find((child) => child?.type === "heredoc_body");
@@ -221,13 +231,17 @@ function visit(node: SyntaxNode, out: Collected, extra: readonly ShellWord[] = [
       });
     }
     if (words.length) {
-      out.commands.push(
-        assignments.length ? { words, text: node.text, assignments } : { words, text: node.text },
-      );
+      out.commands.push({
+        words,
+        text: node.text,
+        ...(assignments.length ? { assignments } : {}),
+        ...(input || givesInput(node) ? { input: true } : {}),
+      });
     }
   }
   let body: SyntaxNode | null = null;
   let trailing: ShellWord[] = [];
+  let bodyInput = false;
   if (node.type === "redirected_statement") {
     body = node.childForFieldName("body");
     // The grammar reads `rm >/dev/null -rf x` as a redirection with three destinations; bash
@@ -238,12 +252,9 @@ function visit(node: SyntaxNode, out: Collected, extra: readonly ShellWord[] = [
       trailing = [];
     }
     // Input given to the statement (`cat > f <<EOF`, `< in`) is content, not a truncation.
-    const hasInput = node.children.some((child) =>
-      child !== null &&
-      (child.type === "heredoc_redirect" || child.type === "herestring_redirect" ||
-        (child.type === "file_redirect" && child.children.some((c) => c?.text === "<")))
-    );
-    const truncates = !hasInput && (!body || isNoOp(body));
+    const hasInput = givesInput(node);
+    bodyInput = input || hasInput;
+    const truncates = !bodyInput && (!body || isNoOp(body));
     for (const child of node.children) {
       if (child && /_redirect$/.test(child.type)) out.redirects.push(redirectOf(child, truncates));
     }
@@ -257,10 +268,32 @@ function visit(node: SyntaxNode, out: Collected, extra: readonly ShellWord[] = [
     const body = node.childForFieldName("body");
     if (name && body && callsName(body, name)) out.recursive.push(name);
   }
-  for (const child of node.namedChildren) {
-    if (child) visit(child, out, body && sameNode(child, body) ? trailing : []);
-  }
+  // Who reads the line's input: later parts of a pipeline, a redirected body, and everything in
+  // a group or subshell that reads it.
+  const named = node.namedChildren;
+  named.forEach((child, index) => {
+    if (!child) return;
+    const isBody = body !== null && sameNode(child, body);
+    const childInput = node.type === "pipeline"
+      ? index > 0 || input
+      : isBody
+      ? bodyInput
+      : PASS_INPUT.has(node.type) && input;
+    visit(child, out, isBody ? trailing : [], childInput);
+  });
 }
+
+/** The node carries an input redirection (`< in`, a here-document or here-string). */
+function givesInput(node: SyntaxNode): boolean {
+  return node.children.some((child) =>
+    child !== null &&
+    (child.type === "heredoc_redirect" || child.type === "herestring_redirect" ||
+      (child.type === "file_redirect" && child.children.some((c) => c?.text === "<")))
+  );
+}
+
+/** Nodes whose commands read the input given to the node itself. */
+const PASS_INPUT = new Set(["subshell", "compound_statement", "negated_command", "list"]);
 
 /** Node objects are made per access: compare position and type. */
 function sameNode(a: SyntaxNode, b: SyntaxNode): boolean {

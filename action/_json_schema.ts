@@ -1,6 +1,13 @@
 // A RequestSchema over a JSON Schema, validated by @cfworker/json-schema (no code generation, so
 // it runs where eval is forbidden), plus a structural check that names what is malformed.
-import { Validator } from "@cfworker/json-schema";
+//
+// `pattern` is matched in linear time by RE2 (re2js), never by a backtracking JS RegExp: a
+// server-supplied pattern such as `^(a+)+$` would otherwise freeze the event loop. Each `pattern`
+// is moved into a `format` keyword whose checker is the compiled RE2 pattern (registered on the
+// validator's shared format table under a private key); `patternProperties` is refused, because
+// the validator matches its keys with a JS RegExp that cannot be replaced.
+import { format, Validator } from "@cfworker/json-schema";
+import { RE2JS } from "re2js";
 import type { RequestSchema } from "./tool.ts";
 
 const TYPES = new Set(["array", "boolean", "integer", "null", "number", "object", "string"]);
@@ -49,6 +56,15 @@ export function findSchemaProblem(schema: unknown, path = "#", depth = 0): strin
   if (schema.$ref !== undefined && typeof schema.$ref !== "string") {
     return `${path}/$ref: must be a string`;
   }
+  if (schema.pattern !== undefined) {
+    if (typeof schema.pattern !== "string") return `${path}/pattern: must be a string`;
+    const problem = re2Problem(schema.pattern);
+    if (problem) return `${path}/pattern: ${problem}`;
+  }
+  if (schema.patternProperties !== undefined) {
+    return `${path}/patternProperties: not supported (patterns are matched in linear time, and ` +
+      `property-name patterns cannot be)`;
+  }
   for (const key of SCHEMA_MAPS) {
     const map = schema[key];
     if (map === undefined) continue;
@@ -83,6 +99,60 @@ export function findSchemaProblem(schema: unknown, path = "#", depth = 0): strin
   return null;
 }
 
+const FORMAT_PREFIX = "\u0000hookscope-re2:";
+const MAX_PATTERN_LENGTH = 4096;
+
+function re2Problem(pattern: string): string | null {
+  if (pattern.length > MAX_PATTERN_LENGTH) {
+    return `longer than ${MAX_PATTERN_LENGTH} characters`;
+  }
+  try {
+    RE2JS.compile(pattern);
+    return null;
+  } catch (error) {
+    return `${JSON.stringify(pattern)} is not a pattern the linear-time (RE2) matcher accepts (${
+      error instanceof Error ? error.message : String(error)
+    })`;
+  }
+}
+
+function registerPattern(pattern: string): string {
+  const key = FORMAT_PREFIX + pattern;
+  const table = format as Record<string, (value: string) => boolean>;
+  if (!Object.hasOwn(table, key)) {
+    const compiled = RE2JS.compile(pattern);
+    table[key] = (value: string) => compiled.matcher(value).find();
+  }
+  return key;
+}
+
+// A copy of `schema` whose every `pattern` is a `format` checked by RE2 (a schema that already has
+// a `format` gets the pattern's check in an added `allOf` entry).
+function withLinearPatterns(schema: unknown, depth = 0): unknown {
+  if (depth > MAX_DEPTH + 1) return schema;
+  if (Array.isArray(schema)) return schema.map((s) => withLinearPatterns(s, depth + 1));
+  if (!isObject(schema)) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "pattern" && typeof value === "string") continue;
+    if (key === "enum" || key === "const" || key === "default" || key === "examples") {
+      out[key] = value;
+    } else if (SCHEMA_MAPS.includes(key as never) && isObject(value)) {
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, withLinearPatterns(v, depth + 1)]),
+      );
+    } else {
+      out[key] = withLinearPatterns(value, depth + 1);
+    }
+  }
+  if (typeof schema.pattern === "string") {
+    const key = registerPattern(schema.pattern);
+    if (out.format === undefined) out.format = key;
+    else out.allOf = [...(Array.isArray(out.allOf) ? out.allOf : []), { format: key }];
+  }
+  return out;
+}
+
 function pathOf(instanceLocation: string): PropertyKey[] {
   return instanceLocation.replace(/^#\/?/, "").split("/").filter((p) => p !== "").map((p) =>
     decodeURIComponent(p.replace(/~1/g, "/").replace(/~0/g, "~"))
@@ -93,7 +163,7 @@ function pathOf(instanceLocation: string): PropertyKey[] {
 export function jsonSchemaValidator(
   schema: Record<string, unknown>,
 ): RequestSchema<Record<string, unknown>> {
-  const validator = new Validator(schema as never, "2020-12", false);
+  const validator = new Validator(withLinearPatterns(schema) as never, "2020-12", false);
   return {
     safeParse(data: unknown) {
       const result = validator.validate(data);
@@ -105,11 +175,18 @@ export function jsonSchemaValidator(
       return {
         success: false,
         error: {
-          issues: (leaves.length ? leaves : result.errors).map((e) => ({
-            path: pathOf(e.instanceLocation),
-            message: e.error,
-            code: e.keyword,
-          })),
+          issues: (leaves.length ? leaves : result.errors).map((e) => {
+            const pattern = e.keyword === "format" && e.error.includes(FORMAT_PREFIX)
+              ? e.error.slice(e.error.indexOf(FORMAT_PREFIX) + FORMAT_PREFIX.length, -2)
+              : undefined;
+            return pattern === undefined
+              ? { path: pathOf(e.instanceLocation), message: e.error, code: e.keyword }
+              : {
+                path: pathOf(e.instanceLocation),
+                message: `String does not match pattern ${JSON.stringify(pattern)}.`,
+                code: "pattern",
+              };
+          }),
         },
       };
     },

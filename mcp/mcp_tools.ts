@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { ActionManager } from "../action/manager.ts";
 import { attachToolHooks } from "../action/_attach.ts";
 import type { AgentSpec } from "../action/spec.ts";
-import type { ToolSource } from "../core/tool_source.ts";
+import type { ToolAnnotations, ToolSource } from "../core/tool_source.ts";
 import { Tool, type ToolContext } from "../action/tool.ts";
 import { findSchemaProblem, jsonSchemaValidator } from "../action/_json_schema.ts";
 
@@ -16,7 +16,11 @@ import { findSchemaProblem, jsonSchemaValidator } from "../action/_json_schema.t
 export interface McpToolsOptions {
   /** The server's name in `source.server` (default: the name the server reports, else `"mcp"`). */
   server?: string;
-  /** Prefix for every tool name (for example `"fs_"`), to keep two servers' names apart. */
+  /**
+   * Prefix for every tool name (for example `"fs_"`, or `"mcp__files__"` as Claude Code names
+   * them), to keep two servers' names apart. Without one, a server tool whose name is taken on the
+   * `manager` is skipped (see {@linkcode McpToolSet.skipped}), never put in the other's place.
+   */
   prefix?: string;
   /**
    * Keeps this manager in sync: tools are registered on it now, and a `tools/list_changed`
@@ -28,8 +32,92 @@ export interface McpToolsOptions {
   spec?: AgentSpec;
   /** Deadline of one tool call in milliseconds (default 60 000). */
   timeoutMs?: number;
-  /** Where a failed refresh after a list change goes (default: rethrown from `refresh()` only). */
+  /**
+   * Where a failed refresh after a list change goes, and every tool that is not offered (a name
+   * collision, a task-only tool) as an {@linkcode McpToolSkippedError} (default: only
+   * {@linkcode McpToolSet.skipped} records them; a failed refresh rethrows from `refresh()`).
+   */
   onError?: (error: unknown) => void;
+  /**
+   * Receives the server's progress notifications for each call (a `progressToken` is sent with
+   * every call when this is set).
+   */
+  onProgress?: (event: McpProgressEvent) => void;
+  /** Each progress notification restarts the call's deadline (default false), as the SDK offers. */
+  resetTimeoutOnProgress?: boolean;
+  /** With `resetTimeoutOnProgress`, the most a call may take in all, in milliseconds. */
+  maxTotalTimeoutMs?: number;
+  /**
+   * The most UTF-8 bytes of a tool description offered to the model (default 16 384); a longer
+   * one is cut and ends with a visible marker.
+   */
+  maxDescriptionBytes?: number;
+  /**
+   * The most bytes (UTF-8 of its JSON) of a tool result (default 1 048 576); a larger result
+   * rejects with {@linkcode McpResultTooLargeError} and never reaches the branch or the model.
+   */
+  maxResultBytes?: number;
+}
+
+/** One progress notification of a running MCP tool call. */
+export interface McpProgressEvent {
+  /** Always `"progress"`. */
+  readonly type: "progress";
+  /** The server, as in `source.server`. */
+  readonly server: string;
+  /** The tool's name as offered (with the prefix). */
+  readonly tool: string;
+  /** The call's id, when the caller gave one. */
+  readonly callId?: string;
+  /** Progress so far (increases with every notification). */
+  readonly progress: number;
+  /** The total, when the server knows it. */
+  readonly total?: number;
+  /** The server's message, when it sent one. */
+  readonly message?: string;
+}
+
+/** Why a server tool is not offered. */
+export type McpSkipReason = "name-taken" | "duplicate" | "task-required";
+
+/** A server tool that is not offered, and why (in {@linkcode McpToolSet.skipped} and `onError`). */
+export class McpToolSkippedError extends Error {
+  /** The server. */
+  readonly server: string;
+  /** The tool's name as it would have been offered. */
+  readonly toolName: string;
+  /** Why it is skipped. */
+  readonly reason: McpSkipReason;
+  /** Makes the error. */
+  constructor(server: string, toolName: string, reason: McpSkipReason, message: string) {
+    super(message);
+    this.name = "McpToolSkippedError";
+    this.server = server;
+    this.toolName = toolName;
+    this.reason = reason;
+  }
+}
+
+/** A tool result larger than `maxResultBytes`; it goes through `tool.error`. */
+export class McpResultTooLargeError extends Error {
+  /** The tool's name on the server. */
+  readonly toolName: string;
+  /** The result's size in bytes (UTF-8 of its JSON). */
+  readonly bytes: number;
+  /** The cap. */
+  readonly limit: number;
+  /** Makes the error. */
+  constructor(toolName: string, bytes: number, limit: number) {
+    super(
+      `MCP tool ${
+        JSON.stringify(toolName)
+      } returned ${bytes} bytes, more than the ${limit}-byte result cap (maxResultBytes)`,
+    );
+    this.name = "McpResultTooLargeError";
+    this.toolName = toolName;
+    this.bytes = bytes;
+    this.limit = limit;
+  }
 }
 
 /** What {@linkcode mcpTools} returns. */
@@ -40,6 +128,8 @@ export interface McpToolSet {
   readonly tools: readonly Tool[];
   /** Lists the server's tools again and updates `tools` and the manager. */
   refresh(): Promise<readonly Tool[]>;
+  /** The server tools not offered at the last refresh, and why. */
+  readonly skipped: readonly McpToolSkippedError[];
   /** Stops following list changes (the client stays open: close it yourself). */
   close(): void;
 }
@@ -85,7 +175,14 @@ export interface McpClientLike {
   callTool(
     params: { name: string; arguments?: Record<string, unknown> },
     resultSchema?: undefined,
-    options?: { signal?: AbortSignal; timeout?: number },
+    options?: {
+      signal?: AbortSignal;
+      timeout?: number;
+      // deno-lint-ignore no-explicit-any
+      onprogress?: (progress: any) => void;
+      resetTimeoutOnProgress?: boolean;
+      maxTotalTimeout?: number;
+    },
   ): Promise<unknown>;
   /** Sets the handler of one notification, keyed by the schema's `method` literal. */
   // deno-lint-ignore no-explicit-any
@@ -96,8 +193,12 @@ export interface McpClientLike {
 
 interface McpToolInfo {
   name: string;
+  title?: string;
   description?: string;
   inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+  execution?: { taskSupport?: string };
 }
 
 function textOf(result: Record<string, unknown>): string {
@@ -111,6 +212,100 @@ function textOf(result: Record<string, unknown>): string {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_DESCRIPTION_BYTES = 16 * 1024;
+const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
+const LIST_CHANGED = "notifications/tools/list_changed";
+const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
+
+// UTF-8 length of a string without encoding it.
+function utf8Bytes(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+// `text` cut to at most `limit` UTF-8 bytes (marker included), ending with a visible marker.
+function capText(text: string, limit: number): string {
+  const bytes = utf8Bytes(text);
+  if (bytes <= limit) return text;
+  const marker = `\n[description cut: ${bytes} bytes, limit ${limit}]`;
+  let end = 0;
+  let used = 0;
+  const room = Math.max(0, limit - utf8Bytes(marker));
+  while (end < text.length) {
+    const c = text.charCodeAt(end);
+    const pair = c >= 0xd800 && c < 0xdc00 && end + 1 < text.length;
+    const size = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+    if (used + size > room) break;
+    used += size;
+    end += pair ? 2 : 1;
+  }
+  return text.slice(0, end) + marker;
+}
+
+function sourceOf(server: string, info: McpToolInfo, maxText: number): ToolSource {
+  const source: {
+    kind: "mcp";
+    server: string;
+    title?: string;
+    annotations?: ToolAnnotations;
+    outputSchema?: Record<string, unknown>;
+  } = { kind: "mcp", server };
+  const annotations = info.annotations;
+  const title = typeof info.title === "string"
+    ? info.title
+    : typeof annotations?.title === "string"
+    ? annotations.title
+    : undefined;
+  if (title !== undefined) source.title = capText(title, Math.min(maxText, 1024));
+  if (annotations && typeof annotations === "object") {
+    const hints: Record<string, boolean> = {};
+    for (const hint of HINTS) {
+      if (typeof annotations[hint] === "boolean") hints[hint] = annotations[hint] as boolean;
+    }
+    if (Object.keys(hints).length > 0) source.annotations = Object.freeze(hints);
+  }
+  if (info.outputSchema && typeof info.outputSchema === "object") {
+    source.outputSchema = info.outputSchema;
+  }
+  return Object.freeze(source);
+}
+
+// One notification handler per client serves every tool set on it, and chains to the handler that
+// was set before the first set (the user's own, or the client's `listChanged` option).
+interface Dispatcher {
+  readonly sets: Set<() => void>;
+  readonly previous?: (notification: unknown) => unknown;
+}
+const dispatchers = new WeakMap<object, Dispatcher>();
+
+function follow(client: McpClientLike, onChange: () => void): () => void {
+  let dispatcher = dispatchers.get(client);
+  if (!dispatcher) {
+    const handlers = (client as { _notificationHandlers?: unknown })._notificationHandlers;
+    const previous = handlers instanceof Map
+      ? handlers.get(LIST_CHANGED) as ((notification: unknown) => unknown) | undefined
+      : undefined;
+    const created: Dispatcher = { sets: new Set(), ...(previous ? { previous } : {}) };
+    dispatcher = created;
+    dispatchers.set(client, created);
+    client.setNotificationHandler(toolListChanged(), async (notification: unknown) => {
+      for (const set of [...created.sets]) set();
+      await created.previous?.(notification);
+    });
+  }
+  dispatcher.sets.add(onChange);
+  const sets = dispatcher.sets;
+  return () => sets.delete(onChange);
+}
 
 // The SDK keys notification handlers by the schema's `method` literal and accepts zod 4 schemas,
 // so the adapter needs no value import from the SDK (only its types).
@@ -177,11 +372,34 @@ export async function mcpTools(
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new TypeError("Cannot list MCP tools: timeoutMs must be a positive number");
   }
+  const positive = (value: number | undefined, name: string, fallback: number): number => {
+    if (value === undefined) return fallback;
+    if (!Number.isInteger(value) || value <= 0) {
+      throw new TypeError(`Cannot list MCP tools: ${name} must be a positive integer`);
+    }
+    return value;
+  };
+  const maxDescriptionBytes = positive(
+    options?.maxDescriptionBytes,
+    "maxDescriptionBytes",
+    DEFAULT_MAX_DESCRIPTION_BYTES,
+  );
+  const maxResultBytes = positive(
+    options?.maxResultBytes,
+    "maxResultBytes",
+    DEFAULT_MAX_RESULT_BYTES,
+  );
+  const maxTotalTimeout = options?.maxTotalTimeoutMs === undefined
+    ? undefined
+    : positive(options.maxTotalTimeoutMs, "maxTotalTimeoutMs", 1);
+  const onProgress = options?.onProgress;
   const server = options?.server ?? client.getServerVersion?.()?.name ?? "mcp";
-  const source: ToolSource = Object.freeze({ kind: "mcp", server });
   const manager = options?.manager;
   const spec = options?.spec;
-  let current = new Map<string, { tool: Tool; fingerprint: string }>();
+  // Entries this set offers; `registered` is the tool object it put on the manager, so it never
+  // removes or replaces a tool that someone else registered under the same name.
+  let current = new Map<string, { tool: Tool; fingerprint: string; registered?: Tool }>();
+  let skipped: McpToolSkippedError[] = [];
   let closed = false;
 
   const build = (info: McpToolInfo): Tool => {
@@ -196,19 +414,55 @@ export async function mcpTools(
       );
     }
     const remoteName = info.name;
+    const name = prefix + remoteName;
     const tool = new Tool({
-      name: prefix + remoteName,
-      description: info.description ?? "",
+      name,
+      description: capText(
+        typeof info.description === "string" ? info.description : "",
+        maxDescriptionBytes,
+      ),
       parameters: info.inputSchema,
       requestOptions: jsonSchemaValidator(info.inputSchema),
-      source,
+      source: sourceOf(server, info, maxDescriptionBytes),
       func: async (args: Record<string, unknown>, context: ToolContext) => {
-        const result = await client.callTool({ name: remoteName, arguments: args }, undefined, {
-          signal: context.signal,
-          timeout: timeoutMs,
-        }) as Record<string, unknown>;
-        if (result.isError === true) throw new McpToolError(remoteName, result);
-        return result;
+        // A signal of this call only: the SDK adds an abort listener to the signal it is given
+        // and never removes it, so a long-lived caller signal is linked, and unlinked at the end.
+        const outer = context.signal;
+        const controller = new AbortController();
+        const abort = (): void => controller.abort(outer.reason);
+        if (outer.aborted) abort();
+        else outer.addEventListener("abort", abort, { once: true });
+        try {
+          const result = await client.callTool({ name: remoteName, arguments: args }, undefined, {
+            signal: controller.signal,
+            timeout: timeoutMs,
+            ...(onProgress
+              ? {
+                onprogress: (p: { progress: number; total?: number; message?: string }) => {
+                  onProgress({
+                    type: "progress",
+                    server,
+                    tool: name,
+                    ...(context.callId !== undefined ? { callId: context.callId } : {}),
+                    progress: p.progress,
+                    ...(typeof p.total === "number" ? { total: p.total } : {}),
+                    ...(typeof p.message === "string" ? { message: p.message } : {}),
+                  });
+                },
+              }
+              : {}),
+            ...(options?.resetTimeoutOnProgress ? { resetTimeoutOnProgress: true } : {}),
+            ...(maxTotalTimeout !== undefined ? { maxTotalTimeout } : {}),
+          }) as Record<string, unknown>;
+          const bytes = utf8Bytes(JSON.stringify(result) ?? "");
+          if (bytes > maxResultBytes) {
+            throw new McpResultTooLargeError(remoteName, bytes, maxResultBytes);
+          }
+          if (result.isError === true) throw new McpToolError(remoteName, result);
+          return result;
+        } finally {
+          outer.removeEventListener("abort", abort);
+        }
       },
     });
     return spec && !manager?.spec ? attachToolHooks(tool, spec) : tool;
@@ -238,21 +492,76 @@ export async function mcpTools(
     throw new McpSchemaError(server, `MCP server ${JSON.stringify(server)} paged past 1000 pages`);
   };
 
+  const skip = (name: string, reason: McpSkipReason, message: string): void => {
+    const error = new McpToolSkippedError(server, name, reason, message);
+    skipped.push(error);
+    options?.onError?.(error);
+  };
+
   const refresh = async (): Promise<readonly Tool[]> => {
     const infos = await list();
-    const next = new Map<string, { tool: Tool; fingerprint: string }>();
+    const next = new Map<string, { tool: Tool; fingerprint: string; registered?: Tool }>();
+    const built: McpToolInfo[] = [];
+    skipped = [];
     for (const info of infos) {
-      const fingerprint = JSON.stringify([info.description ?? "", info.inputSchema]);
-      const old = current.get(prefix + info.name);
-      next.set(
-        prefix + info.name,
-        old && old.fingerprint === fingerprint ? old : { tool: build(info), fingerprint },
-      );
+      const name = prefix + info.name;
+      if (next.has(name) || built.some((b) => prefix + b.name === name)) {
+        skip(
+          name,
+          "duplicate",
+          `MCP server ${JSON.stringify(server)} lists ${
+            JSON.stringify(name)
+          } twice; the first is offered`,
+        );
+        continue;
+      }
+      if (info.execution?.taskSupport === "required") {
+        skip(
+          name,
+          "task-required",
+          `MCP tool ${JSON.stringify(name)} of server ${
+            JSON.stringify(server)
+          } is not offered: it requires task-based execution, which mcpTools does not run`,
+        );
+        continue;
+      }
+      const ours = current.get(name);
+      const holder = manager?.get(name);
+      if (holder !== undefined && (ours?.registered === undefined || holder !== ours.registered)) {
+        skip(
+          name,
+          "name-taken",
+          `MCP tool ${JSON.stringify(name)} of server ${
+            JSON.stringify(server)
+          } is not offered: the name is already registered on the manager (use prefix to namespace it)`,
+        );
+        continue;
+      }
+      const fingerprint = JSON.stringify([
+        info.title ?? null,
+        info.description ?? "",
+        info.inputSchema,
+        info.outputSchema ?? null,
+        info.annotations ?? null,
+      ]);
+      const old =
+        ours && ours.fingerprint === fingerprint && (!manager || ours.registered === holder)
+          ? ours
+          : undefined;
+      next.set(name, old ?? { tool: build(info), fingerprint });
+      built.push(info);
     }
     if (manager) {
-      for (const name of current.keys()) if (!next.has(name)) manager.unregister(name);
+      for (const [name, entry] of current) {
+        // Remove only what this set put there and still holds the name.
+        if (!next.has(name) && entry.registered && manager.get(name) === entry.registered) {
+          manager.unregister(name);
+        }
+      }
       for (const [name, entry] of next) {
-        if (current.get(name) !== entry) manager.register(entry.tool, { update: true });
+        if (entry.registered) continue;
+        manager.register(entry.tool, { update: true });
+        entry.registered = manager.get(name);
       }
     }
     current = next;
@@ -260,13 +569,9 @@ export async function mcpTools(
   };
 
   await refresh();
-  client.setNotificationHandler(toolListChanged(), async () => {
+  const unfollow = follow(client, () => {
     if (closed) return;
-    try {
-      await refresh();
-    } catch (error) {
-      options?.onError?.(error);
-    }
+    refresh().catch((error) => options?.onError?.(error));
   });
 
   return {
@@ -274,9 +579,13 @@ export async function mcpTools(
     get tools(): readonly Tool[] {
       return [...current.values()].map((e) => e.tool);
     },
+    get skipped(): readonly McpToolSkippedError[] {
+      return [...skipped];
+    },
     refresh,
     close(): void {
       closed = true;
+      unfollow();
     },
   };
 }

@@ -10,9 +10,13 @@
 
 export {
   type McpClientLike,
+  type McpProgressEvent,
+  McpResultTooLargeError,
   McpSchemaError,
+  type McpSkipReason,
   McpToolError,
   mcpTools,
   type McpToolSet,
+  McpToolSkippedError,
   type McpToolsOptions,
 } from "./mcp_tools.ts";

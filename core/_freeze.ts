@@ -72,7 +72,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 /** Deeper than this is refused (a copy must not overflow the stack). */
-const MAX_DEPTH = 256;
+const MAX_DEPTH = MAX_PAYLOAD_DEPTH;
 
 /**
  * A copy of `value` made of plain data only, read once: every own enumerable property's

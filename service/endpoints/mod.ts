@@ -15,3 +15,5 @@
 
 export * from "./openai_compatible.ts";
 export * from "./openai_messages.ts";
+export * from "./tape_endpoint.ts";
+export * from "./tape_errors.ts";

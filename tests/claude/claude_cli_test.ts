@@ -213,6 +213,21 @@ describe("hookscope hook and serve with bad input", () => {
       await wrong.body?.cancel();
     });
 
+    it("hook --server forwards the event to serve (with the token from --token-env)", async () => {
+      const forwarded = await hook(
+        ["--server", url, "--token-env", "HOOK_TOKEN"],
+        pre("rm -rf x"),
+        { HOOK_TOKEN: "s3cret" },
+      );
+      assert.equal(forwarded.code, 0, forwarded.stderr);
+      assert.equal(permission(forwarded.stdout).permissionDecision, "deny");
+      assert.equal(permission(forwarded.stdout).permissionDecisionReason, "no rm");
+      // Without the token the server refuses, and the forwarding hook fails closed.
+      const refused = await hook(["--server", url], pre("ls"));
+      assert.equal(permission(refused.stdout).permissionDecision, "deny");
+      assert.match(permission(refused.stdout).permissionDecisionReason ?? "", /HTTP 401/);
+    });
+
     it("refuses malformed, oversized and non-JSON bodies; a hanging policy denies at the deadline", async () => {
       const malformed = await post("{ nope");
       assert.equal(malformed.status, 400);

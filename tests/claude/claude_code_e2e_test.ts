@@ -259,15 +259,17 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
           hooks: [{ type: "http", url: `${url}/claude/hooks`, timeout: 30 }],
         }],
       });
-      const { result } = await drive([{
-        name: "Bash",
-        input: { command: "rm -rf victim", description: "clean up" },
-      }], setup);
+      const { result, fake } = await drive([
+        { name: "Bash", input: { command: "rm -rf victim", description: "clean up" } },
+        { name: "Bash", input: { command: "echo original", description: "say something" } },
+      ], setup);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(readFileSync(join(setup.project, "victim", "data.txt"), "utf8"), "precious");
       assert.deepEqual(result.json.permission_denials.map((d) => d.tool_input.command), [
         "rm -rf victim",
       ]);
+      assert.match(JSON.stringify(fake.toolResults[1]?.content), /rewritten-by-hookscope/);
+      assert.match(JSON.stringify(fake.requests.at(-1)), /hookscope-context-marker/);
     } finally {
       try {
         process.kill(-server.pid!, "SIGTERM");

@@ -21,20 +21,6 @@
  */
 
 import { CliError, type CliIO, processIO, safeIO, UsageError, visible } from "./_output.ts";
-import { APPROVE_HELP, approveCommand } from "./approve.ts";
-import { DEMO_HELP, demoCommand } from "./demo.ts";
-import { HOOK_HELP, hookCommand } from "./hook.ts";
-import { PENDING_HELP, pendingCommand } from "./pending.ts";
-import { REJECT_HELP, rejectCommand } from "./reject.ts";
-import { REPLAY_HELP, replayCommand } from "./replay.ts";
-import { RELEASE_HELP, releaseCommand } from "./release.ts";
-import { RESUME_HELP, resumeCommand } from "./resume.ts";
-import { POINTS_HELP, pointsCommand } from "./points.ts";
-import { RUN_HELP, runCommand } from "./run.ts";
-import { SERVE_HELP, serveCommand } from "./serve.ts";
-import { SESSIONS_HELP, sessionsCommand } from "./sessions.ts";
-import { SHOW_HELP, showCommand } from "./show.ts";
-import { TAIL_HELP, tailCommand } from "./tail.ts";
 
 export type { CliIO } from "./_output.ts";
 
@@ -62,21 +48,74 @@ Commands:
 
 Run 'hookscope <command> --help' for a command's options.`;
 
-const HELPS: Record<string, string> = {
-  demo: DEMO_HELP,
-  run: RUN_HELP,
-  sessions: SESSIONS_HELP,
-  show: SHOW_HELP,
-  pending: PENDING_HELP,
-  approve: APPROVE_HELP,
-  reject: REJECT_HELP,
-  resume: RESUME_HELP,
-  release: RELEASE_HELP,
-  tail: TAIL_HELP,
-  points: POINTS_HELP,
-  hook: HOOK_HELP,
-  serve: SERVE_HELP,
-  replay: REPLAY_HELP,
+/** How a subcommand runs: its arguments, the output, and a raw writer for streamed text. */
+type Command = (
+  args: readonly string[],
+  io: CliIO,
+  write: (text: string) => void,
+) => number | Promise<number>;
+
+/**
+ * Each subcommand, loaded on first use: `hookscope hook` (one process per Claude Code event)
+ * loads the policy and the store, not the agent runner and its toolkit.
+ */
+const COMMANDS: Record<string, () => Promise<{ run: Command; help: string }>> = {
+  demo: async () => {
+    const m = await import("./demo.ts");
+    return { run: m.demoCommand, help: m.DEMO_HELP };
+  },
+  run: async () => {
+    const m = await import("./run.ts");
+    return { run: m.runCommand, help: m.RUN_HELP };
+  },
+  sessions: async () => {
+    const m = await import("./sessions.ts");
+    return { run: m.sessionsCommand, help: m.SESSIONS_HELP };
+  },
+  show: async () => {
+    const m = await import("./show.ts");
+    return { run: m.showCommand, help: m.SHOW_HELP };
+  },
+  pending: async () => {
+    const m = await import("./pending.ts");
+    return { run: m.pendingCommand, help: m.PENDING_HELP };
+  },
+  approve: async () => {
+    const m = await import("./approve.ts");
+    return { run: m.approveCommand, help: m.APPROVE_HELP };
+  },
+  reject: async () => {
+    const m = await import("./reject.ts");
+    return { run: m.rejectCommand, help: m.REJECT_HELP };
+  },
+  resume: async () => {
+    const m = await import("./resume.ts");
+    return { run: m.resumeCommand, help: m.RESUME_HELP };
+  },
+  release: async () => {
+    const m = await import("./release.ts");
+    return { run: m.releaseCommand, help: m.RELEASE_HELP };
+  },
+  tail: async () => {
+    const m = await import("./tail.ts");
+    return { run: (args, io) => m.tailCommand(args, io), help: m.TAIL_HELP };
+  },
+  points: async () => {
+    const m = await import("./points.ts");
+    return { run: m.pointsCommand, help: m.POINTS_HELP };
+  },
+  hook: async () => {
+    const m = await import("./hook.ts");
+    return { run: m.hookCommand, help: m.HOOK_HELP };
+  },
+  serve: async () => {
+    const m = await import("./serve.ts");
+    return { run: m.serveCommand, help: m.SERVE_HELP };
+  },
+  replay: async () => {
+    const m = await import("./replay.ts");
+    return { run: m.replayCommand, help: m.REPLAY_HELP };
+  },
 };
 
 /**
@@ -94,46 +133,17 @@ export async function main(args: readonly string[], given: CliIO = processIO): P
     else given.out(visible(text));
   };
   try {
-    switch (command) {
-      case undefined:
-      case "help":
-      case "--help":
-      case "-h":
-        if (command === "help" && rest[0] && HELPS[rest[0]]) io.out(HELPS[rest[0]]);
-        else io.out(HELP);
-        return command === undefined ? 2 : 0;
-      case "demo":
-        return await demoCommand(rest, io, write);
-      case "run":
-        return await runCommand(rest, io, write);
-      case "sessions":
-        return await sessionsCommand(rest, io);
-      case "show":
-        return await showCommand(rest, io);
-      case "pending":
-        return await pendingCommand(rest, io);
-      case "approve":
-        return await approveCommand(rest, io);
-      case "reject":
-        return await rejectCommand(rest, io);
-      case "resume":
-        return await resumeCommand(rest, io);
-      case "release":
-        return await releaseCommand(rest, io);
-      case "points":
-        return pointsCommand(rest, io);
-      case "tail":
-        return await tailCommand(rest, io);
-      case "hook":
-        return await hookCommand(rest, io);
-      case "serve":
-        return await serveCommand(rest, io);
-      case "replay":
-        return await replayCommand(rest, io);
-      default:
-        io.err(`hookscope: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
-        return 2;
+    if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+      const load = command === "help" && rest[0] ? COMMANDS[rest[0]] : undefined;
+      io.out(load ? (await load()).help : HELP);
+      return command === undefined ? 2 : 0;
     }
+    const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (load === undefined) {
+      io.err(`hookscope: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
+      return 2;
+    }
+    return await (await load()).run(rest, io, write);
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(error.message);

@@ -21,3 +21,11 @@ export type {
   StreamResult,
 } from "./_spec.ts";
 export * from "./wrap_tools.ts";
+export * from "./tape_middleware.ts";
+export {
+  TapeExhaustedError,
+  TapeFormatError,
+  TapeMismatchError,
+  TapeRecordedError,
+  TapeUnconsumedError,
+} from "../service/endpoints/tape_errors.ts";

@@ -298,14 +298,33 @@ interface RunCgroups {
 
 async function removeCgroup(dir: string): Promise<void> {
   // The PID namespace dies with its first process; the kernel may need a moment to free the
-  // last tasks before the cgroup can go.
+  // last tasks before the cgroup can go. Whatever is still listed in it after a while is the
+  // run's and is killed (belt and braces: the namespace should have taken it already).
   for (let attempt = 0; attempt < 60; attempt++) {
     try {
       await rmdir(dir);
       return;
     } catch (error) {
       if ((error as { code?: string }).code === "ENOENT") return;
+      if (attempt === 20) await killMembers(dir);
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 ** attempt)));
+    }
+  }
+}
+
+async function killMembers(dir: string): Promise<void> {
+  let pids: string;
+  try {
+    pids = await readFile(`${dir}/cgroup.procs`, "utf8");
+  } catch {
+    return;
+  }
+  for (const pid of pids.split("\n")) {
+    if (!/^[0-9]+$/.test(pid) || Number(pid) === process.pid) continue;
+    try {
+      process.kill(Number(pid), "SIGKILL");
+    } catch {
+      // gone already
     }
   }
 }

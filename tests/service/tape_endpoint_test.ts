@@ -208,6 +208,24 @@ describe("tapeEndpoint", () => {
     assert.match(text, /my key is \[redacted\]/);
   });
 
+  it("uses the endpoint's own redaction: a key that is not key-shaped, echoed by the server, stays off the tape", async () => {
+    const path = tapePath();
+    const short = "tok-abc12345";
+    const server = await serve([jsonReply(answer(`your key was ${short}`))]);
+    const live = new OpenAICompatibleEndpoint({ baseURL: server.baseURL, apiKey: short });
+    const recorder = tapeEndpoint({ path, mode: "record", endpoint: live });
+    const signal = new AbortController().signal;
+    const payload = { model: "m", messages: [{ role: "user", content: `echo ${short}` }] };
+    assert.deepEqual(await recorder.call(payload, { signal }), answer(`your key was ${short}`));
+    await server.close();
+    const text = await readFile(path, "utf8");
+    assert.equal(text.includes(short), false);
+    assert.match(text, /your key was \[redacted\]/);
+    // A replay without that endpoint redacts with `secrets`, so the same request matches.
+    const replay = tapeEndpoint({ path, mode: "replay", secrets: [short] });
+    assert.deepEqual(await replay.call(payload, { signal }), answer("your key was [redacted]"));
+  });
+
   it("a changed prompt fails with TapeMismatchError naming the field, with a line diff", async () => {
     const path = tapePath();
     await recordNonStreamed(path);

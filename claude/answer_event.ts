@@ -6,6 +6,7 @@
  */
 
 import { summarize } from "../core/json_safe.ts";
+import { race } from "../core/_race.ts";
 import type { Session } from "../session/session.ts";
 import { ClaudeHookDecision, type ClaudeHookDecisionData } from "./hook_decision_signal.ts";
 
@@ -77,25 +78,6 @@ function deadline(options?: AnswerClaudeEventOptions): { signal: AbortSignal; do
 
 function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** Races `work` with the signal: a policy that never settles cannot hold the answer. */
-function within<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /**
@@ -172,12 +154,13 @@ async function answer_(
       const base = { event: name, callId, toolName, toolInput: args };
       let fold;
       try {
-        fold = await within(
+        fold = await race(
           session.hooks.decide(
             "tool.pre",
             { toolName, callId, args, argsSummary: summarize(args) },
             { signal },
           ),
+          Infinity,
           signal,
         );
       } catch (error) {
@@ -227,7 +210,7 @@ async function answer_(
       const base = { event: name, callId, toolName };
       let fold;
       try {
-        fold = await within(
+        fold = await race(
           session.hooks.decide("tool.post", {
             callId,
             toolName,
@@ -236,6 +219,7 @@ async function answer_(
             resultSummary: summarize(event.tool_response),
             durationMs: null,
           }, { signal }),
+          Infinity,
           signal,
         );
       } catch (error) {
@@ -264,13 +248,14 @@ async function answer_(
       const callId = text(event.tool_use_id, "tool_use_id", false) ?? `claude-${Date.now()}`;
       const base = { event: name, callId, toolName };
       try {
-        await within(
+        await race(
           session.hooks.emit("tool.error", {
             callId,
             toolName,
             error: event.error ?? null,
             durationMs: null,
           }, { signal }),
+          Infinity,
           signal,
         );
       } catch (error) {
@@ -285,8 +270,9 @@ async function answer_(
     case "UserPromptSubmit": {
       const prompt = text(event.prompt, "prompt", true) as string;
       try {
-        await within(
+        await race(
           session.defaultBranch.addMessage({ role: "user", content: prompt }, { signal }),
+          Infinity,
           signal,
         );
       } catch (error) {
@@ -303,11 +289,14 @@ async function answer_(
     case "SessionEnd": {
       try {
         if (name === "SessionStart") {
-          await within(session.start({ source: event.source ?? null }), signal);
-        } else {await within(
+          await race(session.start({ source: event.source ?? null }), Infinity, signal);
+        } else {
+          await race(
             session.end({ status: "completed", reason: event.reason ?? null }),
+            Infinity,
             signal,
-          );}
+          );
+        }
       } catch (error) {
         return {
           output: {},

@@ -5,6 +5,7 @@
  */
 
 import { summarize } from "../core/json_safe.ts";
+import { race, TIMED_OUT } from "../core/_race.ts";
 import type { SessionStore, SignalRow } from "../store/session_store.ts";
 import type { Policy } from "./policy.ts";
 import { Session } from "./session.ts";
@@ -187,13 +188,9 @@ function outcome(verdict: ReplayVerdict): "run" | "ask" | "deny" {
 }
 
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    work,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the policy did not answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
+  return race(work, ms, undefined).catch((error) => {
+    throw error === TIMED_OUT ? new Error(`the policy did not answer within ${ms} ms`) : error;
+  });
 }
 
 /**

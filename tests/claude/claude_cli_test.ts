@@ -4,17 +4,11 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import process from "node:process";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const DENO = existsSync(join(ROOT, "node_modules/deno/deno"))
-  ? join(ROOT, "node_modules/deno/deno")
-  : join(ROOT, "node_modules/.bin/deno");
-const CLI = ["run", "-A", "--config", join(ROOT, "deno.json"), join(ROOT, "cli/main.ts")];
+import { CLI, DENO, startServe, stopGroup } from "./_cli.ts";
 
 interface Ran {
   code: number | null;
@@ -155,42 +149,21 @@ describe("hookscope hook and serve with bad input", () => {
     let server: ChildProcess;
     let url: string;
     before(async () => {
-      server = spawn(DENO, [
-        ...CLI,
-        "serve",
-        "--policy",
-        policy,
-        "--db",
-        join(dir, "serve.db"),
-        "--port",
-        "0",
-        "--timeout-ms",
-        "1500",
-        "--token-env",
-        "HOOK_TOKEN",
-      ], {
-        env: { ...process.env, HOOK_TOKEN: "s3cret" } as Record<string, string>,
-        stdio: ["ignore", "pipe", "pipe"],
-        detached: true,
-      });
-      url = await new Promise<string>((resolve, reject) => {
-        let out = "";
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
-        server.stdout!.on("data", (d) => {
-          out += d;
-          const match = /listening on (http:\/\/\S+)/.exec(out);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[1]);
-          }
-        });
-      });
+      ({ child: server, url } = await startServe(
+        [
+          "--policy",
+          policy,
+          "--db",
+          join(dir, "serve.db"),
+          "--timeout-ms",
+          "1500",
+          "--token-env",
+          "HOOK_TOKEN",
+        ],
+        { HOOK_TOKEN: "s3cret" },
+      ));
     });
-    after(() => {
-      try {
-        process.kill(-server.pid!, "SIGTERM");
-      } catch { /* gone */ }
-    });
+    after(() => stopGroup(server));
     const post = (body: string, headers: Record<string, string> = {}) =>
       fetch(`${url}/claude/hooks`, {
         method: "POST",

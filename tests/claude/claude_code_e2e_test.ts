@@ -17,20 +17,16 @@ import {
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import process from "node:process";
+import { CLI, DENO, ROOT, startServe, stopGroup } from "./_cli.ts";
 import { startAnthropicFake, type ToolStep } from "../fixtures/anthropic_server.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLAUDE = process.env.HOOKSCOPE_CLAUDE_BIN ??
   join(
     homedir(),
     ".cache/hookscope/claude-agent-sdk/node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude",
   );
-const DENO = existsSync(join(ROOT, "node_modules/deno/deno"))
-  ? join(ROOT, "node_modules/deno/deno")
-  : join(ROOT, "node_modules/.bin/deno");
-const HOOKSCOPE = `${DENO} run -A --config ${join(ROOT, "deno.json")} ${join(ROOT, "cli/main.ts")}`;
+const HOOKSCOPE = [DENO, ...CLI].join(" ");
 const skip = existsSync(CLAUDE)
   ? false
   : `the Claude Code binary is not installed at ${CLAUDE} (.ci/setup/40-claude-code.sh installs it)`;
@@ -225,34 +221,8 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
 
   it("as an http hook against hookscope serve: the same deny from one warm process", async () => {
     const db = join(dir, "http.db");
-    const server = spawn(DENO, [
-      "run",
-      "-A",
-      "--config",
-      join(ROOT, "deno.json"),
-      join(ROOT, "cli/main.ts"),
-      "serve",
-      "--policy",
-      policyFile,
-      "--db",
-      db,
-      "--port",
-      "0",
-    ], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const { child: server, url } = await startServe(["--policy", policyFile, "--db", db]);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = "";
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
-        server.stdout.on("data", (d) => {
-          out += d;
-          const match = /listening on (http:\/\/\S+)/.exec(out);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[1]);
-          }
-        });
-        server.on("exit", (code) => reject(new Error(`serve exited ${code}`)));
-      });
       const setup = project("http", {
         PreToolUse: [{
           matcher: "Bash",
@@ -271,9 +241,7 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
       assert.match(JSON.stringify(fake.toolResults[1]?.content), /rewritten-by-hookscope/);
       assert.match(JSON.stringify(fake.requests.at(-1)), /hookscope-context-marker/);
     } finally {
-      try {
-        process.kill(-server.pid!, "SIGTERM");
-      } catch { /* gone */ }
+      stopGroup(server);
     }
   });
 });

@@ -3,12 +3,11 @@
 // each process gives the same answer for the same event.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import process from "node:process";
+import { startServe, stopGroup } from "./_cli.ts";
 import { PostgresStore } from "../../store/postgres/mod.ts";
 import {
   adminSql,
@@ -17,46 +16,6 @@ import {
   freshSchema,
   PG_URL,
 } from "../store/postgres_fixture.ts";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const DENO = existsSync(join(ROOT, "node_modules/deno/deno"))
-  ? join(ROOT, "node_modules/deno/deno")
-  : join(ROOT, "node_modules/.bin/deno");
-
-function serve(policy: string, db: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(DENO, [
-    "run",
-    "-A",
-    "--config",
-    join(ROOT, "deno.json"),
-    join(ROOT, "cli/main.ts"),
-    "serve",
-    "--policy",
-    policy,
-    "--db",
-    db,
-    "--port",
-    "0",
-  ], {
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out} ${err}`)), 60_000);
-    child.stderr!.on("data", (d) => (err += d));
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1] });
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-  });
-}
 
 describe("hookscope serve over one PostgreSQL store", () => {
   const admin = adminSql();
@@ -70,11 +29,7 @@ describe("hookscope serve over one PostgreSQL store", () => {
     await store.close();
   });
   after(async () => {
-    for (const child of servers) {
-      try {
-        process.kill(-child.pid!, "SIGTERM");
-      } catch { /* gone */ }
-    }
+    for (const child of servers) stopGroup(child);
     await new Promise((r) => setTimeout(r, 500));
     await dropSchemas(admin, [schema]).catch(() => {});
     await admin.end();
@@ -89,7 +44,10 @@ describe("hookscope serve over one PostgreSQL store", () => {
         /rm\\s+-rf/.test(String(args.command)) ? { decision: "deny", reason: "no rm -rf" } : undefined, { name: "no-rm" });`,
     );
     const db = `${PG_URL}?schema=${schema}`;
-    const started = await Promise.all([serve(policy, db), serve(policy, db)]);
+    const started = await Promise.all([
+      startServe(["--policy", policy, "--db", db]),
+      startServe(["--policy", policy, "--db", db]),
+    ]);
     servers = started.map((s) => s.child);
     const urls = started.map((s) => s.url);
     const answers: string[] = [];

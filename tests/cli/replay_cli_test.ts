@@ -4,21 +4,14 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import {
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { Session, type SessionStore, Tool } from "../../mod.ts";
 import { SqliteStore } from "../../store/sqlite/mod.ts";
 import { PostgresStore } from "../../store/postgres/mod.ts";
+import { CLI, DENO } from "../claude/_cli.ts";
 import { sqliteMissing } from "../fixtures/sqlite_support.ts";
 import {
   adminSql,
@@ -28,21 +21,8 @@ import {
   PG_URL,
 } from "../store/postgres_fixture.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const DENO = existsSync(join(ROOT, "node_modules/deno/deno"))
-  ? join(ROOT, "node_modules/deno/deno")
-  : join(ROOT, "node_modules/.bin/deno");
-
 function replay(args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const ran = spawnSync(DENO, [
-    "run",
-    "-A",
-    "--config",
-    join(ROOT, "deno.json"),
-    join(ROOT, "cli/main.ts"),
-    "replay",
-    ...args,
-  ], {
+  const ran = spawnSync(DENO, [...CLI, "replay", ...args], {
     encoding: "utf8",
     timeout: 90_000,
   });

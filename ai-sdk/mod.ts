@@ -29,3 +29,4 @@ export {
   TapeRecordedError,
   TapeUnconsumedError,
 } from "../service/endpoints/tape_errors.ts";
+export type { TapeFiles, TapeOptions } from "../service/endpoints/_tape.ts";

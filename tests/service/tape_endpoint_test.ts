@@ -364,6 +364,45 @@ describe("tapeEndpoint", () => {
     );
   });
 
+  it("a failed recorded call and a stream that broke midway replay as TapeRecordedError", async () => {
+    const path = tapePath();
+    const server = await serve([
+      { kind: "error", status: 500, body: { error: { message: "upstream down" } } },
+      sseReply(textEvents(["a", "b", "c", "d"]), { breakAfter: 2 }),
+    ]);
+    const live = new OpenAICompatibleEndpoint({ baseURL: server.baseURL, apiKey: KEY });
+    const recorder = tapeEndpoint({ path, mode: "record", endpoint: live });
+    const signal = new AbortController().signal;
+    const payload = { model: "m", messages: [{ role: "user", content: "x" }] };
+    const live500 = await recorder.call(payload, { signal }).then(
+      () => assert.fail("expected a 500"),
+      (e: Error) => e,
+    );
+    const texts = async (stream: ReadableStream<{ type: string; text?: string }>) => {
+      const seen: string[] = [];
+      const failure = await (async () => {
+        for await (const chunk of stream) if (chunk.type === "text") seen.push(chunk.text!);
+      })().then(() => undefined, (e: Error) => e);
+      return { seen, failure };
+    };
+    const liveStream = await texts(recorder.stream({ ...payload, stream: true }, { signal }));
+    await server.close();
+    assert.ok(liveStream.failure, "the live stream broke");
+
+    const replay = tapeEndpoint({ path, mode: "replay" });
+    await assert.rejects(replay.call(payload, { signal }), (e: unknown) => {
+      assert.equal((e as Error).name, "TapeRecordedError");
+      assert.equal((e as { recordedName: string }).recordedName, live500.name);
+      assert.equal((e as Error).message, live500.message);
+      return true;
+    });
+    const replayed = await texts(replay.stream({ ...payload, stream: true }, { signal }));
+    assert.deepEqual(replayed.seen, liveStream.seen);
+    assert.equal(replayed.failure?.name, "TapeRecordedError");
+    assert.equal(replayed.failure?.message, liveStream.failure.message);
+    await replay.assertConsumed();
+  });
+
   it("recording without an endpoint is a TypeError", () => {
     assert.throws(
       () => tapeEndpoint({ path: tapePath(), mode: "record" }),

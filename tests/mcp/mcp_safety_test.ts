@@ -54,7 +54,9 @@ async function listing(
 const object = { type: "object", properties: {} };
 
 describe("mcpTools gives the SDK a signal of each call only", () => {
-  it("10 000 calls leave no abort listener on the caller's signal and the heap flat", async () => {
+  it("10 000 calls leave no abort listener on the caller's signal and the heap flat", {
+    timeout: 120_000,
+  }, async () => {
     const server = new McpServer({ name: "mem", version: "1.0.0" });
     server.registerTool("ping", { inputSchema: {} }, () => ({ content: [] }));
     const client = await connect(server);
@@ -259,7 +261,9 @@ describe("mcpTools caps what a server sends", () => {
     await client.close();
   });
 
-  it("a 50 MiB result is a McpResultTooLargeError through tool.error, not a result", async () => {
+  it("a 50 MiB result is a McpResultTooLargeError through tool.error, not a result", {
+    timeout: 60_000,
+  }, async () => {
     const huge = "r".repeat(50 * 1024 * 1024);
     const { client } = await listing(
       [{ name: "flood", inputSchema: object }, { name: "small", inputSchema: object }],

@@ -339,7 +339,10 @@ async function defaultFiles(): Promise<TapeFiles> {
   // A computed specifier: bundlers for web runtimes leave it alone (the module is loaded only
   // when a tape without `files` is used), Deno, Bun and Node resolve it at run time.
   const specifier = ["node:fs", "promises"].join("/");
-  const fs = await import(specifier) as typeof import("node:fs/promises");
+  const fs = await import(specifier) as {
+    readFile(path: string, encoding: "utf8"): Promise<string>;
+    writeFile(path: string, data: string, encoding: "utf8"): Promise<void>;
+  };
   nodeFiles = {
     readText: (path) => fs.readFile(path, "utf8"),
     writeText: (path, text) => fs.writeFile(path, text, "utf8"),

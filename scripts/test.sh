@@ -11,7 +11,8 @@
 #                with --allow-run narrowed to node and bwrap), and its children start without
 #                a TypeScript loader. Then the host tests under Node 24, one runtime each:
 #                workerd, edge-runtime and Chromium (tests/runtimes/hosts/).
-# `scripts/test.sh --unit` (npm run test:unit) runs the unit tier only.
+# `scripts/test.sh --unit` (npm run test:unit) runs the unit tier only, and Deno without its type
+# check (CI runs `deno check` over the tests as a step of its own).
 #
 # Two lanes run at once (the machine has 2 cores): Deno's integration tier, the host tests and the
 # bundle sizes in one, the unit tiers one runtime after another in the other (with --unit: Deno
@@ -134,7 +135,11 @@ node_reporters() { # name -> the reporter flags: spec into the log, JUnit into n
 }
 
 deno_unit() {
-  run deno-unit "$unit_bound" "$deno" test -A "--junit-path=$out/deno-unit.xml" "${unit[@]}"
+  # --unit skips Deno's type check (`deno check` and the full run do it): quick feedback.
+  local check=()
+  [ "$mode" = all ] || check=(--no-check)
+  run deno-unit "$unit_bound" "$deno" test -A "${check[@]}" "--junit-path=$out/deno-unit.xml" \
+    "${unit[@]}"
 }
 
 deno_integration() {

@@ -172,4 +172,33 @@ describe("hookscopeMiddleware in a createAgent run", () => {
     assert.equal(message.content, "Tool call denied: keep it");
     assert.ok(signalKinds(session).includes("ToolDenied"));
   });
+
+  it("a failing tool goes through tool.error and then LangChain's own error handling", async () => {
+    const session = new Session();
+    const seen: { toolName: string; callId: string; message: string }[] = [];
+    session.hooks.on("tool.error", ({ toolName, callId, error }) => {
+      seen.push({ toolName, callId, message: (error as Error).message });
+    });
+    const broken = tool((): string => {
+      throw new Error("disk on fire");
+    }, { name: "broken", description: "always fails", schema: z.object({}) });
+    const model = fakeModel()
+      .respondWithTools([{ name: "broken", args: {}, id: "c1" }])
+      .respond(new AIMessage("gave up"));
+    const agent = createAgent({
+      model,
+      tools: [broken],
+      middleware: [hookscopeMiddleware({ session })],
+    });
+    const outcome = await agent.invoke({ messages: [{ role: "user", content: "go" }] }).then(
+      (r) => ({ ok: true as const, messages: r.messages }),
+      (e: unknown) => ({ ok: false as const, error: e as Error }),
+    );
+    assert.deepEqual(seen.map((s) => [s.toolName, s.callId]), [["broken", "c1"]]);
+    assert.match(seen[0].message, /disk on fire/);
+    // LangChain decides what happens next: createAgent's tool node rethrows an error that
+    // reaches it through a wrapToolCall middleware, so the run rejects with the tool's error.
+    assert.equal(outcome.ok, false);
+    if (!outcome.ok) assert.match(String(outcome.error.message), /disk on fire/);
+  });
 });

@@ -372,10 +372,14 @@ export function streamTurn(
     onReader(reader);
     let text = "";
     const toolCalls: ModelToolCall[] = [];
+    let finished = false;
     try {
       for (;;) {
         const { done, value } = await reader.read();
-        if (done) break;
+        if (done) {
+          finished = true;
+          break;
+        }
         if (value.type === "text") {
           text += value.text;
           yield { type: "text", text: value.text, turn };
@@ -391,6 +395,9 @@ export function streamTurn(
       }
     } finally {
       onReader(null);
+      // A turn that ends early (a malformed tool call, the consumer stopping) cancels the model
+      // stream, so the call's connection and deadline end with it.
+      if (!finished) await reader.cancel().catch(() => {});
     }
     return { text, toolCalls };
   };

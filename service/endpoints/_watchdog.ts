@@ -9,6 +9,19 @@ export type WatchdogKind = "idle" | "timeout";
 /** The longest delay every runtime's `setTimeout` honours. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/**
+ * A deadline must never keep the process alive by itself: a call whose stream the caller drops
+ * without cancelling it would otherwise hold Node and Bun open until the overall limit (10 min).
+ * Node's and Bun's timers have `unref()`; elsewhere (Deno, Workers, browsers) this is a no-op.
+ */
+function unref(timer: ReturnType<typeof setTimeout>): ReturnType<typeof setTimeout> {
+  const handle = timer as unknown as { unref?: () => unknown };
+  if (typeof handle === "object" && handle !== null && typeof handle.unref === "function") {
+    handle.unref();
+  }
+  return timer;
+}
+
 /** Deadlines of one call; `fire` runs at most once. */
 export class Watchdog {
   #idleMs: number;
@@ -26,7 +39,7 @@ export class Watchdog {
     this.#idleMs = idleMs;
     this.#fire = fire;
     if (timeoutMs !== undefined && Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS) {
-      this.#totalTimer = setTimeout(() => this.#trip("timeout"), timeoutMs);
+      this.#totalTimer = unref(setTimeout(() => this.#trip("timeout"), timeoutMs));
     }
   }
 
@@ -69,13 +82,13 @@ export class Watchdog {
 
   #arm(delay: number): void {
     if (!Number.isFinite(this.#idleMs) || this.#idleMs > MAX_TIMER_MS) return;
-    this.#idleTimer = setTimeout(() => {
+    this.#idleTimer = unref(setTimeout(() => {
       this.#idleTimer = undefined;
       if (this.#done || this.#waitingSince < 0) return;
       const idle = this.#idleSoFar();
       if (idle >= this.#idleMs) this.#trip("idle");
       else this.#arm(this.#idleMs - idle);
-    }, Math.max(1, delay));
+    }, Math.max(1, delay)));
   }
 
   #trip(kind: WatchdogKind): void {

@@ -28,5 +28,5 @@ export {
   TapeMismatchError,
   TapeRecordedError,
   TapeUnconsumedError,
-} from "../service/endpoints/tape_errors.ts";
-export type { TapeFiles, TapeOptions } from "../service/endpoints/_tape.ts";
+} from "../tape/tape_errors.ts";
+export type { TapeFiles, TapeOptions } from "../tape/_tape.ts";

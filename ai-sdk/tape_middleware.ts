@@ -22,8 +22,8 @@ import {
   type TapeEntry,
   type TapeOptions,
   untilAborted,
-} from "../service/endpoints/_tape.ts";
-import { TapeRecordedError } from "../service/endpoints/tape_errors.ts";
+} from "../tape/_tape.ts";
+import { TapeRecordedError } from "../tape/tape_errors.ts";
 
 /** Options of {@linkcode tapeMiddleware}. */
 export interface TapeMiddlewareOptions<

@@ -15,5 +15,3 @@
 
 export * from "./openai_compatible.ts";
 export * from "./openai_messages.ts";
-export * from "./tape_endpoint.ts";
-export * from "./tape_errors.ts";

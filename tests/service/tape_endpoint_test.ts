@@ -5,15 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { AgentSpec, IModel, Session, Tool } from "../../mod.ts";
+import { type Endpoint, OpenAICompatibleEndpoint } from "../../service/mod.ts";
 import {
-  type Endpoint,
-  OpenAICompatibleEndpoint,
   tapeEndpoint,
   TapeExhaustedError,
   TapeFormatError,
   TapeMismatchError,
   TapeUnconsumedError,
-} from "../../service/mod.ts";
+} from "../../tape/mod.ts";
 import {
   jsonReply,
   type OpenAIServer,

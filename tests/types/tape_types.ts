@@ -6,7 +6,8 @@
  * @module
  */
 
-import { type Endpoint, tapeEndpoint } from "../../service/mod.ts";
+import type { Endpoint } from "../../service/mod.ts";
+import { tapeEndpoint } from "../../tape/mod.ts";
 import { tapeMiddleware } from "../../ai-sdk/mod.ts";
 
 /** Never called: the body only has to type-check. */

@@ -13,7 +13,7 @@
  *
  * @example
  * ```ts
- * import { TapeMismatchError } from "@hookscope/core/service";
+ * import { TapeMismatchError } from "@hookscope/core/tape";
  * import assert from "node:assert/strict";
  *
  * const error = new TapeMismatchError({
@@ -71,7 +71,7 @@ export class TapeMismatchError extends Error {
  *
  * @example
  * ```ts
- * import { TapeExhaustedError } from "@hookscope/core/service";
+ * import { TapeExhaustedError } from "@hookscope/core/tape";
  * import assert from "node:assert/strict";
  *
  * const error = new TapeExhaustedError("t.jsonl", 2, { model: "m" });
@@ -103,7 +103,7 @@ export class TapeExhaustedError extends Error {
  *
  * @example
  * ```ts
- * import { TapeUnconsumedError } from "@hookscope/core/service";
+ * import { TapeUnconsumedError } from "@hookscope/core/tape";
  * import assert from "node:assert/strict";
  *
  * assert.match(new TapeUnconsumedError("t.jsonl", 1, 3).message, /used 1 of 3/);
@@ -137,7 +137,7 @@ export class TapeUnconsumedError extends Error {
  *
  * @example
  * ```ts
- * import { TapeFormatError } from "@hookscope/core/service";
+ * import { TapeFormatError } from "@hookscope/core/tape";
  * import assert from "node:assert/strict";
  *
  * const error = new TapeFormatError("t.jsonl", 3, "invalid JSON");
@@ -168,7 +168,7 @@ export class TapeFormatError extends Error {
  *
  * @example
  * ```ts
- * import { TapeRecordedError } from "@hookscope/core/service";
+ * import { TapeRecordedError } from "@hookscope/core/tape";
  * import assert from "node:assert/strict";
  *
  * const error = new TapeRecordedError("EndpointError", "Endpoint returned 500");

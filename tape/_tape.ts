@@ -1,7 +1,8 @@
 // The tape engine shared by `tapeEndpoint` and the AI SDK `tapeMiddleware`: the JSONL format,
 // redaction, the canonical request and its fingerprint, matching with a line diff, and timing.
 
-import { REDACTED, redactSecrets } from "../../core/redact.ts";
+import { isAbortSignal } from "../core/_abort.ts";
+import { REDACTED, redactSecrets } from "../core/redact.ts";
 import {
   TapeExhaustedError,
   TapeFormatError,
@@ -146,7 +147,7 @@ export function cleanValue(
     if (typeof v !== "object" || v === undefined) return undefined;
     if (depth > 64 || seen.has(v)) return "[Circular]";
     if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
-    if (typeof AbortSignal !== "undefined" && v instanceof AbortSignal) return undefined;
+    if (isAbortSignal(v)) return undefined;
     if (v instanceof Error) return { name: clean(v.name), message: clean(v.message) };
     if (ArrayBuffer.isView(v)) {
       return Array.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));

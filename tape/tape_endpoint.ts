@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Endpoint, EndpointCallOptions, StreamChunk } from "../endpoint.ts";
+import type { Endpoint, EndpointCallOptions, StreamChunk } from "../service/endpoint.ts";
 import {
   errorRecord,
   type PreparedRequest,
@@ -81,7 +81,8 @@ export interface TapeEndpoint extends Endpoint {
  *
  * @example Record an in-process endpoint, then replay it
  * ```ts
- * import { FunctionEndpoint, IModel, tapeEndpoint } from "@hookscope/core/service";
+ * import { FunctionEndpoint, IModel } from "@hookscope/core/service";
+ * import { tapeEndpoint } from "@hookscope/core/tape";
  * import assert from "node:assert/strict";
  *
  * let text = "";

@@ -58,6 +58,8 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, {
     "content-type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json",
     "cache-control": "no-store",
+    // A refusal may leave the request body unread: the connection is not reused after it.
+    ...(status >= 400 ? { connection: "close" } : {}),
   });
   res.end(text);
 }

@@ -72,7 +72,8 @@ describe("mcpTools over a real stdio server with progress and task-only tools", 
       const manager = new ActionManager();
       await mcpTools(client, {
         manager,
-        timeoutMs: 700,
+        // Each step comes 1.5 s after the last, 4.5 s in all: only the reset lets the call finish.
+        timeoutMs: 4_000,
         resetTimeoutOnProgress: true,
         onProgress: (event) => events.push(event),
       });
@@ -100,7 +101,7 @@ describe("mcpTools over a real stdio server with progress and task-only tools", 
       const client = await start();
       try {
         const manager = new ActionManager();
-        await mcpTools(client, { manager, timeoutMs: 500, onProgress: () => {} });
+        await mcpTools(client, { manager, timeoutMs: 2_000, onProgress: () => {} });
         await assert.rejects(
           manager.invoke({ function: "steps", arguments: {} }),
           /timed out|timeout/i,

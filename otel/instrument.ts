@@ -43,6 +43,18 @@ export interface InstrumentOptions {
   redact?: (text: string) => string;
   /** The agent's name on `invoke_agent` spans (default: the session's name, else `"agent"`). */
   agentName?: string;
+  /**
+   * `gen_ai.provider.name` on every span (default: derived from the endpoint — `openai` for the
+   * OpenAI-compatible endpoint, else the endpoint's name).
+   */
+  providerName?: string;
+}
+
+/** The well-known `gen_ai.provider.name` for a hookscope endpoint name. */
+function providerOf(name: unknown, option: string | undefined): string | undefined {
+  if (option) return option;
+  if (typeof name !== "string" || !name) return undefined;
+  return name === "openai_compatible" ? "openai" : name;
 }
 
 function jsonText(value: unknown): string {
@@ -66,8 +78,10 @@ class Spans {
   agent: Span | null = null;
   readonly chats = new Map<string, Span>();
   readonly tools = new Map<string, Span>();
+  readonly providerName: string | undefined;
 
   constructor(options: InstrumentOptions) {
+    this.providerName = options.providerName;
     this.#tracer = options.tracer as Tracer;
     this.#content = options.captureContent ? (options.redact ?? ((t) => t)) : null;
   }
@@ -81,8 +95,9 @@ class Spans {
     if (this.#content) span.setAttribute(key, this.#content(jsonText(value)));
   }
 
-  fail(span: Span, error: unknown): void {
-    const { type, message } = errorOf(error);
+  fail(span: Span, error: unknown, errorType?: string): void {
+    const { type: thrown, message } = errorOf(error);
+    const type = errorType ?? thrown;
     span.setAttribute("error.type", type);
     span.setStatus({
       code: SpanStatusCode.ERROR,
@@ -116,7 +131,7 @@ function instrumentModel(model: IModel, spans: Spans): () => void {
     if (notice.type === "pre_call") {
       const span = spans.start(`chat ${model.model}`, {
         "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": model.endpoint.name,
+        "gen_ai.provider.name": providerOf(model.endpoint.name, spans.providerName) ?? "unknown",
         "gen_ai.request.model": model.model,
       }, SpanKind.CLIENT);
       spans.content(span, "gen_ai.input.messages", notice.event.payload.messages);
@@ -158,6 +173,11 @@ function instrumentSession(session: Session, spans: Spans, agentName: string): (
       "gen_ai.agent.name": agentName,
       "gen_ai.conversation.id": session.id,
     });
+    const provider = providerOf(
+      (session as { model?: { endpoint?: { name?: unknown } } }).model?.endpoint?.name,
+      spans.providerName,
+    );
+    if (provider) spans.agent.setAttribute("gen_ai.provider.name", provider);
   };
   on("session.start", () => openAgent());
   on("session.end", (payload) => {
@@ -169,7 +189,7 @@ function instrumentSession(session: Session, spans: Spans, agentName: string): (
   on("api.pre_call", (payload) => {
     const span = spans.start(`chat ${payload.model}`, {
       "gen_ai.operation.name": "chat",
-      "gen_ai.provider.name": payload.provider,
+      "gen_ai.provider.name": providerOf(payload.provider, spans.providerName) ?? "unknown",
       "gen_ai.request.model": payload.model,
     }, SpanKind.CLIENT);
     spans.content(span, "gen_ai.input.messages", payload.requestSummary);
@@ -240,9 +260,12 @@ function instrumentSession(session: Session, spans: Spans, agentName: string): (
       spans.tools.set(callId, span);
     }
     span ??= spans.agent;
-    span?.addEvent(kind, attributes);
+    span?.addEvent("hookscope.decision", attributes);
     if (callId && span && (kind === "HookBlocked" || kind === "ToolDenied")) {
-      spans.fail(span, attributes["hookscope.reason"] ?? kind);
+      // error.type is the error class the call fails with: the thrown one for a block,
+      // ToolDeniedError for a policy denial.
+      const errorType = kind === "ToolDenied" ? "ToolDeniedError" : (error?.name || "Error");
+      spans.fail(span, attributes["hookscope.reason"] ?? kind, errorType);
       span.end();
       spans.tools.delete(callId);
     }

@@ -8,6 +8,12 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { bridgeModelToSession, FunctionEndpoint, IModel, Session, Tool } from "../../mod.ts";
 import { instrument } from "../../otel/mod.ts";
+import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
+import {
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  GEN_AI_PROVIDER_NAME_VALUE_OPENAI,
+} from "@opentelemetry/semantic-conventions/incubating";
 
 function tracing() {
   const exporter = new InMemorySpanExporter();
@@ -98,7 +104,9 @@ describe("instrument(session)", () => {
     assert.match(String(read.attributes["gen_ai.tool.call.result"]), /file \*\*\*\*/);
     const wipe = spans.find((s) => s.name === "execute_tool wipe")!;
     assert.equal(wipe.status.code, 2); // ERROR
-    assert.deepEqual(wipe.events.map((e) => e.name), ["HookBlocked"]);
+    assert.deepEqual(wipe.events.map((e) => e.name), ["hookscope.decision"]);
+    assert.equal(wipe.events[0].attributes?.["hookscope.signal"], "HookBlocked");
+    assert.equal(wipe.attributes[ATTR_ERROR_TYPE], "Error"); // the class the guard threw
     assert.equal(wipe.events[0].attributes?.["hookscope.reason"], "destructive");
     const agent = spans.find((s) => s.name === "invoke_agent coder")!;
     assert.equal(agent.attributes["gen_ai.conversation.id"], session.id);
@@ -157,6 +165,18 @@ describe("instrument(model)", () => {
     assert.equal(spans[0].attributes["gen_ai.response.model"], "gpt-test-2026");
     assert.deepEqual(spans[0].attributes["gen_ai.response.finish_reasons"], ["stop"]);
     assert.equal(spans[0].attributes["gen_ai.usage.output_tokens"], 7);
+  });
+});
+
+describe("instrument() provider names", () => {
+  it("providerName sets gen_ai.provider.name on chat spans", async () => {
+    const { exporter, tracer } = tracing();
+    const m = model();
+    const stop = instrument(m, { tracer, providerName: GEN_AI_PROVIDER_NAME_VALUE_OPENAI });
+    await m.invoke({ messages: [] });
+    stop();
+    const [span] = exporter.getFinishedSpans();
+    assert.equal(span.attributes[ATTR_GEN_AI_PROVIDER_NAME], GEN_AI_PROVIDER_NAME_VALUE_OPENAI);
   });
 });
 
@@ -223,16 +243,29 @@ describe("instrument(session) over an agent run", () => {
     ]);
     const wipe = spans.find((s) => s.name === "execute_tool wipe")!;
     assert.equal(wipe.status.code, 2);
-    assert.deepEqual(wipe.events.map((e) => e.name), ["ToolDenied"]);
+    assert.deepEqual(wipe.events.map((e) => e.name), ["hookscope.decision"]);
+    assert.equal(wipe.events[0].attributes?.["hookscope.signal"], "ToolDenied");
+    assert.equal(wipe.attributes[ATTR_ERROR_TYPE], "ToolDeniedError");
     assert.equal(wipe.events[0].attributes?.["hookscope.reason"], "never wipe");
     assert.equal(wipe.attributes["gen_ai.tool.call.id"], "c1");
     const deploy = spans.find((s) => s.name === "execute_tool deploy")!;
     assert.notEqual(deploy.status.code, 2);
-    const events = deploy.events.map((e) => e.name);
+    const events = deploy.events.map((e) => String(e.attributes?.["hookscope.signal"]));
+    assert.ok(deploy.events.every((e) => e.name === "hookscope.decision"));
     assert.ok(events.includes("ApprovalAnswered"), events.join(","));
-    const answered = deploy.events.find((e) => e.name === "ApprovalAnswered")!;
+    const answered = deploy.events.find((e) =>
+      e.attributes?.["hookscope.signal"] === "ApprovalAnswered"
+    )!;
     assert.equal(answered.attributes?.["hookscope.by"], "alice");
     const chats = spans.filter((s) => s.name === "chat gpt-test");
     assert.deepEqual(chats.map((c) => c.attributes["gen_ai.usage.input_tokens"]), [5, 9]);
+    for (const span of spans) {
+      assert.equal(typeof span.attributes[ATTR_GEN_AI_OPERATION_NAME], "string", span.name);
+    }
+    // FunctionEndpoint is not a well-known provider: its name passes through, a chat span
+    // always carries one, and so does invoke_agent when the session has a model.
+    assert.equal(chats[0].attributes[ATTR_GEN_AI_PROVIDER_NAME], "function");
+    const agent = spans.find((s) => s.name === "invoke_agent ops")!;
+    assert.equal(agent.attributes[ATTR_GEN_AI_PROVIDER_NAME], "function");
   });
 });

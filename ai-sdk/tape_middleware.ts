@@ -16,9 +16,9 @@ import type {
 import {
   errorRecord,
   type PreparedRequest,
+  recordStream,
   sleep,
   Tape,
-  type TapeChunk,
   type TapeEntry,
   type TapeOptions,
   untilAborted,
@@ -241,46 +241,12 @@ function recordParts(
   prepared: PreparedRequest,
   stream: ReadableStream<unknown>,
 ): ReadableStream<unknown> {
-  const reader = stream.getReader();
-  const chunks: TapeChunk[] = [];
-  let finished = false;
-  const finish = async (rest: Partial<TapeEntry>): Promise<void> => {
-    if (finished) return;
-    finished = true;
-    await tape.commit({
-      index,
-      call: "stream",
-      fingerprint: prepared.fingerprint,
-      request: prepared.request,
-      chunks,
-      ...rest,
-    });
-  };
-  return new ReadableStream<unknown>({
-    async pull(controller) {
-      let next: ReadableStreamReadResult<unknown>;
-      try {
-        next = await reader.read();
-      } catch (error) {
-        await finish({ end: "error", error: errorRecord(error, (v) => tape.clean(v)) });
-        throw error;
-      }
-      if (next.done) {
-        await finish({ end: "done" });
-        controller.close();
-        return;
-      }
-      chunks.push({ ms: Date.now() - started, chunk: tape.clean(next.value) });
-      controller.enqueue(next.value);
-    },
-    async cancel(reason) {
-      try {
-        await reader.cancel(reason);
-      } finally {
-        await finish({ end: "cancelled" });
-      }
-    },
-  }, { highWaterMark: 0 });
+  return recordStream(
+    tape,
+    index,
+    started,
+    Promise.resolve({ prepared, reader: stream.getReader() }),
+  );
 }
 
 function replayParts(

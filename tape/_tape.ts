@@ -2,6 +2,7 @@
 // redaction, the canonical request and its fingerprint, matching with a line diff, and timing.
 
 import { isAbortSignal } from "../core/_abort.ts";
+import { race } from "../core/_race.ts";
 import { REDACTED, redactSecrets } from "../core/redact.ts";
 import {
   TapeExhaustedError,
@@ -325,12 +326,68 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /** Resolves like `promise`, or rejects with `signal`'s reason once it aborts. */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
+  return race(promise, Infinity, signal);
+}
+
+/**
+ * A stream that passes on a live stream's chunks and records them, with their times since
+ * `started`, as tape entry `index`; the entry is committed once, when the stream ends, fails or
+ * is cancelled. `open` is the live stream (a promise of it, or a function called on first read),
+ * with the prepared request it answers.
+ */
+export function recordStream<T>(
+  tape: Tape,
+  index: number,
+  started: number,
+  open:
+    | Promise<{ prepared: PreparedRequest; reader: ReadableStreamDefaultReader<T> }>
+    | (() => Promise<{ prepared: PreparedRequest; reader: ReadableStreamDefaultReader<T> }>),
+): ReadableStream<T> {
+  const chunks: TapeChunk[] = [];
+  let live: { prepared: PreparedRequest; reader: ReadableStreamDefaultReader<T> } | undefined;
+  let finished = false;
+  const finish = async (rest: Partial<TapeEntry>): Promise<void> => {
+    if (finished || !live) return;
+    finished = true;
+    const { prepared } = live;
+    await tape.commit({
+      index,
+      call: "stream",
+      fingerprint: prepared.fingerprint,
+      request: prepared.request,
+      chunks,
+      ...rest,
+    });
+  };
+  return new ReadableStream<T>({
+    pull: async (controller) => {
+      live ??= await (typeof open === "function" ? open() : open);
+      let next: ReadableStreamReadResult<T>;
+      try {
+        next = await live.reader.read();
+      } catch (error) {
+        await finish({ end: "error", error: errorRecord(error, (v) => tape.clean(v)) });
+        throw error;
+      }
+      if (next.done) {
+        await finish({ end: "done" });
+        controller.close();
+        return;
+      }
+      chunks.push({ ms: Date.now() - started, chunk: tape.clean(next.value) });
+      controller.enqueue(next.value);
+    },
+    cancel: async (reason) => {
+      // A stream that was already open (a promise) is cancelled upstream even before a read;
+      // one opened on demand is never started just to be cancelled.
+      if (!live && typeof open !== "function") live = await open;
+      try {
+        await live?.reader.cancel(reason);
+      } finally {
+        await finish({ end: "cancelled" });
+      }
+    },
+  }, { highWaterMark: 0 });
 }
 
 let nodeFiles: TapeFiles | undefined;

@@ -8,9 +8,9 @@ import type { Endpoint, EndpointCallOptions, StreamChunk } from "../service/endp
 import {
   errorRecord,
   type PreparedRequest,
+  recordStream,
   sleep,
   Tape,
-  type TapeChunk,
   type TapeEntry,
   type TapeFiles,
   type TapeOptions,
@@ -200,52 +200,10 @@ class TapeEndpointImpl implements TapeEndpoint {
     payload: Record<string, unknown>,
     options: EndpointCallOptions,
   ): ReadableStream<StreamChunk> {
-    const tape = this.#tape;
-    const chunks: TapeChunk[] = [];
-    let reader: ReadableStreamDefaultReader<StreamChunk> | undefined;
-    let prepared: PreparedRequest | undefined;
-    let finished = false;
-    const finish = async (rest: Partial<TapeEntry>): Promise<void> => {
-      if (finished || !prepared) return;
-      finished = true;
-      await tape.commit({
-        index,
-        call: "stream",
-        fingerprint: prepared.fingerprint,
-        request: prepared.request,
-        chunks,
-        ...rest,
-      });
-    };
-    return new ReadableStream<StreamChunk>({
-      pull: async (controller) => {
-        if (!reader) {
-          prepared = await untilAborted(preparing, options.signal);
-          reader = this.#inner!.stream(payload, options).getReader();
-        }
-        let next: ReadableStreamReadResult<StreamChunk>;
-        try {
-          next = await reader.read();
-        } catch (error) {
-          await finish({ end: "error", error: errorRecord(error, (v) => tape.clean(v)) });
-          throw error;
-        }
-        if (next.done) {
-          await finish({ end: "done" });
-          controller.close();
-          return;
-        }
-        chunks.push({ ms: Date.now() - started, chunk: tape.clean(next.value) });
-        controller.enqueue(next.value);
-      },
-      cancel: async (reason) => {
-        try {
-          await reader?.cancel(reason);
-        } finally {
-          await finish({ end: "cancelled" });
-        }
-      },
-    }, { highWaterMark: 0 });
+    return recordStream<StreamChunk>(this.#tape, index, started, async () => {
+      const prepared = await untilAborted(preparing, options.signal);
+      return { prepared, reader: this.#inner!.stream(payload, options).getReader() };
+    });
   }
 }
 

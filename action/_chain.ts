@@ -35,7 +35,7 @@ export interface CallSource {
  * `callId` is a getter so that a call without a caller-supplied id draws its
  * own id only when a hook reads it; every other field is a plain own property.
  */
-class HookContext implements ToolHookContext {
+class CallContext implements ToolHookContext {
   readonly toolName: string;
   readonly action: string;
   readonly args: Args;
@@ -187,7 +187,7 @@ function step(
   current: Args,
 ): unknown {
   try {
-    return entry.hook(new HookContext(toolName, source, current, undefined, undefined));
+    return entry.hook(new CallContext(toolName, source, current, undefined, undefined));
   } catch (error) {
     throw denial(entry, error);
   }
@@ -293,7 +293,7 @@ export function runPost(
 ): unknown {
   let current = result;
   for (let i = 0; i < hooks.length; i++) {
-    const out = hooks[i](new HookContext(toolName, source, args, current, undefined));
+    const out = hooks[i](new CallContext(toolName, source, args, current, undefined));
     if (isThenable(out)) return postAsync(toolName, source, hooks, i, out, current, args);
     if (out !== undefined) current = out;
   }
@@ -312,7 +312,7 @@ async function postAsync(
   for (let i = index; i < hooks.length; i++) {
     let out = i === index
       ? await pending
-      : hooks[i](new HookContext(toolName, source, args, current, undefined));
+      : hooks[i](new CallContext(toolName, source, args, current, undefined));
     if (isThenable(out)) out = await out;
     if (out !== undefined) current = out;
   }
@@ -328,7 +328,7 @@ export async function runError(
   args: Args,
 ): Promise<unknown> {
   for (const hook of hooks) {
-    const out = await hook(new HookContext(toolName, source, args, undefined, error));
+    const out = await hook(new CallContext(toolName, source, args, undefined, error));
     if (out !== undefined) return out;
   }
   return undefined;

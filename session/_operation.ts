@@ -12,7 +12,7 @@ export interface DeadlineReason extends Error {
 }
 
 /** The abort/deadline state of one act. */
-export class Operation {
+export class ActDeadline {
   readonly #controller: AbortController | null;
   readonly #timeoutMs: number | undefined;
   readonly #caller: AbortSignal | undefined;

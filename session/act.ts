@@ -17,7 +17,7 @@ import type { HookBus, ToolPreFold } from "../hooks/bus.ts";
 import type { ToolSource } from "../hooks/decision.ts";
 import { HookPoint } from "../hooks/hook_point.ts";
 import { markBlocked } from "./_blocked.ts";
-import { Operation } from "./_operation.ts";
+import { ActDeadline } from "./_operation.ts";
 import {
   ApprovalAnswered,
   type ApprovalAnsweredData,
@@ -185,7 +185,7 @@ async function addExchange(
   request: Required<ActionRequestInit>,
   callId: string,
   output: unknown,
-  op: Operation,
+  op: ActDeadline,
   extra?: { arguments?: Record<string, unknown>; context?: readonly string[] },
 ): Promise<void> {
   op.check("message.add");
@@ -212,7 +212,7 @@ async function addExchange(
   await op.run("message.add", Promise.all([requestAdded, responseAdded]));
 }
 
-async function safeEmit(host: ActHost, event: unknown, op: Operation, step: string): Promise<void> {
+async function safeEmit(host: ActHost, event: unknown, op: ActDeadline, step: string): Promise<void> {
   let emitted: Promise<unknown>;
   try {
     emitted = host.emit(event);
@@ -293,7 +293,7 @@ export async function act(
 ): Promise<ActionResult> {
   const req = checkRequest(request);
   checkOptions(options);
-  const op = new Operation(options?.signal, options?.timeoutMs);
+  const op = new ActDeadline(options?.signal, options?.timeoutMs);
   try {
     return await runAction(host, req, options?.callId ?? crypto.randomUUID(), options, op);
   } finally {
@@ -369,7 +369,7 @@ function normalizeAnswer(answer: unknown): ApprovalAnswer {
 
 async function deny(
   host: ActHost,
-  op: Operation,
+  op: ActDeadline,
   init: { toolName: string; callId: string; reason: string; hook?: string; interrupt?: boolean },
 ): Promise<never> {
   await safeEmit(
@@ -390,7 +390,7 @@ async function runAction(
   request: Required<ActionRequestInit>,
   callId: string,
   options: ActOptions | undefined,
-  op: Operation,
+  op: ActDeadline,
 ): Promise<ActionResult> {
   const toolName = request.function;
   const args = plainArguments(toolName, request.arguments) as Record<string, unknown>;
@@ -549,7 +549,7 @@ async function runAction(
 async function judgeCall(
   host: ActHost,
   bus: HookBus,
-  op: Operation,
+  op: ActDeadline,
   toolName: string,
   callId: string,
   judged: Readonly<Record<string, unknown>>,
@@ -619,7 +619,7 @@ function structuredCloneArgs(args: Readonly<Record<string, unknown>>): Record<st
  */
 async function askApproval(
   host: ActHost,
-  op: Operation,
+  op: ActDeadline,
   options: ActOptions | undefined,
   ask: {
     toolName: string;

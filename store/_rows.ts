@@ -400,3 +400,15 @@ export function messageFromColumns(row: Readonly<Record<string, unknown>>): Mess
     createdAt: row.created_at as number,
   };
 }
+
+/** A signal row read back from a SQL store (snake_case columns, JSON payload and op id). */
+export function signalFromColumns(row: Readonly<Record<string, unknown>>): SignalRow {
+  return {
+    seq: Number(row.seq),
+    sessionId: row.session_id as string,
+    kind: row.kind as string,
+    opId: decodeText(row.op_id) ?? "",
+    ts: row.ts as number,
+    payload: JSON.parse(row.payload as string),
+  };
+}

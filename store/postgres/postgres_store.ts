@@ -2,10 +2,16 @@
  * {@linkcode PostgresStore}: a {@linkcode SessionStore} on PostgreSQL that many processes on many
  * machines share, with live subscriptions across them.
  *
+ * The class holds the public methods; its parts live beside it: options (`_options.ts`), the
+ * migration runner (`_migrate.ts`), the pool with deadlines and retries (`_pool.ts`), per-key
+ * write order (`_lanes.ts`), write batching (`_write_queue.ts`, `_batch.ts`), notifications
+ * after commit (`_notifier.ts`) and the subscription's reads (`_change_feed.ts`, `_listener.ts`,
+ * `_subscription.ts`). Row mapping and the query text it shares with the SQLite store are in
+ * `../_rows.ts` and `../_sql.ts`.
+ *
  * @module
  */
 
-import postgres from "postgres";
 import type {
   MessageRecord,
   PendingApprovalFilter,
@@ -20,7 +26,6 @@ import type {
 import { StoreClosedError, StoreConflictError, StoreUnavailableError } from "../store_errors.ts";
 import {
   checkId,
-  decodeText,
   messageFromColumns,
   normalizeBranchFields,
   normalizeMessage,
@@ -30,9 +35,17 @@ import {
   normalizeSignal,
   normalizeSignalQuery,
   presentSession,
-  SESSION_FIELD_NAMES,
   sessionFromColumns,
+  signalFromColumns,
 } from "../_rows.ts";
+import {
+  appendToSequenceSql,
+  insertSessionSql,
+  listMessagesSql,
+  snakeColumn,
+  type SqlDialect,
+  updateSessionSql,
+} from "../_sql.ts";
 import {
   normalizeAnswer,
   normalizePendingFilter,
@@ -42,90 +55,39 @@ import {
   withClaim,
   withRelease,
 } from "../_runs.ts";
-import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "./_migrations.ts";
+import { PG_SCHEMA_VERSION } from "./_migrations.ts";
+import { migrateSchema } from "./_migrate.ts";
 import { WriteQueue } from "./_write_queue.ts";
-import { describePgError, isTransient, redactUrl } from "./_pg_errors.ts";
+import { describePgError, redactUrl } from "./_pg_errors.ts";
 import { PgSubscription } from "./_subscription.ts";
 import { PgListener } from "./_listener.ts";
 import { guardClientDefect } from "./_client_guard.ts";
-import type { StoreChange, StoreSubscription, SubscribeOptions } from "./store_change.ts";
-import type { ListenHooks } from "./_listener.ts";
+import {
+  channelFor,
+  parseOptions,
+  type PostgresStoreInfo,
+  type PostgresStoreOptions,
+} from "./_options.ts";
+import {
+  ATTEMPT_MS,
+  listenerClient,
+  PgPool,
+  poolClient,
+  type Row,
+  type Sql,
+  withDeadline,
+} from "./_pool.ts";
+import { Lanes } from "./_lanes.ts";
+import { appendBatch, appendText, type Change, MAX_BATCH } from "./_batch.ts";
+import { Notifier } from "./_notifier.ts";
+import { changeFeedText, toChange } from "./_change_feed.ts";
+import type { StoreSubscription, SubscribeOptions } from "./store_change.ts";
 
-type Sql = postgres.Sql<Record<string, never>>;
-type Row = Record<string, unknown>;
+export type { PostgresStoreInfo, PostgresStoreOptions } from "./_options.ts";
 
-/** Options for {@linkcode PostgresStore.open}. */
-export interface PostgresStoreOptions {
-  /**
-   * The PostgreSQL schema that holds this store's tables, created when absent (default
-   * `"hookscope"`, or the URL's `?schema=` parameter). Letters, digits and `_`, at most 63.
-   */
-  schema?: string;
-  /** Most connections the store opens at once (default 10; a subscription adds one listener). */
-  max?: number;
-  /**
-   * Called with problems that do not reject a call: a dropped connection that was retried, a
-   * notification listener that reconnected. Default: ignored.
-   */
-  onError?: (error: Error) => void;
-  /** Deadline of every call, retries included, in milliseconds (default 30 000). */
-  timeoutMs?: number;
-  /**
-   * Create the schema and apply missing migrations (default `true`). With `false` the schema
-   * must already be at the current version (read-only viewers use this).
-   */
-  migrate?: boolean;
-}
-
-/** What {@linkcode PostgresStore.info} reports. */
-export interface PostgresStoreInfo {
-  /** The connection URL without its password. */
-  readonly url: string;
-  /** The schema holding the tables. */
-  readonly schema: string;
-  /** The schema version this store runs on. */
-  readonly schemaVersion: number;
-  /** The NOTIFY channel of this schema. */
-  readonly channel: string;
-  /** Write batches (multi-row statements) sent for messages and signals so far. */
-  readonly writeBatches: number;
-  /** Messages and signals sent in those batches. */
-  readonly writtenRows: number;
-}
-
-/** One queued message or signal write. */
-type Change =
-  | { readonly kind: "message"; readonly row: MessageRecord }
-  | { readonly kind: "signal"; readonly writeId: string; readonly row: SignalInsert };
-
-const SCHEMA_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-const LOCK_CLASS = 0x686b73; // "hks": the advisory lock class of schema migrations
-const MAX_BATCH = 1000;
 // A free-text value that PostgreSQL cannot hold as an id: NUL or a lone surrogate.
 // deno-lint-ignore no-control-regex
 const BAD_ID = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-function column(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-}
-
-const SESSION_COLUMNS: readonly string[] = SESSION_FIELD_NAMES.map(column);
-
-function isHookscopeError(error: unknown): boolean {
-  return error instanceof TypeError || error instanceof StoreClosedError ||
-    error instanceof StoreConflictError || error instanceof StoreUnavailableError;
-}
-
-// Free text is stored as JSON text (see _migrations.ts); numbers stay numbers.
-function encodeText(value: string | null): string | null {
-  return value === null ? null : JSON.stringify(value);
-}
-
-function toSql(value: unknown): string | number | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value === "number") return value;
-  return JSON.stringify(value);
-}
 
 function pgId(value: string, what: string, action: string): string {
   if (BAD_ID.test(value)) {
@@ -139,138 +101,11 @@ function pgId(value: string, what: string, action: string): string {
 }
 
 function toSession(row: Row): SessionRow {
-  return sessionFromColumns(row, column);
+  return sessionFromColumns(row, snakeColumn);
 }
 
 function toMessage(row: Row): MessageRecord {
   return messageFromColumns(row);
-}
-
-function toSignal(row: Row): SignalRow {
-  return {
-    seq: Number(row.seq),
-    sessionId: row.session_id as string,
-    kind: row.kind as string,
-    opId: decodeText(row.op_id) ?? "",
-    ts: row.ts as number,
-    payload: JSON.parse(row.payload as string),
-  };
-}
-
-function toChange(row: Row): StoreChange {
-  const changeSeq = Number(row.change_seq);
-  return row.type === "signal"
-    ? { type: "signal", changeSeq, ...toSignal(row) }
-    : { type: "message", changeSeq, ...toMessage(row) };
-}
-
-function channelFor(schema: string): string {
-  const name = `hookscope_${schema}`.toLowerCase();
-  if (name.length <= 63) return name;
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < schema.length; i++) {
-    hash = Math.imul(hash ^ schema.charCodeAt(i), 0x01000193) >>> 0;
-  }
-  return `${name.slice(0, 54)}_${hash.toString(16).padStart(8, "0")}`;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Races `promise` against a deadline; the loser is ignored. */
-function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(onTimeout()), Math.max(0, ms));
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
-// How long one attempt of a retry-safe call may go unanswered before its pool is replaced.
-const ATTEMPT_MS = 10_000;
-
-class StuckAttempt extends Error {}
-
-/**
- * Ends a pool, waiting at most `seconds` for running queries and never longer than that plus a
- * second: the client's `end()` can hang after a connection was lost.
- */
-async function endPool(sql: Sql, seconds: number): Promise<void> {
-  await withDeadline(sql.end({ timeout: seconds }), seconds * 1000 + 1000, () => new Error())
-    .catch(() => {});
-}
-
-function parseOptions(url: unknown, options: unknown): {
-  url: string;
-  schema: string;
-  max: number;
-  onError: (error: Error) => void;
-  timeoutMs: number;
-  migrate: boolean;
-} {
-  const action = "open PostgreSQL store";
-  if (typeof url !== "string" || !/^postgres(ql)?:\/\//.test(url)) {
-    throw new TypeError(
-      `Cannot ${action}: url must be a postgres:// or postgresql:// URL; got ${
-        typeof url === "string" ? JSON.stringify(redactUrl(url)) : `(${typeof url})`
-      }`,
-    );
-  }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new TypeError(`Cannot ${action}: url ${JSON.stringify(redactUrl(url))} is not a URL`);
-  }
-  const fromUrl = parsed.searchParams.get("schema");
-  parsed.searchParams.delete("schema");
-  const o = (options ?? {}) as PostgresStoreOptions;
-  if (typeof o !== "object") {
-    throw new TypeError(`Cannot ${action}: options must be an object; got (${typeof o})`);
-  }
-  const schema = o.schema ?? fromUrl ?? "hookscope";
-  if (typeof schema !== "string" || !SCHEMA_PATTERN.test(schema)) {
-    throw new TypeError(
-      `Cannot ${action}: schema must be letters, digits and "_" (at most 63, not starting with a digit); got ${
-        JSON.stringify(schema)
-      }`,
-    );
-  }
-  const max = o.max ?? 10;
-  if (typeof max !== "number" || !Number.isInteger(max) || max < 1) {
-    throw new TypeError(`Cannot ${action}: max must be a positive integer; got ${String(max)}`);
-  }
-  const timeoutMs = o.timeoutMs ?? 30_000;
-  if (typeof timeoutMs !== "number" || !(timeoutMs > 0) || !Number.isFinite(timeoutMs)) {
-    throw new TypeError(
-      `Cannot ${action}: timeoutMs must be a positive number; got ${String(timeoutMs)}`,
-    );
-  }
-  if (o.onError !== undefined && typeof o.onError !== "function") {
-    throw new TypeError(`Cannot ${action}: onError must be a function`);
-  }
-  const onError = o.onError ?? (() => {});
-  return {
-    url: parsed.toString(),
-    schema,
-    max,
-    onError: (error) => {
-      try {
-        onError(error);
-      } catch { /* a failing reporter must not break the store */ }
-    },
-    timeoutMs,
-    migrate: o.migrate !== false,
-  };
 }
 
 /**
@@ -315,41 +150,42 @@ function parseOptions(url: unknown, options: unknown): {
  * ```
  */
 export class PostgresStore implements SessionStore {
-  #sql: Sql;
-  #connect: () => Sql;
-  #retired: Sql[] = [];
+  #pool: PgPool;
   #url: string;
   #schema: string;
   #q: string;
+  #sql: SqlDialect;
   #channel: string;
   #timeoutMs: number;
   #onError: (error: Error) => void;
   #closed = false;
-  #ended = false;
   #closing: Promise<void> | null = null;
   #queue: WriteQueue<Change>;
   #subscriptions = new Set<PgSubscription>();
-  #lanes = new Map<string, Promise<void>>();
+  #lanes = new Lanes();
   #appendSql: string;
-  #notice: { to: number; sessions: Set<string> | null } | null = null;
-  #notifying: Promise<void> | null = null;
+  #notifier: Notifier;
   #listener: PgListener;
   #unguard: () => void;
 
   private constructor(
     connect: () => Sql,
-    connectListener: (hooks: ListenHooks) => Sql,
+    connectListener: ReturnType<typeof listenerClient>,
     config: { url: string; schema: string; timeoutMs: number; onError: (error: Error) => void },
   ) {
     this.#unguard = guardClientDefect();
-    this.#connect = connect;
-    this.#sql = connect();
     this.#url = redactUrl(config.url);
-    this.#schema = config.schema;
-    this.#q = `"${config.schema}"`;
-    this.#channel = channelFor(config.schema);
     this.#timeoutMs = config.timeoutMs;
     this.#onError = config.onError;
+    this.#pool = new PgPool(connect, {
+      url: this.#url,
+      timeoutMs: config.timeoutMs,
+      onError: config.onError,
+    });
+    this.#schema = config.schema;
+    const q = this.#q = `"${config.schema}"`;
+    this.#sql = { table: (name) => `${q}.${name}`, param: (n) => `$${n}`, column: snakeColumn };
+    this.#channel = channelFor(config.schema);
     this.#listener = new PgListener(connectListener, {
       channel: this.#channel,
       attemptMs: ATTEMPT_MS,
@@ -365,10 +201,8 @@ export class PostgresStore implements SessionStore {
       maxBatch: MAX_BATCH,
       inFlight: 1,
     });
-    this.#appendSql = `SELECT ${this.#q}.append_changes(` +
-      "$1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], " +
-      "$8::text[], $9::float8[], $10::int[], $11::uuid[], $12::text[], $13::text[], " +
-      "$14::text[], $15::float8[], $16::text[]) AS last";
+    this.#appendSql = appendText(q);
+    this.#notifier = new Notifier((payload) => this.#sendNotice(payload), () => this.#pool.ended);
   }
 
   /**
@@ -391,37 +225,21 @@ export class PostgresStore implements SessionStore {
    */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
     const config = parseOptions(url, options);
-    const connect = () =>
-      postgres(config.url, {
-        max: config.max,
-        onnotice: () => {},
-        connect_timeout: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
-        idle_timeout: 60,
-      }) as unknown as Sql;
-    // Subscriptions listen on a connection of their own (see _listener.ts).
-    // `onnotify` and `onclose` are options of the client that its types do not list.
-    const connectListener = (hooks: ListenHooks) =>
-      postgres(config.url, {
-        max: 1,
-        onnotice: () => {},
-        connect_timeout: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
-        idle_timeout: null as unknown as number,
-        max_lifetime: null as unknown as number,
-        fetch_types: false,
-        ...{ onnotify: hooks.onnotify, onclose: hooks.onclose },
-      } as postgres.Options<Record<string, never>>) as unknown as Sql;
-    const store = new PostgresStore(connect, connectListener, config);
+    const store = new PostgresStore(poolClient(config), listenerClient(config), config);
     try {
       await withDeadline(
-        store.#migrate(config.migrate),
+        migrateSchema(
+          store.#pool.sql,
+          { schema: store.#schema, q: store.#q, url: store.#url },
+          config.migrate,
+        ),
         config.timeoutMs,
         () => new Error(`no answer within ${config.timeoutMs} ms`),
       );
     } catch (error) {
       store.#closed = true;
-      store.#ended = true;
       store.#unguard();
-      await Promise.all([endPool(store.#sql, 0), store.#listener.end()]);
+      await Promise.all([store.#pool.end(0), store.#listener.end()]);
       if (error instanceof StoreUnavailableError) throw error;
       throw new StoreUnavailableError(
         `Cannot open PostgreSQL store ${JSON.stringify(store.#url)}: ${describePgError(error)}`,
@@ -429,63 +247,6 @@ export class PostgresStore implements SessionStore {
       );
     }
     return store;
-  }
-
-  async #migrate(migrate: boolean): Promise<void> {
-    const sql = this.#sql;
-    const current = await this.#schemaVersion(sql);
-    if (current > PG_SCHEMA_VERSION) throw this.#newer(current);
-    if (current === PG_SCHEMA_VERSION) return;
-    if (!migrate) {
-      throw new StoreUnavailableError(
-        `Cannot open PostgreSQL store ${JSON.stringify(this.#url)}: schema "${this.#schema}" ` +
-          (current === 0
-            ? "does not exist or holds no hookscope tables"
-            : `is at version ${current} and needs migrating to version ${PG_SCHEMA_VERSION}`) +
-          "; open it once with migrations enabled",
-      );
-    }
-    await sql.begin(async (tx) => {
-      // Other processes opening the same schema wait here; the first one migrates.
-      await tx`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int, hashtext(${this.#schema}))`;
-      const [exists] =
-        await tx`SELECT 1 AS found FROM pg_namespace WHERE nspname = ${this.#schema}`;
-      if (exists === undefined) await tx.unsafe(`CREATE SCHEMA ${this.#q}`);
-      await tx.unsafe(
-        `CREATE TABLE IF NOT EXISTS ${this.#q}.schema_migrations (version integer PRIMARY KEY, ` +
-          "description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
-      );
-      const [{ version }] = await tx.unsafe(
-        `SELECT coalesce(max(version), 0)::int AS version FROM ${this.#q}.schema_migrations`,
-      );
-      if (version > PG_SCHEMA_VERSION) throw this.#newer(version);
-      for (const migration of PG_MIGRATIONS) {
-        if (migration.version <= version) continue;
-        for (const statement of migration.statements) {
-          await tx.unsafe(statement.replaceAll("{s}", this.#q));
-        }
-        await tx.unsafe(
-          `INSERT INTO ${this.#q}.schema_migrations (version, description) VALUES ($1, $2)`,
-          [migration.version, migration.description],
-        );
-      }
-    });
-  }
-
-  async #schemaVersion(sql: Sql): Promise<number> {
-    const [row] = await sql`SELECT to_regclass(${`${this.#q}.schema_migrations`}) AS found`;
-    if (row.found === null) return 0;
-    const [{ version }] = await sql.unsafe(
-      `SELECT coalesce(max(version), 0)::int AS version FROM ${this.#q}.schema_migrations`,
-    );
-    return version as number;
-  }
-
-  #newer(version: number): StoreUnavailableError {
-    return new StoreUnavailableError(
-      `Cannot open PostgreSQL store ${JSON.stringify(this.#url)}: schema "${this.#schema}" is at ` +
-        `version ${version}, newer than version ${PG_SCHEMA_VERSION} that this hookscope supports`,
-    );
   }
 
   /** Where the store is and how many batched writes it has sent. */
@@ -505,9 +266,8 @@ export class PostgresStore implements SessionStore {
     return this.#closed;
   }
 
-  #use(operation: string): Sql {
+  #use(operation: string): void {
     if (this.#closed) throw new StoreClosedError(operation, "PostgreSQL store");
-    return this.#sql;
   }
 
   /**
@@ -516,208 +276,44 @@ export class PostgresStore implements SessionStore {
    * await them (the pool would otherwise run them on different connections in any order).
    */
   #lane<T>(key: string, body: () => Promise<T>): Promise<T> {
-    const previous = this.#lanes.get(key) ?? Promise.resolve();
-    const run = previous.then(body);
-    const tail = run.then(() => {}, () => {});
-    this.#lanes.set(key, tail);
-    tail.then(() => {
-      if (this.#lanes.get(key) === tail) this.#lanes.delete(key);
-    });
-    return run;
+    return this.#lanes.run(key, body);
   }
 
-  /**
-   * Runs `body` with the store's deadline. A lost connection is reported and, when `retry` says
-   * the operation is safe to repeat, retried with a growing pause until the deadline. An attempt
-   * that neither succeeds nor fails within {@linkcode ATTEMPT_MS} (the client can strand a query
-   * whose connection the server closed) is abandoned with its whole pool: later attempts and
-   * calls use a fresh pool, and the old one is ended at close.
-   */
-  async #run<T>(
+  /** Runs `body` with the store's deadline and retries (see {@linkcode PgPool.run}). */
+  #run<T>(
     operation: string,
     retry: boolean,
     body: (sql: Sql, attempt: number) => Promise<T>,
   ): Promise<T> {
-    if (this.#ended) throw new StoreClosedError(operation, "PostgreSQL store");
-    const deadline = Date.now() + this.#timeoutMs;
-    const timedOut = () =>
-      new StoreUnavailableError(
-        `Cannot ${operation}: PostgreSQL store ${
-          JSON.stringify(this.#url)
-        } did not answer within ${this.#timeoutMs} ms`,
-      );
-    let pause = 25;
-    for (let attempt = 1;; attempt++) {
-      const sql = this.#sql;
-      const remaining = deadline - Date.now();
-      const stuck = retry && remaining > ATTEMPT_MS;
-      try {
-        return await withDeadline(
-          body(sql, attempt),
-          stuck ? ATTEMPT_MS : remaining,
-          () => stuck ? new StuckAttempt() : timedOut(),
-        );
-      } catch (error) {
-        if (isHookscopeError(error)) throw error;
-        if (this.#ended) throw new StoreClosedError(operation, "PostgreSQL store");
-        if (error instanceof StuckAttempt) {
-          this.#retire(sql);
-          this.#onError(
-            new StoreUnavailableError(
-              `Cannot ${operation}: PostgreSQL store ${
-                JSON.stringify(this.#url)
-              } gave no answer within ${ATTEMPT_MS} ms; retrying on new connections (attempt ${
-                attempt + 1
-              })`,
-            ),
-          );
-          continue;
-        }
-        const failure = new StoreUnavailableError(
-          `Cannot ${operation}: PostgreSQL store ${JSON.stringify(this.#url)} failed: ${
-            describePgError(error)
-          }`,
-          { cause: error },
-        );
-        if (!retry || !isTransient(error) || Date.now() + pause >= deadline) throw failure;
-        this.#onError(
-          new StoreUnavailableError(`${failure.message}; retrying (attempt ${attempt + 1})`, {
-            cause: error,
-          }),
-        );
-        await delay(pause);
-        pause = Math.min(pause * 2, 1000);
-      }
-    }
-  }
-
-  /**
-   * Stops using `sql` for new calls (once); the old pool is ended in the background (what it still
-   * runs gets 5 s). Subscriptions listen on a connection of their own (see _listener.ts).
-   */
-  #retire(sql: Sql): void {
-    if (this.#sql !== sql || this.#ended) return;
-    this.#sql = this.#connect();
-    this.#retired.push(sql);
-    void endPool(sql, 5).then(() => {
-      this.#retired = this.#retired.filter((retired) => retired !== sql);
-    });
+    return this.#pool.run(operation, retry, body);
   }
 
   async #flush(batch: readonly Change[]): Promise<void> {
-    const seen = new Set<string>();
-    const m = {
-      ord: [] as number[],
-      id: [] as string[],
-      role: [] as string[],
-      content: [] as string[],
-      sender: [] as (string | null)[],
-      recipient: [] as (string | null)[],
-      branch: [] as (string | null)[],
-      session: [] as (string | null)[],
-      created: [] as number[],
-    };
-    const s = {
-      ord: [] as number[],
-      write: [] as string[],
-      session: [] as string[],
-      kind: [] as string[],
-      op: [] as string[],
-      ts: [] as number[],
-      payload: [] as string[],
-    };
-    batch.forEach((change, index) => {
-      const ord = index + 1;
-      if (change.kind === "message") {
-        const row = change.row;
-        if (seen.has(row.id)) return; // the first of a batch wins, as in two separate inserts
-        seen.add(row.id);
-        m.ord.push(ord);
-        m.id.push(row.id);
-        m.role.push(row.role);
-        m.content.push(JSON.stringify(row.content));
-        m.sender.push(encodeText(row.sender));
-        m.recipient.push(encodeText(row.recipient));
-        m.branch.push(row.branchId);
-        m.session.push(row.sessionId);
-        m.created.push(row.createdAt);
-      } else {
-        const row = change.row;
-        s.ord.push(ord);
-        s.write.push(change.writeId);
-        s.session.push(row.sessionId);
-        s.kind.push(row.kind);
-        s.op.push(encodeText(row.opId) as string);
-        s.ts.push(row.ts);
-        s.payload.push(JSON.stringify(row.payload));
-      }
-    });
-    const what = s.ord.length === 0
-      ? (m.ord.length === 1 ? "insert message" : `insert ${m.ord.length} messages`)
-      : m.ord.length === 0
-      ? (s.ord.length === 1 ? "insert session signal" : `insert ${s.ord.length} session signals`)
-      : `insert ${m.ord.length} messages and ${s.ord.length} session signals`;
+    const append = appendBatch(batch);
     // Safe to retry: stored message ids and signal write ids are skipped.
-    const [{ last }] = await this.#run(what, true, (sql) =>
-      sql.unsafe(this.#appendSql, [
-        m.ord,
-        m.id,
-        m.role,
-        m.content,
-        m.sender,
-        m.recipient,
-        m.branch,
-        m.session,
-        m.created,
-        s.ord,
-        s.write,
-        s.session,
-        s.kind,
-        s.op,
-        s.ts,
-        s.payload,
-      ] as never[], { prepare: true }));
-    this.#notify(Number(last), [...m.session, ...s.session]);
+    const [{ last }] = await this.#run(
+      append.what,
+      true,
+      (sql) => sql.unsafe(this.#appendSql, append.params as never[], { prepare: true }),
+    );
+    this.#notifier.notify(Number(last), append.sessions);
   }
 
   /**
-   * Tells subscribers (of every process) that changes up to `to` of these sessions were
-   * committed, after the commit and outside the write: NOTIFY takes PostgreSQL's cluster-wide
-   * notification lock at commit, so notifying inside the write would make every writer wait for
-   * the others. While one notification is in flight, later ones are merged into the next. The
-   * notifying transaction commits without waiting for the WAL flush (a notification is not
-   * durable anyway), so it holds that lock only briefly. A lost notification loses nothing:
-   * subscribers read by change number and poll.
+   * Sends one notification (see _notifier.ts). The notifying transaction commits without waiting
+   * for the WAL flush (a notification is not durable anyway), so it holds PostgreSQL's
+   * notification lock only briefly.
    */
-  #notify(to: number, sessions: readonly (string | null)[]): void {
-    const notice = this.#notice ??= { to, sessions: new Set() };
-    notice.to = Math.max(notice.to, to);
-    for (const session of sessions) {
-      if (session === null) continue;
-      notice.sessions?.add(session);
-      if ((notice.sessions?.size ?? 0) > 100) notice.sessions = null; // "every session"
-    }
-    this.#notifying ??= this.#sendNotices().finally(() => {
-      this.#notifying = null;
-    });
-  }
-
-  async #sendNotices(): Promise<void> {
-    for (let notice = this.#notice; notice !== null && !this.#ended; notice = this.#notice) {
-      this.#notice = null;
-      let sessions = notice.sessions === null ? "null" : JSON.stringify([...notice.sessions]);
-      if (sessions.length > 7000) sessions = "null";
-      const payload = `{"to":${notice.to},"s":${sessions}}`;
-      try {
-        await this.#run("notify subscribers", true, (sql) =>
-          sql.unsafe(
-            "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
-            [this.#channel, payload],
-            { prepare: true },
-          ));
-      } catch (error) {
-        if (!(error instanceof StoreClosedError)) this.#onError(error as Error);
-      }
+  async #sendNotice(payload: string): Promise<void> {
+    try {
+      await this.#run("notify subscribers", true, (sql) =>
+        sql.unsafe(
+          "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
+          [this.#channel, payload],
+          { prepare: true },
+        ));
+    } catch (error) {
+      if (!(error instanceof StoreClosedError)) this.#onError(error as Error);
     }
   }
 
@@ -726,11 +322,9 @@ export class PostgresStore implements SessionStore {
     this.#use("create session");
     const normalized = normalizeSessionRow(row) as unknown as Record<string, unknown>;
     const id = pgId(normalized.id as string, "id", "create session");
-    const values: (string | number | null)[] = [id];
-    for (const field of SESSION_FIELD_NAMES) values.push(toSql(normalized[field]));
-    const placeholders = values.map((_, i) => `$${i + 1}`).join(", ");
-    const text = `INSERT INTO ${this.#q}.sessions (id, ${SESSION_COLUMNS.join(", ")}) ` +
-      `VALUES (${placeholders}) ON CONFLICT (id) DO NOTHING RETURNING id`;
+    const insert = insertSessionSql(this.#sql, normalized);
+    const values = insert.values;
+    const text = `${insert.text} ON CONFLICT (id) DO NOTHING RETURNING id`;
     await this.#lane(
       `session:${id}`,
       () =>
@@ -789,10 +383,8 @@ export class PostgresStore implements SessionStore {
     checkId(id, "id", "update session");
     pgId(id, "id", "update session");
     const normalized = normalizeSessionFields(fields, "update session");
-    const keys = Object.keys(normalized);
-    if (keys.length === 0) return;
-    const sets = keys.map((k, i) => `${column(k)} = $${i + 2}`).join(", ");
-    const values = [id, ...keys.map((k) => toSql(normalized[k]))];
+    if (Object.keys(normalized).length === 0) return;
+    const { text, values } = updateSessionSql(this.#sql, id, normalized);
     // Setting the same values twice is harmless: safe to retry.
     await this.#lane(
       `session:${id}`,
@@ -800,10 +392,7 @@ export class PostgresStore implements SessionStore {
         this.#run(
           "update session",
           true,
-          (sql) =>
-            sql.unsafe(`UPDATE ${this.#q}.sessions SET ${sets} WHERE id = $1`, values as never[], {
-              prepare: true,
-            }),
+          (sql) => sql.unsafe(text, values as never[], { prepare: true }),
         ),
     );
   }
@@ -895,13 +484,12 @@ export class PostgresStore implements SessionStore {
     await this.#lane(
       `sequence:${sequenceId}`,
       () =>
-        this.#run("append to sequence", true, (sql) =>
-          sql.unsafe(
-            `INSERT INTO ${this.#q}.progressions (progression_id, message_id) VALUES ($1, $2) ` +
-              "ON CONFLICT DO NOTHING",
-            [sequenceId, messageId],
-            { prepare: true },
-          )),
+        this.#run(
+          "append to sequence",
+          true,
+          (sql) =>
+            sql.unsafe(appendToSequenceSql(this.#sql), [sequenceId, messageId], { prepare: true }),
+        ),
     );
   }
 
@@ -914,27 +502,11 @@ export class PostgresStore implements SessionStore {
   ): Promise<MessageRecord[]> {
     this.#use("list messages");
     const query = normalizeMessageQuery(options);
-    const where: string[] = [];
-    const params: string[] = [];
-    let text: string;
-    if (query.sequenceId !== undefined) {
-      text =
-        `SELECT m.* FROM ${this.#q}.progressions p JOIN ${this.#q}.messages m ON m.id = p.message_id`;
-      params.push(pgId(query.sequenceId, "sequenceId", "list messages"));
-      where.push(`p.progression_id = $${params.length}`);
-    } else {
-      text = `SELECT m.* FROM ${this.#q}.messages m`;
+    for (const key of ["sequenceId", "sessionId", "branchId"] as const) {
+      const value = query[key];
+      if (value !== undefined) pgId(value, key, "list messages");
     }
-    if (query.sessionId !== undefined) {
-      params.push(pgId(query.sessionId, "sessionId", "list messages"));
-      where.push(`m.session_id = $${params.length}`);
-    }
-    if (query.branchId !== undefined) {
-      params.push(pgId(query.branchId, "branchId", "list messages"));
-      where.push(`m.branch_id = $${params.length}`);
-    }
-    if (where.length > 0) text += ` WHERE ${where.join(" AND ")}`;
-    text += query.sequenceId !== undefined ? " ORDER BY p.position" : " ORDER BY m.change_seq";
+    const { text, params } = listMessagesSql(this.#sql, query, "change_seq");
     const rows = await this.#run(
       "list messages",
       true,
@@ -975,7 +547,7 @@ export class PostgresStore implements SessionStore {
       true,
       (sql) => sql.unsafe(text, params as never[], { prepare: true }),
     );
-    return rows.map(toSignal);
+    return rows.map(signalFromColumns);
   }
 
   /** Inserts or replaces a run (by `runId`); a session without a row gets one (`created`). */
@@ -1207,27 +779,14 @@ export class PostgresStore implements SessionStore {
     ) {
       throw new TypeError(`Cannot ${action}: signal must be an AbortSignal`);
     }
-    const horizonText = `SELECT ${this.#q}.change_horizon() AS horizon`;
-    const readBoth = (session: boolean) => {
-      const filter = " AND change_seq < $3" + (session ? " AND session_id = $4" : "");
-      return `(SELECT 'signal' AS type, change_seq, session_id, seq, kind, op_id, ts, payload, ` +
-        "NULL::text AS id, NULL::text AS role, NULL::text AS content, NULL::text AS sender, " +
-        "NULL::text AS recipient, NULL::text AS branch_id, NULL::float8 AS created_at " +
-        `FROM ${this.#q}.signals WHERE change_seq > $1${filter} ORDER BY change_seq LIMIT $2) ` +
-        "UNION ALL (SELECT 'message', change_seq, session_id, NULL::bigint, NULL::text, " +
-        "NULL::text, NULL::float8, NULL::text, id, role, content, sender, recipient, branch_id, " +
-        `created_at FROM ${this.#q}.messages WHERE change_seq > $1${filter} ` +
-        "ORDER BY change_seq LIMIT $2) ORDER BY change_seq LIMIT $2";
-    };
-    const allText = readBoth(false);
-    const sessionText = readBoth(true);
+    const feed = changeFeedText(this.#q);
     const subscription: PgSubscription = new PgSubscription({
       listen: async (onNotify, onListen) => {
         this.#use("subscribe");
         try {
           return await this.#listener.listen(onNotify, onListen, this.#timeoutMs);
         } catch (error) {
-          if (this.#ended) throw new StoreClosedError("subscribe", "PostgreSQL store");
+          if (this.#pool.ended) throw new StoreClosedError("subscribe", "PostgreSQL store");
           throw new StoreUnavailableError(
             `Cannot subscribe: PostgreSQL store ${JSON.stringify(this.#url)} failed: ${
               describePgError(error)
@@ -1238,19 +797,19 @@ export class PostgresStore implements SessionStore {
       },
       head: () =>
         this.#run("subscribe", true, async (sql) => {
-          const [row] = await sql.unsafe(horizonText);
+          const [row] = await sql.unsafe(feed.horizon);
           return Number(row.horizon) - 1;
         }),
       // The horizon is read first, in a statement of its own, so that the rows below it are
       // read with a later snapshot (see change_horizon in _migrations.ts).
       read: (cursor, limit, session) =>
         this.#run("read changes", true, async (sql) => {
-          const [row] = await sql.unsafe(horizonText);
+          const [row] = await sql.unsafe(feed.horizon);
           const horizon = Number(row.horizon);
           if (horizon <= cursor + 1) return { changes: [], horizon };
           const rows = session === undefined
-            ? await sql.unsafe(allText, [cursor, limit, horizon], { prepare: true })
-            : await sql.unsafe(sessionText, [cursor, limit, horizon, session], { prepare: true });
+            ? await sql.unsafe(feed.all, [cursor, limit, horizon], { prepare: true })
+            : await sql.unsafe(feed.session, [cursor, limit, horizon, session], { prepare: true });
           return { changes: rows.map(toChange), horizon };
         }),
       ended: (ended) => this.#subscriptions.delete(ended),
@@ -1270,13 +829,9 @@ export class PostgresStore implements SessionStore {
       this.#subscriptions.clear();
       await Promise.all(subscriptions.map((subscription) => subscription.return()));
       await this.#queue.drain();
-      while (this.#lanes.size > 0) await Promise.all(this.#lanes.values());
-      while (this.#notifying !== null) await this.#notifying;
-      this.#ended = true;
-      await Promise.all([
-        ...[this.#sql, ...this.#retired].map((sql) => endPool(sql, 5)),
-        this.#listener.end(),
-      ]);
+      await this.#lanes.settled();
+      await this.#notifier.idle();
+      await Promise.all([this.#pool.end(5), this.#listener.end()]);
       this.#unguard();
     })();
     return this.#closing;

@@ -20,7 +20,6 @@ import { messageOf } from "../../core/_util.ts";
 import {
   checkId,
   checkPayloadLimits,
-  decodeText,
   messageFromColumns,
   normalizeBranchFields,
   normalizeMessage,
@@ -30,10 +29,20 @@ import {
   normalizeSignal,
   normalizeSignalQuery,
   type PayloadLimits,
-  SESSION_FIELD_NAMES,
   sessionFromColumns,
+  signalFromColumns,
 } from "../_rows.ts";
-import { openDriver, type SqlDriver, type SqlRow, type SqlValue } from "./_driver.ts";
+import {
+  appendToSequenceSql,
+  encodeText,
+  insertSessionSql,
+  isStoreError,
+  listMessagesSql,
+  snakeColumn,
+  type SqlDialect,
+  updateSessionSql,
+} from "../_sql.ts";
+import { openDriver, type SqlDriver, type SqlRow } from "./_driver.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./_migrations.ts";
 import { normalizeAnswer, normalizePendingFilter, normalizeRun } from "../_runs.ts";
 import {
@@ -82,23 +91,15 @@ export interface SqliteStoreInfo {
 const RENAMED_COLUMNS: Readonly<Record<string, string>> = { metadata: "node_metadata" };
 
 function column(field: string): string {
-  return RENAMED_COLUMNS[field] ?? field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return RENAMED_COLUMNS[field] ?? snakeColumn(field);
 }
 
-const SESSION_COLUMNS: readonly string[] = SESSION_FIELD_NAMES.map(column);
+/** How this store spells its SQL (shared query text is in ../_sql.ts). */
+const SQLITE: SqlDialect = { table: (name) => name, param: () => "?", column };
 
-function isHookscopeError(error: unknown): boolean {
-  return error instanceof TypeError || error instanceof StoreClosedError ||
-    error instanceof StoreConflictError || error instanceof StoreUnavailableError;
-}
-
-// Free text (senders, models, op ids, …) is stored JSON-encoded: SQLite's C strings would cut it
-// at NUL and its UTF-8 conversion would replace lone surrogates. Ids are checked instead.
-function encodeText(value: string | null): string | null {
-  return value === null ? null : JSON.stringify(value);
-}
-
-// Session text columns and node_metadata hold JSON (see `toSql`); numeric columns hold numbers.
+// Free text (senders, models, op ids, …) is stored JSON-encoded (see ../_sql.ts): SQLite's C
+// strings would cut it at NUL and its UTF-8 conversion would replace lone surrogates. Ids are
+// checked instead. Session text columns and node_metadata hold JSON; numeric ones numbers.
 function toSession(row: SqlRow): SessionRow {
   return sessionFromColumns(row, column);
 }
@@ -246,7 +247,7 @@ export class SqliteStore implements SessionStore {
       try {
         db.close();
       } catch { /* already failing */ }
-      if (isHookscopeError(error)) throw error;
+      if (isStoreError(error)) throw error;
       throw new StoreUnavailableError(
         `Cannot open SQLite store ${JSON.stringify(path)}: ${messageOf(error)}`,
         { cause: error },
@@ -291,7 +292,7 @@ export class SqliteStore implements SessionStore {
   }
 
   #fail(operation: string, error: unknown): never {
-    if (isHookscopeError(error)) throw error;
+    if (isStoreError(error)) throw error;
     throw new StoreUnavailableError(
       `Cannot ${operation}: SQLite store ${JSON.stringify(this.#path)} failed: ${messageOf(error)}`,
       { cause: error },
@@ -447,14 +448,8 @@ export class SqliteStore implements SessionStore {
           normalized.id as string,
         );
       }
-      const values: SqlValue[] = [normalized.id as string];
-      for (const field of SESSION_FIELD_NAMES) values.push(toSql(normalized[field]));
-      db.run(
-        `INSERT INTO sessions (id, ${SESSION_COLUMNS.join(", ")}) VALUES (?${
-          ", ?".repeat(SESSION_COLUMNS.length)
-        })`,
-        values,
-      );
+      const insert = insertSessionSql(SQLITE, normalized);
+      db.run(insert.text, insert.values);
     });
   }
 
@@ -486,13 +481,10 @@ export class SqliteStore implements SessionStore {
     this.#use("update session");
     checkId(id, "id", "update session");
     const normalized = normalizeSessionFields(fields, "update session");
-    const keys = Object.keys(normalized);
-    if (keys.length > 0) {
+    if (Object.keys(normalized).length > 0) {
+      const update = updateSessionSql(SQLITE, id, normalized);
       await this.#write("update session", (db) => {
-        db.run(
-          `UPDATE sessions SET ${keys.map((k) => `${column(k)} = ?`).join(", ")} WHERE id = ?`,
-          [...keys.map((k) => toSql(normalized[k])), id],
-        );
+        db.run(update.text, update.values);
       });
     }
     await undefined;
@@ -568,10 +560,7 @@ export class SqliteStore implements SessionStore {
     checkId(sequenceId, "sequenceId", "append to sequence");
     checkId(messageId, "messageId", "append to sequence");
     await this.#write("append to sequence", (db) => {
-      db.run(
-        "INSERT INTO progressions (progression_id, message_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-        [sequenceId, messageId],
-      );
+      db.run(appendToSequenceSql(SQLITE), [sequenceId, messageId]);
     });
   }
 
@@ -583,28 +572,8 @@ export class SqliteStore implements SessionStore {
     options: { sessionId?: string; branchId?: string; sequenceId?: string },
   ): Promise<MessageRecord[]> {
     this.#use("list messages");
-    const query = normalizeMessageQuery(options);
-    const where: string[] = [];
-    const params: SqlValue[] = [];
-    let sql: string;
-    if (query.sequenceId !== undefined) {
-      sql = "SELECT m.* FROM progressions p JOIN messages m ON m.id = p.message_id";
-      where.push("p.progression_id = ?");
-      params.push(query.sequenceId);
-    } else {
-      sql = "SELECT m.* FROM messages m";
-    }
-    if (query.sessionId !== undefined) {
-      where.push("m.session_id = ?");
-      params.push(query.sessionId);
-    }
-    if (query.branchId !== undefined) {
-      where.push("m.branch_id = ?");
-      params.push(query.branchId);
-    }
-    if (where.length > 0) sql += ` WHERE ${where.join(" AND ")}`;
-    sql += query.sequenceId !== undefined ? " ORDER BY p.position" : " ORDER BY m.position";
-    const rows = this.#read("list messages", (db) => db.all(sql, params));
+    const { text, params } = listMessagesSql(SQLITE, normalizeMessageQuery(options), "position");
+    const rows = this.#read("list messages", (db) => db.all(text, params));
     await undefined;
     return rows.map(toMessage);
   }
@@ -636,14 +605,7 @@ export class SqliteStore implements SessionStore {
         [sessionId, afterSeq, Number.isFinite(limit) ? limit : -1],
       ));
     await undefined;
-    return rows.map((r) => ({
-      seq: Number(r.seq),
-      sessionId: r.session_id as string,
-      kind: r.kind as string,
-      opId: decodeText(r.op_id) ?? "",
-      ts: r.ts as number,
-      payload: JSON.parse(r.payload as string),
-    }));
+    return rows.map(signalFromColumns);
   }
 
   /** Inserts or replaces a run; a session without a row gets one (`created`). */
@@ -744,13 +706,6 @@ function implicitSession(db: SqlDriver, sessionId: string | null): void {
     sessionId,
     JSON.stringify("created"),
   ]);
-}
-
-// Session text columns and node_metadata hold JSON; numeric columns hold numbers.
-function toSql(value: unknown): SqlValue {
-  if (value === undefined || value === null) return null;
-  if (typeof value === "number") return value;
-  return JSON.stringify(value);
 }
 
 function newerSchema(path: string, version: number): StoreUnavailableError {

@@ -107,7 +107,7 @@ describe("instrument(session)", () => {
     assert.deepEqual(wipe.events.map((e) => e.name), ["hookscope.decision"]);
     assert.equal(wipe.events[0].attributes?.["hookscope.signal"], "HookBlocked");
     assert.equal(wipe.attributes[ATTR_ERROR_TYPE], "Error"); // the class the guard threw
-    assert.equal(wipe.events[0].attributes?.["hookscope.reason"], "destructive");
+    assert.equal(wipe.events[0].attributes?.["hookscope.decision.reason"], "destructive");
     const agent = spans.find((s) => s.name === "invoke_agent coder")!;
     assert.equal(agent.attributes["gen_ai.conversation.id"], session.id);
   });
@@ -246,7 +246,7 @@ describe("instrument(session) over an agent run", () => {
     assert.deepEqual(wipe.events.map((e) => e.name), ["hookscope.decision"]);
     assert.equal(wipe.events[0].attributes?.["hookscope.signal"], "ToolDenied");
     assert.equal(wipe.attributes[ATTR_ERROR_TYPE], "ToolDeniedError");
-    assert.equal(wipe.events[0].attributes?.["hookscope.reason"], "never wipe");
+    assert.equal(wipe.events[0].attributes?.["hookscope.decision.reason"], "never wipe");
     assert.equal(wipe.attributes["gen_ai.tool.call.id"], "c1");
     const deploy = spans.find((s) => s.name === "execute_tool deploy")!;
     assert.notEqual(deploy.status.code, 2);
@@ -256,7 +256,7 @@ describe("instrument(session) over an agent run", () => {
     const answered = deploy.events.find((e) =>
       e.attributes?.["hookscope.signal"] === "ApprovalAnswered"
     )!;
-    assert.equal(answered.attributes?.["hookscope.by"], "alice");
+    assert.equal(answered.attributes?.["hookscope.approval.by"], "alice");
     const chats = spans.filter((s) => s.name === "chat gpt-test");
     assert.deepEqual(chats.map((c) => c.attributes["gen_ai.usage.input_tokens"]), [5, 9]);
     for (const span of spans) {

@@ -64,7 +64,7 @@ export interface GuardPathsOptions {
   deniedPaths?: readonly string[];
   /**
    * The file system for the realpath, symlink and hard-link checks (for example
-   * `nodeFileSystem` from `@hookscope/core/coding`, whose own `guardPaths` passes it by
+   * `nodeFileSystem` from `@hookscope/core/coding`, whose `guardHostPaths` passes it by
    * default). Required unless `lexicalOnly` is `true`: this entry loads no host module.
    */
   fs?: PathFileSystem;
@@ -147,7 +147,7 @@ export function isProtectedBasename(name: string): boolean {
  * matched without backtracking; a rule whose braces expand too far throws `TypeError` here.
  *
  * This entry loads no host module, so the file system is a required option: without `fs` and
- * without `lexicalOnly: true` the guard throws `TypeError` when made. `guardPaths` from
+ * without `lexicalOnly: true` the guard throws `TypeError` when made. `guardHostPaths` from
  * `@hookscope/core/coding` passes `nodeFileSystem` by default.
  *
  * @example Confine paths to a root (lexical, no file system)
@@ -175,7 +175,7 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
   if (!lexicalOnly && !options?.fs) {
     throw new TypeError(
       "Cannot create path guard: pass fs (for example nodeFileSystem from " +
-        "@hookscope/core/coding, whose guardPaths uses it by default) for the symlink and " +
+        "@hookscope/core/coding, whose guardHostPaths uses it by default) for the symlink and " +
         "hard-link checks, or lexicalOnly: true for an insecure lexical-only guard",
     );
   }

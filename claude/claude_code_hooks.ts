@@ -19,7 +19,7 @@ import type { Policy } from "./policy.ts";
 import {
   ClaudeHookConfigError,
   type ClaudeHookSettings,
-  type LoadedHook,
+  type ClaudeLoadedHook,
   readClaudeHooks,
 } from "./settings.ts";
 import { fromClaudeInput, toClaudeCall } from "./tool_names.ts";
@@ -117,7 +117,7 @@ function optionalText(value: unknown, field: string, hook: string): string | und
   return value;
 }
 
-function hookLabel(loaded: LoadedHook): string {
+function hookLabel(loaded: ClaudeLoadedHook): string {
   return loaded.hook.type === "command" ? loaded.hook.command : loaded.hook.url;
 }
 
@@ -195,7 +195,7 @@ export function claudeCodeHooks(
     if (pluginRoot) env.CLAUDE_PLUGIN_ROOT = pluginRoot;
 
     const run = async (
-      loaded: LoadedHook,
+      loaded: ClaudeLoadedHook,
       event: Record<string, unknown>,
       context: HookContext,
     ) => {
@@ -222,7 +222,11 @@ export function claudeCodeHooks(
       });
     };
     /** Applies the hook's failure policy: rethrow (block) or report and go on. */
-    const failed = (loaded: LoadedHook, error: unknown, blockByDefault: boolean): undefined => {
+    const failed = (
+      loaded: ClaudeLoadedHook,
+      error: unknown,
+      blockByDefault: boolean,
+    ): undefined => {
       const policy = loaded.hook.onFailure ?? (blockByDefault ? "block" : "continue");
       if (policy === "block" || !(error instanceof ClaudeHookError)) throw error;
       options?.onError?.(error);
@@ -237,7 +241,7 @@ export function claudeCodeHooks(
         | "message.add"
         | "session.start"
         | "session.end",
-      loaded: LoadedHook,
+      loaded: ClaudeLoadedHook,
       handler: (payload: never, context: HookContext) => unknown,
       match?: (payload: unknown) => boolean,
     ) => {

@@ -106,7 +106,7 @@ export class ClaudeHookConfigError extends TypeError {
 }
 
 /** One runnable hook with where it came from. */
-export interface LoadedHook {
+export interface ClaudeLoadedHook {
   /** The event it runs at. */
   readonly event: ClaudeEvent;
   /** Its group's matcher (`""` matches every tool). */
@@ -218,14 +218,14 @@ function readHook(raw: unknown, at: string): ClaudeHook {
  * assert.throws(() => readClaudeHooks({ hooks: { PreToolUze: [] } }), /unknown event "PreToolUze"/);
  * ```
  */
-export function readClaudeHooks(settings: unknown): readonly LoadedHook[] {
+export function readClaudeHooks(settings: unknown): readonly ClaudeLoadedHook[] {
   if (!isObject(settings) || !isObject(settings.hooks)) {
     throw new ClaudeHookConfigError(
       "hooks",
       'the configuration must be an object with a "hooks" object',
     );
   }
-  const out: LoadedHook[] = [];
+  const out: ClaudeLoadedHook[] = [];
   for (const [event, groups] of Object.entries(settings.hooks)) {
     const at = `hooks.${event}`;
     const known = Object.hasOwn(CLAUDE_EVENTS, event);

@@ -8,7 +8,7 @@
 import type { PathFileSystem } from "../guards.ts";
 import { AgentSpec } from "../spec.ts";
 import { guardDestructive } from "./command_guard.ts";
-import { guardPaths } from "./path_guard.ts";
+import { guardHostPaths } from "./path_guard.ts";
 
 /** Options of {@linkcode codingSpec}. */
 export interface CodingSpecOptions {
@@ -28,8 +28,8 @@ export interface CodingSpecOptions {
 /**
  * The coding preset: an {@linkcode AgentSpec} with role `"implementer"` and tools `["coding"]`;
  * when `secure` (default), the `guardDestructive` security hook on `bash` (a parsed judgement
- * of the command) and one shared `guardPaths({ allowedPaths: [cwd] })` on `reader` and `editor`,
- * which resolves symlinks and refuses hard links through `nodeFileSystem` unless `fs` or
+ * of the command) and one shared `guardHostPaths({ allowedPaths: [cwd] })` on `reader` and
+ * `editor`, which resolves symlinks and refuses hard links through `nodeFileSystem` unless `fs` or
  * `lexicalPaths` says otherwise. (Was `AgentSpec.coding()` in `@hookscope/core/action`.)
  *
  * @example The coding preset
@@ -51,7 +51,7 @@ export function codingSpec(options?: CodingSpecOptions): AgentSpec {
   if (options?.cwd !== undefined) spec.cwd = options.cwd;
   if (options?.secure ?? true) {
     spec.securityPre("bash", guardDestructive);
-    const guard = guardPaths({
+    const guard = guardHostPaths({
       allowedPaths: [options?.cwd ?? "."],
       ...(options?.fs ? { fs: options.fs } : {}),
       ...(options?.lexicalPaths === true ? { lexicalOnly: true } : {}),

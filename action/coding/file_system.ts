@@ -12,7 +12,7 @@ import type { PathFileSystem } from "../guards.ts";
 /**
  * File-system access for `guardPaths` through `node:fs`: `cwd()`, `realpath()`,
  * `isSymlink()` (false for a missing path) and `linkCount()` (hard links of a regular file).
- * `guardPaths` and `codingSpec()` from `@hookscope/core/coding` use it by default; pass it (or
+ * `guardHostPaths` and `codingSpec()` from `@hookscope/core/coding` use it by default; pass it (or
  * your own) as `fs` to `guardPaths` from `@hookscope/core/action`, which requires one.
  *
  * @example Give the path guard real symlink checks

@@ -1,8 +1,8 @@
 /**
  * The coding toolkit (`@hookscope/core/coding`): reader, editor, bash and search tools confined
  * to a workspace, the `autoFormat` post hook, the shell-command guard (`judgeCommand`,
- * `guardDestructive`, `destructiveCommandGuard`), `guardPaths` backed by `nodeFileSystem`, and
- * the `codingSpec()` preset. Uses
+ * `guardDestructive`, `destructiveCommandGuard`), `guardHostPaths` (`guardPaths` backed by
+ * `nodeFileSystem`), and the `codingSpec()` preset. Uses
  * `node:fs`, `node:path`-free POSIX path logic and `node:child_process` (Deno, Bun, Node), and
  * Deno's permission API behind a runtime check. Nothing runs at module load.
  *

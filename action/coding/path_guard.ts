@@ -1,6 +1,7 @@
 /**
- * `guardPaths` with the host's file system by default: the `./action` path guard with
- * `fs: nodeFileSystem` filled in, so symlinks and hard links are refused without any option.
+ * `guardHostPaths`: `guardPaths` with the host's file system by default, the `./action` path
+ * guard with `fs: nodeFileSystem` filled in, so symlinks and hard links are refused without any
+ * option.
  *
  * @module
  */
@@ -20,7 +21,7 @@ import { nodeFileSystem } from "./file_system.ts";
  *
  * @example Refuse a symlink that leaves the root
  * ```ts
- * import { guardPaths } from "@hookscope/core/coding";
+ * import { guardHostPaths } from "@hookscope/core/coding";
  * import { mkdtemp, rm, symlink } from "node:fs/promises";
  * import { tmpdir } from "node:os";
  * import { join } from "node:path";
@@ -28,14 +29,14 @@ import { nodeFileSystem } from "./file_system.ts";
  *
  * const root = await mkdtemp(join(tmpdir(), "guard-"));
  * await symlink("/etc/passwd", join(root, "link"));
- * const guard = guardPaths({ allowedPaths: [root] });
+ * const guard = guardHostPaths({ allowedPaths: [root] });
  * await assert.rejects(guard({ args: { path: "link" } }), {
  *   message: "Refusing to access symlink: 'link'",
  * });
  * await rm(root, { recursive: true });
  * ```
  */
-export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
+export function guardHostPaths(options?: GuardPathsOptions): PathGuardHook {
   if (options?.lexicalOnly === true || options?.fs) return guardPathsWith(options);
   return guardPathsWith({ ...options, fs: nodeFileSystem });
 }

@@ -6,7 +6,7 @@ import { PermissionDeniedError } from "../../core/mod.ts";
 import {
   codingSpec,
   guardDestructive,
-  guardPaths as hostGuardPaths,
+  guardHostPaths as hostGuardPaths,
   nodeFileSystem,
 } from "../../action/coding/mod.ts";
 import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -298,7 +298,7 @@ describe("guardPaths (secure by default: the host file system)", () => {
     assert.equal(typeof guardPaths({ lexicalOnly: true }), "function");
   });
 
-  it("guardPaths() from ./coding without options resolves symlinks and refuses hard links and links to secrets", async () => {
+  it("guardHostPaths() from ./coding without options resolves symlinks and refuses hard links and links to secrets", async () => {
     const box = mkdtempSync(join(tmpdir(), "hookscope-guard-"));
     try {
       const ws = join(box, "ws");

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { sha256Hex } from "./_sha256.ts";
+
 /**
  * A tool call waiting for a person's answer, because a `tool.pre` handler returned
  * `{ decision: "ask" }`.
@@ -16,6 +18,7 @@
  *
  * const pending: PendingApproval = {
  *   runId: "", callId: "c1", toolName: "bash", args: { command: "ls" }, requestedAt: Date.now(),
+ *   argsHash: "4cf29611a66934862f29acfcc817e30b905c1ab73d5e65831413eb6b454d49db",
  * };
  * assert.equal(pending.toolName, "bash");
  * ```
@@ -37,6 +40,17 @@ export interface PendingApproval {
   readonly reason?: string;
   /** When it was asked, in milliseconds since the epoch. */
   readonly requestedAt: number;
+  /**
+   * {@linkcode argsHash} of `args`: an answer that names another hash is refused
+   * (`ApprovalConflictError`, `why: "args_changed"`), and a resumed run runs only these arguments.
+   */
+  readonly argsHash: string;
+  /** The policy (the hook's name) that asked, when it has one. */
+  readonly policy?: string;
+  /** When it stops waiting, in milliseconds since the epoch: it then resolves as rejected ("expired"). */
+  readonly expiresAt?: number;
+  /** Who may answer (`by` of the answer); anyone when absent. */
+  readonly answerableBy?: readonly string[];
 }
 
 /**
@@ -60,6 +74,8 @@ export type ApprovalAnswer =
     readonly updatedArgs?: Record<string, unknown>;
     /** Who answered. */
     readonly by?: string;
+    /** The {@linkcode PendingApproval.argsHash} the person saw; refused when it is not the pending one. */
+    readonly argsHash?: string;
   }
   | {
     /** Do not run the call. */
@@ -70,7 +86,52 @@ export type ApprovalAnswer =
     readonly interrupt?: boolean;
     /** Who answered. */
     readonly by?: string;
+    /** The {@linkcode PendingApproval.argsHash} the person saw; refused when it is not the pending one. */
+    readonly argsHash?: string;
   };
+
+/**
+ * The canonical JSON of a value: object keys sorted (by UTF-16 code units), no spaces; arrays keep
+ * their order; `undefined` object members are left out, as `JSON.stringify` does.
+ *
+ * @example
+ * ```ts
+ * import { canonicalJson } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(canonicalJson({ b: [2, 1], a: "x" }), '{"a":"x","b":[2,1]}');
+ * ```
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) {
+    return `[${value.map((v) => v === undefined ? "null" : canonicalJson(v)).join(",")}]`;
+  }
+  const record = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    if (record[key] === undefined || typeof record[key] === "function") continue;
+    parts.push(`${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+  }
+  return `{${parts.join(",")}}`;
+}
+
+/**
+ * The hash that binds an approval to exact arguments: the lowercase hex SHA-256 of their
+ * {@linkcode canonicalJson}.
+ *
+ * @example
+ * ```ts
+ * import { argsHash } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(argsHash({ b: 1, a: 2 }), argsHash({ a: 2, b: 1 }));
+ * assert.match(argsHash({}), /^[0-9a-f]{64}$/);
+ * ```
+ */
+export function argsHash(args: Readonly<Record<string, unknown>>): string {
+  return sha256Hex(canonicalJson(args));
+}
 
 /**
  * Answers an approval inline. `true` approves, `false` rejects; an {@linkcode ApprovalAnswer}
@@ -83,7 +144,7 @@ export type ApprovalAnswer =
  *
  * const approve: ApprovalHandler = (pending) => pending.args.command === "ls";
  * const answer = await approve(
- *   { runId: "", callId: "c", toolName: "bash", args: { command: "ls" }, requestedAt: 0 },
+ *   { runId: "", callId: "c", toolName: "bash", args: { command: "ls" }, requestedAt: 0, argsHash: "" },
  *   { signal: new AbortController().signal },
  * );
  * assert.equal(answer, true);

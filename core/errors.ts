@@ -323,7 +323,7 @@ export class ToolDeniedError extends PermissionDeniedError {
  * import assert from "node:assert/strict";
  *
  * const error = new ApprovalRequiredError({
- *   runId: "", callId: "c1", toolName: "bash", args: { command: "ls" }, requestedAt: 0,
+ *   runId: "", callId: "c1", toolName: "bash", args: { command: "ls" }, requestedAt: 0, argsHash: "",
  * });
  * assert.equal(error.approval.callId, "c1");
  * assert.equal(error.message, 'Tool "bash" needs approval (call c1)');

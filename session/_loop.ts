@@ -1,7 +1,12 @@
 // The agent loop's engine, shared by operate, operateStream and resume: model turns, tool calls
 // through the branch's act path, approvals that stop the run, and the run record in the store.
 
-import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
+import {
+  type ApprovalAnswer,
+  type ApprovalHandler,
+  argsHash,
+  type PendingApproval,
+} from "../core/approval.ts";
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
 import { assertDepth, PayloadTooDeepError } from "../core/_depth.ts";
 import { EventStatus } from "../core/operation.ts";
@@ -323,6 +328,10 @@ function toRunApproval(approval: PendingApproval, run: RunRecord): RunApproval {
   if (sessionId !== null && sessionId !== undefined) out.sessionId = sessionId;
   if (branchId !== null && branchId !== undefined) out.branchId = branchId;
   if (approval.reason !== undefined) out.reason = approval.reason;
+  out.argsHash = approval.argsHash ?? argsHash(out.args);
+  if (approval.policy !== undefined) out.policy = approval.policy;
+  if (approval.expiresAt !== undefined) out.expiresAt = approval.expiresAt;
+  if (approval.answerableBy !== undefined) out.answerableBy = [...approval.answerableBy];
   return out;
 }
 
@@ -512,7 +521,13 @@ export async function* agentLoop(
     };
     if (pending !== undefined) {
       result.pending = Object.freeze(
-        run.pending.map((p) => Object.freeze({ ...p, args: deepFreeze(structuredClone(p.args)) })),
+        run.pending.map((p) =>
+          Object.freeze({
+            ...p,
+            argsHash: p.argsHash ?? argsHash(p.args),
+            args: deepFreeze(structuredClone(p.args)),
+          })
+        ),
       );
     }
     return result;

@@ -6,7 +6,12 @@
  * @module
  */
 
-import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
+import {
+  type ApprovalAnswer,
+  type ApprovalHandler,
+  argsHash,
+  type PendingApproval,
+} from "../core/approval.ts";
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
 import { EventStatus, isAbortError } from "../core/operation.ts";
 import { deepFrozenCopy, plainDataCopy, samePlainData } from "../core/_freeze.ts";
@@ -636,7 +641,9 @@ async function askApproval(
     toolName: ask.toolName,
     args: ask.args,
     requestedAt: Date.now(),
+    argsHash: argsHash(ask.args),
   };
+  if (ask.hook !== undefined) pending.policy = ask.hook;
   const sessionId = host.session?.id;
   if (typeof sessionId === "string") pending.sessionId = sessionId;
   if (ask.reason !== undefined) pending.reason = ask.reason;

@@ -5,7 +5,8 @@
  * @module
  */
 
-import type { ApprovalAnswer, ApprovalHandler } from "../core/approval.ts";
+import { type ApprovalAnswer, type ApprovalHandler, argsHash } from "../core/approval.ts";
+import { ApprovalConflictError } from "../store/store_errors.ts";
 import type { RunAnswer, RunRecord, SessionStore } from "../store/session_store.ts";
 import type { AgentStreamEvent, OperateResult } from "./agent_loop.ts";
 import {
@@ -20,6 +21,8 @@ import {
 } from "./_loop.ts";
 import { bounded } from "./_bounded.ts";
 import { runStoreOf } from "./_run_store.ts";
+import { responsesAfter } from "./_stored_responses.ts";
+import { answerRecorded } from "./_answer.ts";
 import type { Session } from "./session.ts";
 
 /** Options for {@linkcode resumeRun} (`Session.resume`). */
@@ -230,10 +233,7 @@ export async function resumeRun(
   }
   requireModel(branch);
   const pendingIds = run.pending.map((p) => p.callId);
-  const merged: Record<string, ApprovalAnswer> = {};
-  for (const [callId, stored] of Object.entries(run.answers)) {
-    if (pendingIds.includes(callId)) merged[callId] = toApprovalAnswer(stored);
-  }
+  const given: Record<string, ApprovalAnswer> = {};
   for (const [callId, answer] of Object.entries(answers)) {
     if (!pendingIds.includes(callId)) {
       throw new TypeError(
@@ -242,28 +242,95 @@ export async function resumeRun(
         } is not pending; pending calls: ${pendingIds.map((id) => JSON.stringify(id)).join(", ")}`,
       );
     }
-    merged[callId] = checkAnswer(callId, answer, "resume run");
+    given[callId] = checkAnswer(callId, answer, "resume run");
   }
-  const missing = pendingIds.filter((id) => merged[id] === undefined);
-  if (missing.length > 0) {
-    throw new RunNotResumableError(
-      runId,
-      "unanswered",
-      `no answer for pending call${missing.length > 1 ? "s" : ""} ${
-        missing.map((id) => JSON.stringify(id)).join(", ")
-      }`,
-      run.status,
+  // The answers given here go through the store like any other: the first answer wins.
+  for (const [callId, answer] of Object.entries(given)) {
+    await bounded(
+      answerRecorded(store, runId, callId, toRunAnswer(answer)),
+      "answer approval",
+      signal,
     );
   }
+  const unanswered = (record: RunRecord, at: number): string[] => {
+    const stored = responsesAfter(branch.messages, record.state.messageId);
+    return record.pending.filter((p) =>
+      record.answers[p.callId] === undefined && !stored.has(p.callId) &&
+      !(p.expiresAt !== undefined && at >= p.expiresAt)
+    ).map((p) => p.callId);
+  };
+  const early = unanswered(
+    (await bounded(store.getRun(runId), "get run", signal)) ?? run,
+    Date.now(),
+  );
+  if (early.length > 0) throw missingAnswers(run, early);
+  // Claim first, then read the answers: an answer recorded after the claim cannot be lost, and
+  // one recorded before it is in the record read below.
   if (!(await bounded(store.claimRun(runId, owner), "claim run", signal))) {
     const now = await bounded(store.getRun(runId), "get run", signal);
     throw notWaiting(now ?? run);
   }
-  const claimed = (await bounded(store.getRun(runId), "get run", signal)) ?? run;
-  const now = Date.now();
-  for (const [callId, answer] of Object.entries(answers)) {
-    claimed.answers[callId] = { ...toRunAnswer(merged[callId] ?? answer), answeredAt: now };
+  const claimed = await bounded(store.getRun(runId), "get run", signal);
+  if (claimed === undefined || claimed.owner !== owner) {
+    throw notWaiting(claimed ?? run);
   }
+  const giveBack = async (error: Error): Promise<never> => {
+    await bounded(store.releaseRun?.(runId, owner) ?? Promise.resolve(false), "release run", signal)
+      .catch(() => false);
+    throw error;
+  };
+  const now = Date.now();
+  const late = unanswered(claimed, now);
+  if (late.length > 0) await giveBack(missingAnswers(claimed, late));
+  const stored = responsesAfter(branch.messages, claimed.state.messageId);
+  const merged: Record<string, ApprovalAnswer> = {};
+  const calls: RunRecord["state"]["toolCalls"] = [];
+  const started: string[] = [];
+  for (const pending of claimed.pending) {
+    const callId = pending.callId;
+    let answer = claimed.answers[callId];
+    if (answer === undefined && !stored.has(callId)) {
+      // Past its expiry without an answer: rejected, and the model is told so.
+      answer = { approve: false, reason: "expired", by: "hookscope", answeredAt: now };
+      claimed.answers[callId] = answer;
+    }
+    if (answer !== undefined) {
+      // The call that runs is the one whose hash was approved, taken from the approval.
+      const hash = argsHash(pending.args);
+      if (
+        answer.approve &&
+        (pending.argsHash !== hash || (answer.argsHash !== undefined && answer.argsHash !== hash))
+      ) {
+        await giveBack(
+          new ApprovalConflictError(
+            callId,
+            "args_changed",
+            undefined,
+            "the stored approval does not match the arguments it names (the run record was changed); nothing ran",
+          ),
+        );
+      }
+      merged[callId] = toApprovalAnswer(answer);
+      if (answer.approve && !stored.has(callId)) started.push(callId);
+    }
+    calls.push({ id: callId, name: pending.toolName, arguments: JSON.stringify(pending.args) });
+  }
+  // Calls of the turn that neither ran nor wait for an answer are not run (nobody asked the
+  // hooks about them in this record's history).
+  const done = new Set(claimed.state.done);
+  const byId = new Map(calls.map((c) => [c.id, c]));
+  const kept: RunRecord["state"]["toolCalls"] = [];
+  for (const call of claimed.state.toolCalls) {
+    const approved = byId.get(call.id);
+    if (approved !== undefined) {
+      kept.push(approved);
+      byId.delete(call.id);
+    } else if (done.has(call.id)) kept.push(call);
+  }
+  claimed.state.toolCalls = [...kept, ...byId.values()];
+  claimed.state.started = started;
+  claimed.updatedAt = now;
+  await bounded(store.saveRun(claimed), "save run", signal);
   const start: LoopStart = { run: claimed, store, answers: merged };
   if (approve !== undefined) start.approve = approve;
   // The model is called the way the run called it (streaming for operateStream).
@@ -272,6 +339,17 @@ export async function resumeRun(
     : invokeTurn(branch, claimed);
   const loop: AsyncGenerator<AgentStreamEvent> = agentLoop(branch, start, signal, turn);
   return await runToEnd(loop);
+}
+
+function missingAnswers(run: RunRecord, missing: readonly string[]): RunNotResumableError {
+  return new RunNotResumableError(
+    run.runId,
+    "unanswered",
+    `no answer for pending call${missing.length > 1 ? "s" : ""} ${
+      missing.map((id) => JSON.stringify(id)).join(", ")
+    }`,
+    run.status,
+  );
 }
 
 function notWaiting(run: RunRecord): RunNotResumableError {

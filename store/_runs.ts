@@ -1,6 +1,8 @@
 // Validation and normalization of run records, shared by every store so all accept and return the
 // same runs.
 
+import { argsHash } from "../core/approval.ts";
+import { ApprovalConflictError } from "./store_errors.ts";
 import { toJsonSafe } from "../core/json_safe.ts";
 import {
   type PendingApprovalFilter,
@@ -71,6 +73,29 @@ function normalizeApproval(value: unknown, runId: string, action: string): RunAp
     if (typeof value.reason !== "string") fail(action, "pending reason must be a string", value);
     out.reason = value.reason;
   }
+  if (value.argsHash !== undefined && value.argsHash !== null) {
+    if (typeof value.argsHash !== "string" || !/^[0-9a-f]{64}$/.test(value.argsHash)) {
+      fail(action, "pending argsHash must be a lowercase hex SHA-256", value.argsHash);
+    }
+    out.argsHash = value.argsHash;
+  } else {
+    out.argsHash = argsHash(out.args);
+  }
+  if (value.policy !== undefined && value.policy !== null) {
+    if (typeof value.policy !== "string") fail(action, "pending policy must be a string", value);
+    out.policy = value.policy;
+  }
+  if (value.expiresAt !== undefined && value.expiresAt !== null) {
+    out.expiresAt = finite(value.expiresAt, "pending expiresAt", action);
+  }
+  if (value.answerableBy !== undefined && value.answerableBy !== null) {
+    const list = value.answerableBy;
+    if (!Array.isArray(list) || list.some((who) => typeof who !== "string" || who === "")) {
+      fail(action, "pending answerableBy must be an array of names", list);
+    }
+    out.answerableBy = [...list as string[]];
+  }
+  if (value.interrupted === true) out.interrupted = true;
   return out;
 }
 
@@ -99,6 +124,12 @@ export function normalizeAnswer(value: unknown, action: string, now = Date.now()
   if (value.by !== undefined) {
     if (typeof value.by !== "string") fail(action, "an answer's by must be a string", value.by);
     out.by = value.by;
+  }
+  if (value.argsHash !== undefined) {
+    if (typeof value.argsHash !== "string") {
+      fail(action, "an answer's argsHash must be a string", value.argsHash);
+    }
+    out.argsHash = value.argsHash;
   }
   out.answeredAt = value.answeredAt === undefined
     ? now
@@ -166,6 +197,12 @@ export function normalizeRun(run: unknown): RunRecord {
   if (state.messageId !== undefined) {
     normalizedState.messageId = checkId(state.messageId, "state.messageId", action);
   }
+  if (state.started !== undefined) {
+    if (!Array.isArray(state.started) || state.started.some((id) => typeof id !== "string")) {
+      fail(action, "state.started must be an array of call ids", state.started);
+    }
+    normalizedState.started = [...state.started as string[]];
+  }
   return {
     runId,
     sessionId: nullableId(run.sessionId, "sessionId", action),
@@ -218,6 +255,9 @@ export function pendingRowsOf(
 
 /**
  * Applies an answer to a run (a copy); `undefined` when the run is not waiting for that call.
+ * The first answer wins: a call answered already, an approval past its `expiresAt`, an answerer
+ * not in `answerableBy`, or an answer whose `argsHash` is not the pending one throws
+ * `ApprovalConflictError` (and nothing changes). The stored answer carries the pending hash.
  */
 export function withAnswer(
   run: RunRecord,
@@ -225,12 +265,57 @@ export function withAnswer(
   answer: RunAnswer,
   now: number,
 ): RunRecord | undefined {
+  const given = run.answers[callId];
+  if (given !== undefined) {
+    throw new ApprovalConflictError(callId, "already_answered", toConflictAnswer(given));
+  }
   if (run.status !== "waiting_approval") return undefined;
-  if (!run.pending.some((p) => p.callId === callId)) return undefined;
+  const pending = run.pending.find((p) => p.callId === callId);
+  if (pending === undefined) return undefined;
+  if (pending.expiresAt !== undefined && now >= pending.expiresAt) {
+    throw new ApprovalConflictError(
+      callId,
+      "expired",
+      undefined,
+      `the approval expired at ${new Date(pending.expiresAt).toISOString()}`,
+    );
+  }
+  if (
+    pending.answerableBy !== undefined &&
+    (answer.by === undefined || !pending.answerableBy.includes(answer.by))
+  ) {
+    throw new ApprovalConflictError(
+      callId,
+      "not_allowed",
+      undefined,
+      `${
+        answer.by === undefined ? "an answer without a name" : JSON.stringify(answer.by)
+      } may not answer it; who may: ${
+        pending.answerableBy.map((who) => JSON.stringify(who)).join(", ")
+      }`,
+    );
+  }
+  const expected = pending.argsHash ?? argsHash(pending.args);
+  if (answer.argsHash !== undefined && answer.argsHash !== expected) {
+    throw new ApprovalConflictError(
+      callId,
+      "args_changed",
+      undefined,
+      `the answer is for arguments with hash ${
+        answer.argsHash.slice(0, 12)
+      }…, the pending ones have ${expected.slice(0, 12)}…`,
+    );
+  }
   const next = structuredClone(run);
-  next.answers[callId] = answer;
+  next.answers[callId] = { ...answer, argsHash: expected };
   next.updatedAt = now;
   return next;
+}
+
+function toConflictAnswer(
+  answer: RunAnswer,
+): ConstructorParameters<typeof ApprovalConflictError>[2] {
+  return structuredClone(answer) as ConstructorParameters<typeof ApprovalConflictError>[2];
 }
 
 /**
@@ -240,6 +325,14 @@ export function withAnswer(
 export function withRelease(run: RunRecord, owner: string, now: number): RunRecord | undefined {
   if (run.status !== "running" || run.owner !== owner) return undefined;
   const next = structuredClone(run);
+  // Calls the claimer had started may have run: they wait for a person's word again.
+  const started = next.state.started ?? [];
+  for (const pending of next.pending) {
+    if (!started.includes(pending.callId)) continue;
+    pending.interrupted = true;
+    delete next.answers[pending.callId];
+  }
+  delete next.state.started;
   next.status = "waiting_approval";
   next.owner = null;
   next.claimedAt = null;

@@ -254,6 +254,19 @@ export interface RunApproval {
   reason?: string;
   /** Milliseconds since the epoch. */
   requestedAt: number;
+  /** The hash of `args` (`argsHash`); stores compute it when a record has none. */
+  argsHash?: string;
+  /** The policy (hook name) that asked. */
+  policy?: string;
+  /** When it stops waiting (milliseconds since the epoch); later it resolves as rejected. */
+  expiresAt?: number;
+  /** Who may answer (an answer's `by`); anyone when absent. */
+  answerableBy?: string[];
+  /**
+   * The call was started by a resumer whose claim was released (its process died): it may have
+   * run. It waits for a person's answer again; approving runs it again.
+   */
+  interrupted?: boolean;
 }
 
 /** A person's answer to one {@linkcode RunApproval} (the stored form of an `ApprovalAnswer`). */
@@ -270,6 +283,8 @@ export interface RunAnswer {
   by?: string;
   /** Milliseconds since the epoch (set by the store when absent). */
   answeredAt?: number;
+  /** The pending call's `argsHash` the answer is for (the store sets it to the pending one). */
+  argsHash?: string;
 }
 
 /** A tool call of the model, as the agent loop keeps it in a run. */
@@ -298,6 +313,11 @@ export interface RunState {
   messageId?: string;
   /** Whether the model is called streaming (`operateStream`); a resumed run does the same. */
   stream?: boolean;
+  /**
+   * Ids of the approved calls a resumer is about to run, written before the first of them
+   * starts: a released claim turns those without a stored result into `interrupted` approvals.
+   */
+  started?: string[];
 }
 
 /**

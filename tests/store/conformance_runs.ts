@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { RunRecord, SessionStore } from "../../store/mod.ts";
 import { StoreClosedError } from "../../store/mod.ts";
+import { argsHash } from "../../core/approval.ts";
+import { ApprovalConflictError } from "../../store/store_errors.ts";
 
 /** Makes a fresh, empty store. */
 export type RunStoreFactory = () => Promise<SessionStore>;
@@ -37,6 +39,7 @@ export function waitingRun(
       args: { command: `echo ${i}` },
       reason: "needs a human",
       requestedAt: 1_700_000_000_000 + i,
+      argsHash: argsHash({ command: `echo ${i}` }),
     })),
     answers: {},
     state: {
@@ -261,14 +264,116 @@ export function runRunConformance(
       assert.ok((run?.answers.c1?.answeredAt ?? 0) >= before);
       assert.deepEqual(
         { ...run?.answers.c2, answeredAt: 0 },
-        { approve: false, reason: "no", by: "bob", answeredAt: 0 },
+        {
+          approve: false,
+          reason: "no",
+          by: "bob",
+          answeredAt: 0,
+          argsHash: argsHash({ command: "echo 1" }),
+        },
       );
-      // A later answer replaces the earlier one while the run still waits.
-      assert.equal(await store.answerApproval("r1", "c2", { approve: true, by: "carol" }), true);
-      assert.equal((await store.getRun("r1"))?.answers.c2?.by, "carol");
+      // The first answer wins: a second one is refused and names the first.
+      await assert.rejects(
+        store.answerApproval("r1", "c2", { approve: true, by: "carol" }),
+        (error: unknown) =>
+          error instanceof ApprovalConflictError && error.why === "already_answered" &&
+          error.answer?.by === "bob" && /rejected \(no\) by bob/.test(error.message),
+      );
+      assert.equal((await store.getRun("r1"))?.answers.c2?.by, "bob");
+      assert.equal(run?.answers.c1?.argsHash, argsHash({ command: "echo 0" }));
       assert.equal(await store.claimRun("r1", "worker"), true);
-      assert.equal(await store.answerApproval("r1", "c1", { approve: false }), false);
+      await assert.rejects(
+        store.answerApproval("r1", "c1", { approve: false }),
+        (error: unknown) =>
+          error instanceof ApprovalConflictError && error.why === "already_answered",
+      );
       assert.equal((await store.getRun("r1"))?.answers.c1?.approve, true);
+    });
+
+    it(`${name}.answerApproval() refuses an answer for other arguments, after expiry, or by someone not allowed`, async () => {
+      const store = await open();
+      const run = waitingRun("terms", {}, ["c1", "c2", "c3"]);
+      run.pending[1].expiresAt = Date.now() - 1;
+      run.pending[2].answerableBy = ["ana", "bo"];
+      await store.saveRun(run);
+      const refused = (why: string) => (error: unknown) =>
+        error instanceof ApprovalConflictError && error.why === why && error.callId !== "";
+      await assert.rejects(
+        store.answerApproval("terms", "c1", {
+          approve: true,
+          argsHash: argsHash({ command: "rm -rf /" }),
+        }),
+        refused("args_changed"),
+      );
+      await assert.rejects(
+        store.answerApproval("terms", "c2", { approve: true }),
+        refused("expired"),
+      );
+      await assert.rejects(
+        store.answerApproval("terms", "c3", { approve: true, by: "mallory" }),
+        refused("not_allowed"),
+      );
+      await assert.rejects(
+        store.answerApproval("terms", "c3", { approve: true }),
+        refused("not_allowed"),
+      );
+      assert.deepEqual((await store.getRun("terms"))?.answers, {});
+      assert.equal(
+        await store.answerApproval("terms", "c1", {
+          approve: true,
+          argsHash: argsHash({ command: "echo 0" }),
+        }),
+        true,
+      );
+      assert.equal(await store.answerApproval("terms", "c3", { approve: false, by: "bo" }), true);
+      const listed = await store.listPendingApprovals({ runId: "terms" });
+      assert.deepEqual(listed[2].answerableBy, ["ana", "bo"]);
+      assert.ok((listed[1].expiresAt ?? Infinity) < Date.now());
+    });
+
+    it(`${name}.answerApproval() lets exactly one of many concurrent answers win`, async () => {
+      const store = await open();
+      for (let round = 0; round < 10; round++) {
+        const runId = `answer-race-${round}`;
+        await store.saveRun(waitingRun(runId));
+        const outcomes = await Promise.allSettled(
+          Array.from(
+            { length: 6 },
+            (_, i) => store.answerApproval(runId, "c1", { approve: i % 2 === 0, by: `p${i}` }),
+          ),
+        );
+        const won = outcomes.filter((o) => o.status === "fulfilled" && o.value === true);
+        assert.equal(won.length, 1, `round ${round}`);
+        for (const o of outcomes) {
+          if (o.status === "rejected") {
+            assert.ok(o.reason instanceof ApprovalConflictError, String(o.reason));
+            assert.equal(o.reason.why, "already_answered");
+          }
+        }
+        const winner = outcomes.findIndex((o) => o.status === "fulfilled");
+        assert.equal((await store.getRun(runId))?.answers.c1?.by, `p${winner}`);
+      }
+    });
+
+    it(`${name}.releaseRun() turns calls the claimer had started into interrupted approvals without their answers`, async () => {
+      const store = await open();
+      const run = waitingRun("int", {}, ["c1", "c2"]);
+      run.answers = {
+        c1: { approve: true, by: "ana", answeredAt: 5 },
+        c2: { approve: false, reason: "no", by: "ana", answeredAt: 5 },
+      };
+      await store.saveRun(run);
+      assert.equal(await store.claimRun("int", "worker"), true);
+      const claimed = (await store.getRun("int"))!;
+      claimed.state.started = ["c1"];
+      await store.saveRun(claimed);
+      assert.equal(await store.releaseRun!("int", "worker"), true);
+      const released = (await store.getRun("int"))!;
+      assert.equal(released.pending[0].interrupted, true);
+      assert.equal(released.pending[1].interrupted, undefined);
+      assert.deepEqual(Object.keys(released.answers), ["c2"]);
+      assert.equal(released.state.started, undefined);
+      assert.equal(await store.answerApproval("int", "c1", { approve: true, by: "bo" }), true);
     });
 
     it(`${name}.listPendingApprovals() lists waiting runs' calls, oldest first, filtered`, async () => {

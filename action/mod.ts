@@ -25,7 +25,7 @@
  * assert.equal(ok.response, "ran ls");
  * await assert.rejects(
  *   manager.invoke({ function: "run", arguments: { command: "rm -rf /" } }),
- *   { name: "GateDeniedError" },
+ *   { name: "SecurityDeniedError" },
  * );
  * ```
  *
@@ -38,6 +38,7 @@ export {
   GateDeniedError,
   Operation,
   PermissionDeniedError,
+  SecurityDeniedError,
   ToolArgumentsError,
   ToolNotFoundError,
 } from "../core/mod.ts";

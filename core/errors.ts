@@ -231,32 +231,8 @@ export class PermissionDeniedError extends Error {
   }
 }
 
-/**
- * A security control in a pre-hook chain denied a tool call.
- *
- * @example
- * ```ts
- * import { GateDeniedError, PermissionDeniedError } from "@hookscope/core";
- * import assert from "node:assert/strict";
- *
- * const error = new GateDeniedError("guardPaths", "Path not in allowed list: /etc");
- * assert.ok(error instanceof PermissionDeniedError);
- * assert.equal(error.message, "guardPaths: Path not in allowed list: /etc");
- * ```
- */
-export class GateDeniedError extends PermissionDeniedError {
-  /** The name of the control that denied. */
-  readonly control: string;
-  /** Why it denied. */
-  readonly reason: string;
-  /** Makes the error. */
-  constructor(control: string, reason: string, options?: ErrorOptions) {
-    super(`${control}: ${reason}`, options);
-    this.name = "GateDeniedError";
-    this.control = control;
-    this.reason = reason;
-  }
-}
+/** Who denied a tool call: the session gate, a `tool.pre` hook, a person answering an approval, or an `AgentSpec` security hook. */
+export type DeniedBy = "gate" | "hook" | "approval" | "security";
 
 /** What a {@linkcode ToolDeniedError} is made from. */
 export interface ToolDeniedInit {
@@ -266,14 +242,19 @@ export interface ToolDeniedInit {
   callId: string;
   /** Why. */
   reason: string;
-  /** The name of the hook that denied, when known. */
+  /** The name of the hook (or control) that denied, when known. */
   hook?: string;
   /** The denial asked to end the agent run. */
   interrupt?: boolean;
+  /** Who denied (default `"hook"`). */
+  by?: DeniedBy;
 }
 
 /**
- * A `tool.pre` handler (or a person answering an approval) denied a tool call.
+ * A tool call was denied. The one error of every denial on the act path: the session gate
+ * (`by: "gate"`), a `tool.pre` deny (`"hook"`), a rejected approval (`"approval"`) and an
+ * `AgentSpec` security hook ({@linkcode SecurityDeniedError}, `"security"`). The model is told
+ * `Denied: <reason>` for each.
  *
  * @example
  * ```ts
@@ -283,19 +264,22 @@ export interface ToolDeniedInit {
  * const error = new ToolDeniedError({ toolName: "bash", callId: "c1", reason: "no rm", hook: "guard" });
  * assert.ok(error instanceof PermissionDeniedError);
  * assert.equal(error.message, 'Tool "bash" denied by guard: no rm');
+ * assert.equal(error.by, "hook");
  * ```
  */
 export class ToolDeniedError extends PermissionDeniedError {
   /** The denied tool. */
   readonly toolName: string;
-  /** The denied call. */
+  /** The denied call (`""` when the denial happened outside the act path). */
   readonly callId: string;
   /** Why. */
   readonly reason: string;
-  /** The hook that denied, when known. */
+  /** The hook (or control) that denied, when known. */
   readonly hook?: string;
   /** Whether the denial asks the agent loop to end the run. */
   readonly interrupt: boolean;
+  /** Who denied. */
+  readonly by: DeniedBy;
   /** Makes the error. */
   constructor(init: ToolDeniedInit, options?: ErrorOptions) {
     super(
@@ -310,8 +294,64 @@ export class ToolDeniedError extends PermissionDeniedError {
     this.reason = init.reason;
     if (init.hook !== undefined) this.hook = init.hook;
     this.interrupt = init.interrupt === true;
+    this.by = init.by ?? "hook";
   }
 }
+
+/**
+ * An `AgentSpec` security hook (`securityPre`, a guard such as `guardPaths`) denied a tool call:
+ * a {@linkcode ToolDeniedError} with `by: "security"` and `hook` the control's name. Formerly
+ * `GateDeniedError` (it never was the session gate).
+ *
+ * @example
+ * ```ts
+ * import { SecurityDeniedError, ToolDeniedError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new SecurityDeniedError("guardPaths", "Path not in allowed list: /etc");
+ * assert.ok(error instanceof ToolDeniedError);
+ * assert.equal(error.by, "security");
+ * assert.equal(error.message, "guardPaths: Path not in allowed list: /etc");
+ * ```
+ */
+export class SecurityDeniedError extends ToolDeniedError {
+  /** The name of the control that denied (also `hook`). */
+  readonly control: string;
+  /** Makes the error; `toolName` and `callId` are filled in when known. */
+  constructor(
+    control: string,
+    reason: string,
+    options?: ErrorOptions & { toolName?: string; callId?: string },
+  ) {
+    super({
+      toolName: options?.toolName ?? "",
+      callId: options?.callId ?? "",
+      reason,
+      hook: control,
+      by: "security",
+    }, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SecurityDeniedError";
+    this.message = `${control}: ${reason}`;
+    this.control = control;
+  }
+}
+
+/**
+ * The former name of {@linkcode SecurityDeniedError}.
+ *
+ * @deprecated Use {@linkcode SecurityDeniedError} (or catch {@linkcode ToolDeniedError}, every denial).
+ *
+ * @example
+ * ```ts
+ * import { GateDeniedError, SecurityDeniedError } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(GateDeniedError, SecurityDeniedError);
+ * ```
+ */
+export const GateDeniedError: typeof SecurityDeniedError = SecurityDeniedError;
+/** The former name of {@linkcode SecurityDeniedError}. @deprecated */
+export type GateDeniedError = SecurityDeniedError;
 
 /**
  * A `tool.pre` handler asked for approval and no `approve` handler was given: the call did not

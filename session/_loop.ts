@@ -7,8 +7,6 @@ import {
   argsHash,
   type PendingApproval,
 } from "../core/approval.ts";
-import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
-import { assertDepth, PayloadTooDeepError } from "../core/_depth.ts";
 import { EventStatus } from "../core/operation.ts";
 import { toJsonSafe } from "../core/json_safe.ts";
 import type { StreamChunk } from "../service/endpoint.ts";
@@ -21,6 +19,9 @@ import type {
   SessionStore,
 } from "../store/session_store.ts";
 import type { ActionResult, ActOptions } from "./act.ts";
+import { actOutcome, deniedOutput, writeExchange } from "./_act_path.ts";
+import { argumentsText, parseToolArguments } from "../service/_tool_arguments.ts";
+import { toOpenAIMessages } from "../service/endpoints/openai_messages.ts";
 import type {
   AgentHost,
   AgentRunOptions,
@@ -29,19 +30,46 @@ import type {
   OperateResult,
   StoppedBy,
 } from "./agent_loop.ts";
-import { isBlocked } from "./_blocked.ts";
 import { bounded } from "./_bounded.ts";
 import { ApprovalAnswered, ToolDenied } from "./signal.ts";
 import { runStoreOf } from "./_run_store.ts";
 import type { Message } from "./message.ts";
 import { responsesAfter } from "./_stored_responses.ts";
-import { toChatMessages } from "./agent_loop.ts";
+
+/**
+ * A tool call of the model with its arguments parsed once, where the answer entered (the model
+ * turn, or the stored run of a resume): `args`, or `argsError` telling why there are none.
+ */
+export interface LoopCall extends ModelToolCall {
+  /** The parsed arguments, or `null` when unusable. */
+  readonly args: Record<string, unknown> | null;
+  /** Why `args` is `null`. */
+  readonly argsError?: string;
+}
+
+/** A call the model asked for, its arguments parsed (`arguments` keeps the text as sent). */
+export function loopCall(id: string, name: string, value: unknown): LoopCall {
+  const parsed = parseToolArguments(value, name);
+  const call: { -readonly [K in keyof LoopCall]: LoopCall[K] } = {
+    id,
+    name,
+    arguments: argumentsText(value),
+    args: parsed.args,
+  };
+  if (parsed.error !== undefined) call.argsError = parsed.error;
+  return call;
+}
+
+/** The public record of a call (a `tool_call` event, a stored run): without the parsed form. */
+function recordOf(call: LoopCall): ModelToolCall {
+  return { id: call.id, name: call.name, arguments: call.arguments };
+}
 
 /** One model turn: yields events while it runs and returns the answer and the tool calls. */
 export type ModelTurn = (
   turn: number,
   signal: AbortSignal,
-) => AsyncGenerator<AgentStreamEvent, { text: string; toolCalls: ModelToolCall[] }>;
+) => AsyncGenerator<AgentStreamEvent, { text: string; toolCalls: LoopCall[] }>;
 
 /** The model of a host, or a `TypeError`. */
 export function requireModel(host: AgentHost): IModel {
@@ -57,30 +85,32 @@ export function buildRequest(
 ): Record<string, unknown> {
   const body: Record<string, unknown> = {
     ...(request ?? {}),
-    messages: toChatMessages(host.messages),
+    messages: toOpenAIMessages(host.messages),
   };
   const schemas = withTools ? host.actions.schemas() : [];
   if (schemas.length > 0) body.tools = schemas;
   return body;
 }
 
-function parseCompletion(response: unknown): { text: string; toolCalls: ModelToolCall[] } {
+function parseCompletion(response: unknown): { text: string; toolCalls: LoopCall[] } {
   const message = (response as { choices?: { message?: Record<string, unknown> }[] } | null)
     ?.choices?.[0]?.message;
   if (!message || typeof message !== "object") {
     throw new TypeError(`Cannot read the model's answer: the response has no choices[0].message`);
   }
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-  const toolCalls: ModelToolCall[] = [];
+  const toolCalls: LoopCall[] = [];
   for (
     const call of calls as { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[]
   ) {
     const name = checkToolName(call?.function?.name, call?.id);
-    toolCalls.push({
-      id: typeof call.id === "string" && call.id ? call.id : crypto.randomUUID(),
-      name,
-      arguments: argumentsText(call.function?.arguments),
-    });
+    toolCalls.push(
+      loopCall(
+        typeof call.id === "string" && call.id ? call.id : crypto.randomUUID(),
+        name,
+        call.function?.arguments,
+      ),
+    );
   }
   return { text: typeof message.content === "string" ? message.content : "", toolCalls };
 }
@@ -98,29 +128,13 @@ export function checkToolName(name: unknown, id: unknown): string {
   );
 }
 
-/**
- * A tool call's arguments as JSON text. Some OpenAI-compatible servers send an object instead of
- * a string: it is kept (as its JSON). Absent arguments are `{}`. Any other value is kept as its
- * JSON too, so the tool call is answered with "Invalid tool arguments" instead of running the
- * tool with arguments the model never gave.
- */
-function argumentsText(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (value === undefined || value === null) return "{}";
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
 /** One non-streamed model call with the host's conversation. */
 export async function invokeModel(
   host: AgentHost,
   request: Record<string, unknown> | undefined,
   withTools: boolean,
   signal?: AbortSignal,
-): Promise<{ text: string; toolCalls: ModelToolCall[] }> {
+): Promise<{ text: string; toolCalls: LoopCall[] }> {
   const model = requireModel(host);
   const event = await model.invoke(
     buildRequest(host, request, withTools),
@@ -134,37 +148,24 @@ type CallOutcome =
   | { kind: "done"; result: ActionResult; blocked: boolean; interrupt: boolean }
   | { kind: "pending"; approval: PendingApproval };
 
-function hasResponse(host: AgentHost, callId: string): boolean {
-  return host.messages.some((m) =>
-    m.role === "action_response" &&
-    (m.content as { callId?: unknown } | null)?.callId === callId
-  );
-}
-
 /**
- * Runs one tool call from the model. Malformed JSON arguments, a denial and a blocking `tool.pre`
- * guard do not end the loop: the model is told what went wrong in the tool's response message.
- * An `ask` without an answer becomes a pending approval. Any other rejection of `act` (an abort,
- * a failing message callback) ends the loop with that error.
+ * Runs one tool call from the model through the act path and reads its outcome: the act path
+ * has written the exchange (request and response messages) once, whatever the outcome. A
+ * denial and a blocking `tool.pre` guard do not end the loop (the model reads why); an ask
+ * without an answer becomes a pending approval. Arguments the model's answer did not parse into
+ * an object are answered with "Invalid tool arguments" and the tool does not run. Anything else
+ * (an abort, a failing message callback) rejects.
  */
 async function runToolCall(
   host: AgentHost,
-  call: ModelToolCall,
+  call: LoopCall,
   signal: AbortSignal,
   approve: ApprovalHandler | undefined,
   runId: string,
 ): Promise<CallOutcome> {
-  let args: Record<string, unknown>;
-  try {
-    const parsed = JSON.parse(call.arguments || "{}");
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-      throw new TypeError("arguments must be a JSON object");
-    }
-    assertDepth(parsed, `tool ${JSON.stringify(call.name)} arguments`);
-    args = parsed;
-  } catch (error) {
-    const output = { error: `Invalid tool arguments: ${(error as Error).message}` };
-    await addToolExchange(host, call, {}, output);
+  if (call.args === null) {
+    const output = { error: `Invalid tool arguments: ${call.argsError}` };
+    await writeExchange(host, { toolName: call.name, callId: call.id, args: {}, output });
     return {
       kind: "done",
       result: { function: call.name, arguments: {}, output },
@@ -174,45 +175,28 @@ async function runToolCall(
   }
   const options: ActOptions = { suppressErrors: true, callId: call.id, runId, signal };
   if (approve !== undefined) options.approve = approve;
-  try {
-    const result = await host.act({ function: call.name, arguments: args }, options);
-    return { kind: "done", result, blocked: false, interrupt: false };
-  } catch (error) {
-    if (signal.aborted) throw error;
-    if (error instanceof ApprovalRequiredError) {
-      return { kind: "pending", approval: error.approval };
-    }
-    if (error instanceof ToolDeniedError) {
-      const output = { error: `Denied: ${error.reason}`, reason: error.reason };
-      if (!hasResponse(host, call.id)) await addToolExchange(host, call, args, output);
+  const outcome = await actOutcome(
+    host,
+    { function: call.name, arguments: call.args },
+    options,
+  );
+  switch (outcome.kind) {
+    case "pending":
+      return { kind: "pending", approval: outcome.error.approval };
+    case "denied":
       return {
         kind: "done",
-        result: { function: call.name, arguments: args, output },
+        result: outcome.result,
         blocked: true,
-        interrupt: error.interrupt,
+        interrupt: outcome.error.interrupt,
       };
-    }
-    if (error instanceof PayloadTooDeepError) {
-      // A result (or a rewrite) nested too deeply: the model is told, the loop goes on.
-      const output = { error: error.message };
-      if (!hasResponse(host, call.id)) await addToolExchange(host, call, args, output);
-      return {
-        kind: "done",
-        result: { function: call.name, arguments: args, output },
-        blocked: false,
-        interrupt: false,
-      };
-    }
-    if (!isBlocked(error)) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    const output = { error: `Blocked by a tool.pre guard: ${message}` };
-    await addToolExchange(host, call, args, output);
-    return {
-      kind: "done",
-      result: { function: call.name, arguments: args, output },
-      blocked: true,
-      interrupt: false,
-    };
+    case "blocked":
+      return { kind: "done", result: outcome.result, blocked: true, interrupt: false };
+    case "failed":
+      if (outcome.result === null) throw outcome.error;
+      return { kind: "done", result: outcome.result, blocked: false, interrupt: false };
+    default:
+      return { kind: "done", result: outcome.result, blocked: false, interrupt: false };
   }
 }
 
@@ -220,27 +204,23 @@ async function runToolCall(
  * Runs a call a person answered while the run waited. A rejection is applied as given (the tool
  * does not run, even if the hooks would no longer ask): `ApprovalAnswered` and `ToolDenied` are
  * recorded and the model gets the reason. An approval runs the call through the act path with
- * the approver's arguments (so guards judge what will run); if a hook asks again, the stored
- * answer is given.
+ * the approver's arguments as given (so guards judge what will run); if a hook asks again, the
+ * stored answer is given.
  */
 async function runAnswered(
   host: AgentHost,
-  call: ModelToolCall,
+  call: LoopCall,
   answer: ApprovalAnswer,
   signal: AbortSignal,
   runId: string,
 ): Promise<CallOutcome> {
   if (answer.approve) {
-    const edited = answer.updatedArgs === undefined
+    const edited: LoopCall = answer.updatedArgs === undefined
       ? call
-      : { ...call, arguments: JSON.stringify(answer.updatedArgs) };
+      : { id: call.id, name: call.name, arguments: call.arguments, args: answer.updatedArgs };
     return await runToolCall(host, edited, signal, () => answer, runId);
   }
-  let args: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(call.arguments || "{}");
-    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) args = parsed;
-  } catch { /* the request message shows {} */ }
+  const args = call.args ?? {};
   const reason = answer.reason ?? "rejected by the approver";
   const data: Record<string, unknown> = {
     runId,
@@ -258,8 +238,8 @@ async function runAnswered(
       data: Object.freeze({ callId: call.id, toolName: call.name, reason, hook, shadow: false }),
     }),
   );
-  const output = { error: `Denied: ${reason}`, reason };
-  await addToolExchange(host, call, args, output);
+  const output = deniedOutput(reason);
+  await writeExchange(host, { toolName: call.name, callId: call.id, args, output });
   return {
     kind: "done",
     result: { function: call.name, arguments: args, output },
@@ -274,26 +254,6 @@ async function emitQuietly(host: AgentHost, signal: unknown): Promise<void> {
   } catch {
     // Observation is best effort: it never changes the outcome.
   }
-}
-
-async function addToolExchange(
-  host: AgentHost,
-  call: ModelToolCall,
-  args: Record<string, unknown>,
-  output: unknown,
-): Promise<void> {
-  await host.addMessage({
-    role: "action_request",
-    content: { function: call.name, arguments: args, callId: call.id },
-    sender: host.id,
-    recipient: call.name,
-  });
-  await host.addMessage({
-    role: "action_response",
-    content: { function: call.name, arguments: args, output, callId: call.id },
-    sender: call.name,
-    recipient: host.id,
-  });
 }
 
 /** A stored answer as the act path's approval handler returns it. */
@@ -380,7 +340,7 @@ export function streamTurn(
     const reader = (stream as ReadableStream<StreamChunk>).getReader();
     onReader(reader);
     let text = "";
-    const toolCalls: ModelToolCall[] = [];
+    const toolCalls: LoopCall[] = [];
     let finished = false;
     try {
       for (;;) {
@@ -393,13 +353,13 @@ export function streamTurn(
           text += value.text;
           yield { type: "text", text: value.text, turn };
         } else if (value.type === "tool_call") {
-          const call = {
-            id: value.id || crypto.randomUUID(),
-            name: checkToolName(value.name, value.id),
-            arguments: value.arguments,
-          };
+          const call = loopCall(
+            value.id || crypto.randomUUID(),
+            checkToolName(value.name, value.id),
+            value.arguments,
+          );
           toolCalls.push(call);
-          yield { type: "tool_call", call, turn };
+          yield { type: "tool_call", call: recordOf(call), turn };
         }
       }
     } finally {
@@ -533,14 +493,14 @@ export async function* agentLoop(
     return result;
   };
   try {
-    let calls: ModelToolCall[] = [];
+    let calls: LoopCall[] = [];
     let resuming = start.instruction === undefined;
     // Responses of the resumed turn's calls stored by an earlier claimer that died: not run again.
     let stored: Map<string, ActionResult> | undefined;
     if (resuming) {
       const id = run.state.messageId;
       lastMessage = host.messages.findLast((m) => m.id === id);
-      calls = run.state.toolCalls.map((c) => ({ ...c }));
+      calls = run.state.toolCalls.map((c) => loopCall(c.id, c.name, c.arguments));
       stored = responsesAfter(host.messages, id);
     } else {
       await save();
@@ -556,7 +516,7 @@ export async function* agentLoop(
         run.state = {
           ...run.state,
           turn,
-          toolCalls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
+          toolCalls: calls.map(recordOf),
           done: [],
           messageId: lastMessage.id,
         };

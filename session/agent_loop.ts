@@ -14,7 +14,7 @@ import type { IModel } from "../service/imodel.ts";
 import type { ActionRequestInit } from "../action/manager.ts";
 import { type OpenAIChatMessage, toOpenAIMessages } from "../service/endpoints/openai_messages.ts";
 import type { SessionStore } from "../store/session_store.ts";
-import type { ActionResult, ActOptions } from "./act.ts";
+import type { ActHost, ActionResult, ActOptions } from "./act.ts";
 import type { Message, MessageInit } from "./message.ts";
 import {
   agentLoop,
@@ -29,8 +29,11 @@ import {
   streamTurn,
 } from "./_loop.ts";
 
-/** The part of a branch the agent loop uses. */
-export interface AgentHost {
+/**
+ * The part of a branch the agent loop uses: the act path's host (tool calls go through it and
+ * its outcome) plus the model and the conversation.
+ */
+export interface AgentHost extends ActHost {
   /** The branch id. */
   readonly id: string;
   /** The model, or `null`. */
@@ -40,11 +43,11 @@ export interface AgentHost {
   /** The branch's tools. */
   readonly actions: ActionManager;
   /** Adds a message. */
-  addMessage(message: MessageInit): Promise<Message>;
+  addMessage(message: MessageInit, options?: { signal?: AbortSignal }): Promise<Message>;
   /** Runs one tool action through the gate, the hooks and the tool. */
   act(request: ActionRequestInit, options?: ActOptions): Promise<ActionResult>;
   /** Emits a signal to the session's observer (audit signals of answered approvals). */
-  emit?(event: unknown): Promise<unknown[]>;
+  emit(event: unknown): Promise<unknown[]>;
   /** The owning session (its id and store name where runs are saved), or `null`. */
   readonly session?: { readonly id: string; readonly store?: SessionStore | undefined } | null;
 }

@@ -94,7 +94,7 @@ describe("Tool-scope invocation order (D5)", () => {
     assert.equal(call.status, "failed");
     assert.ok(call.execution.error instanceof GateDeniedError);
     assert.equal((call.execution.error as GateDeniedError).message, "policy: n=1 is not allowed");
-    assert.deepEqual(order, ["security", "error hook GateDeniedError"]);
+    assert.deepEqual(order, ["security", "error hook SecurityDeniedError"]);
   });
 
   it("an unknown tool rejects before any stage", async () => {

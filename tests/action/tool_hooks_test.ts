@@ -107,7 +107,7 @@ describe("Tool-scope pre chains (security, user, security again)", () => {
       throw new TypeError("oops");
     });
     await assert.rejects(managerWith(broken).invoke({ function: "t" }), {
-      name: "GateDeniedError",
+      name: "SecurityDeniedError",
       message: "broken: evaluator error: oops",
     });
     const permissionLike = Object.assign(new Error("no access"), { name: "PermissionError" });

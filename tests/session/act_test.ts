@@ -15,6 +15,8 @@ import {
   type ToolInvocation,
   ToolNotFoundError,
 } from "../../mod.ts";
+import { ToolDeniedError } from "../../core/errors.ts";
+import { ToolDenied } from "../../session/signal.ts";
 
 interface Rig {
   session: Session;
@@ -136,15 +138,24 @@ describe("Branch.act() in the D5 order", () => {
     assert.ok(String(payloads["tool.post"].resultSummary).length <= 200);
   });
 
-  it("gate denial: GateDenied recorded, denial output, messages added, no hook point fires", async () => {
+  it("gate denial: GateDenied and ToolDenied recorded, rejects with ToolDeniedError, messages added, no hook point fires", async () => {
     const { branch, session, stages } = rig({ deny: true });
-    const result = await branch.act(REQUEST);
+    const error = await branch.act(REQUEST, { callId: "g1" }).then(() => null, (e) => e);
+    assert.ok(error instanceof ToolDeniedError);
+    assert.equal(error.by, "gate");
+    assert.equal(error.reason, "denied by governance gate");
+    assert.equal(error.callId, "g1");
     assert.deepEqual(stages, ["gate"]);
-    assert.deepEqual(result.output, { error: "denied by governance gate", function: "write" });
     assert.deepEqual(branch.messages.slice(-2).map((m) => m.role), [
       "action_request",
       "action_response",
     ]);
+    assert.deepEqual((branch.messages.at(-1)!.content as { output: unknown }).output, {
+      error: "Denied: denied by governance gate",
+      reason: "denied by governance gate",
+    });
+    await session.drainSignals();
+    assert.equal(session.observer.byType(ToolDenied).length, 1);
     const denied = session.observer.byType(GateDenied);
     assert.equal(denied.length, 1);
     assert.equal((denied[0].data as ToolInvocation).function, "write");
@@ -154,12 +165,15 @@ describe("Branch.act() in the D5 order", () => {
     );
   });
 
-  it("guard throw: rejects with the guard's error, HookBlocked audit, no tool, no tool.error, no messages (X3)", async () => {
+  it("guard throw: rejects with the guard's error, HookBlocked audit, no tool, no tool.error, the blocked exchange written once (X3)", async () => {
     const { branch, session, stages } = rig({ guardThrows: true });
     const before = branch.messages.length;
     await assert.rejects(branch.act(REQUEST, { suppressErrors: true }), /guard says no/);
     assert.deepEqual(stages, ["gate", "tool.pre"]);
-    assert.equal(branch.messages.length, before);
+    assert.equal(branch.messages.length, before + 2);
+    assert.deepEqual((branch.messages.at(-1)!.content as { output: unknown }).output, {
+      error: "Blocked by a tool.pre guard: guard says no",
+    });
     const blocked = session.observer.byType(HookBlocked);
     assert.equal(blocked.length, 1);
     assert.equal(blocked[0].toolName, "write");

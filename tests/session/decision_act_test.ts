@@ -147,7 +147,12 @@ describe("typed decisions on the act path (X22)", () => {
     const row = rows.find((r) => r.kind === "ToolDenied");
     assert.ok(row, "ToolDenied is persisted");
     assert.equal(row.opId, "call-1");
-    assert.equal(branch.messages.length, 0);
+    // The act path writes the denied exchange itself, once.
+    assert.deepEqual(branch.messages.map((m) => m.role), ["action_request", "action_response"]);
+    assert.deepEqual((branch.messages[1].content as { output: unknown }).output, {
+      error: "Denied: no shell",
+      reason: "no shell",
+    });
   });
 
   it("a denial is not hidden by a gate that refuses every signal", async () => {

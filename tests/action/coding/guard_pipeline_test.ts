@@ -28,7 +28,8 @@ function pipeline(ws: string, secure: boolean): ActionManager {
     spec,
     tools: ["bash"],
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-    sandbox: { maxProcesses: 64 },
+    // The judge is what this corpus tests: effects off (with them on it is advice only).
+    sandbox: { maxProcesses: 64, effects: "direct" },
   }).bind(manager);
   return manager;
 }
@@ -60,7 +61,7 @@ describe("destructive corpus through the coding pipeline (preset + bash tool + s
         arguments: { command: entry.command },
       }, { suppressErrors: true });
       const error = call.execution.error as Error | undefined;
-      if (call.status !== "failed" || error?.name !== "GateDeniedError") {
+      if (call.status !== "failed" || error?.name !== "SecurityDeniedError") {
         problems.push(`${JSON.stringify(entry.command)}: ${call.status} ${error?.message ?? ""}`);
       }
       if (!existsSync(join(box.ws, "victim", "sub", "deep.txt"))) {

@@ -1,0 +1,727 @@
+// The act path's engine: the gate, the tool.pre decisions and approvals, the tool, tool.post or
+// tool.error, and the one writer of a call's exchange. Every call ends in one `ActOutcome`;
+// `act()` (act.ts) settles it, the agent loop reads it.
+
+import { type ApprovalAnswer, argsHash, type PendingApproval } from "../core/approval.ts";
+import { ApprovalRequiredError, SecurityDeniedError, ToolDeniedError } from "../core/errors.ts";
+import { PayloadTooDeepError } from "../core/_depth.ts";
+import { EventStatus, isAbortError } from "../core/operation.ts";
+import { deepFrozenCopy, plainDataCopy, samePlainData } from "../core/_freeze.ts";
+import { summarize } from "../core/json_safe.ts";
+import type { FunctionCalling } from "../action/function_calling.ts";
+import type { ActionRequestInit } from "../action/manager.ts";
+import type { HookBus, ToolPreFold } from "../hooks/bus.ts";
+import type { ToolSource } from "../hooks/decision.ts";
+import { HookPoint } from "../hooks/hook_point.ts";
+import { isBlocked, markBlocked } from "./_blocked.ts";
+import { ActDeadline } from "./_operation.ts";
+import {
+  ApprovalAnswered,
+  type ApprovalAnsweredData,
+  ApprovalRequested,
+  HookBlocked,
+  ToolDenied,
+  toolInvocation,
+  type ToolVerdictData,
+  WouldAsk,
+  WouldDeny,
+} from "./signal.ts";
+import type { ActHost, ActionResult, ActOptions } from "./act.ts";
+
+/** The output of an action the governance gate denied. */
+export const GATE_DENIED_OUTPUT = "denied by governance gate";
+
+const LOCAL_SOURCE: ToolSource = Object.freeze({ kind: "local" });
+
+/** Reads `function` and `arguments` once each; the arguments are not copied yet. */
+export function checkRequest(request: unknown): Required<ActionRequestInit> {
+  const r = request as Partial<ActionRequestInit> | null;
+  const name = r !== null && typeof r === "object" ? r.function : undefined;
+  const args = r !== null && typeof r === "object" ? r.arguments : undefined;
+  if (
+    typeof name !== "string" || name === "" ||
+    args === null || typeof args !== "object" || Array.isArray(args)
+  ) {
+    throw new TypeError(
+      `Cannot act: the request must be an object with a non-empty string "function" and an object "arguments"`,
+    );
+  }
+  return { function: name, arguments: args };
+}
+
+/**
+ * The arguments as deep-frozen plain data, read once (`NotPlainDataError` otherwise): the gate,
+ * the hooks and the tool all get this copy, so nothing can show a guard one value and the tool
+ * another.
+ */
+function plainArguments(
+  toolName: string,
+  args: Record<string, unknown>,
+): Readonly<Record<string, unknown>> {
+  return plainDataCopy(
+    args,
+    `Cannot act on tool ${JSON.stringify(toolName)}`,
+    "arguments",
+    true,
+  ) as Readonly<Record<string, unknown>>;
+}
+
+export function checkOptions(options: ActOptions | undefined): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== "object") {
+    throw new TypeError(`Cannot act: options must be an object`);
+  }
+  const { callId, timeoutMs, approve, runId, signal } = options;
+  if (callId !== undefined && (typeof callId !== "string" || callId === "")) {
+    throw new TypeError(`Cannot act: callId must be a non-empty string`);
+  }
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== "number" || !(timeoutMs > 0) || Number.isNaN(timeoutMs))
+  ) {
+    throw new TypeError(`Cannot act: timeoutMs must be a positive number`);
+  }
+  if (approve !== undefined && typeof approve !== "function") {
+    throw new TypeError(`Cannot act: approve must be a function`);
+  }
+  if (runId !== undefined && typeof runId !== "string") {
+    throw new TypeError(`Cannot act: runId must be a string`);
+  }
+  if (
+    signal !== undefined &&
+    (signal === null || typeof (signal as { addEventListener?: unknown }).addEventListener !==
+        "function")
+  ) {
+    throw new TypeError(`Cannot act: signal must be an AbortSignal`);
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * How one call on the act path ended. Every outcome but `pending` has had its exchange (the
+ * request and response messages) written once, by {@linkcode writeExchange}; `result` is what the
+ * caller (and the model) is told. A `failed` call is written only with `suppressErrors`.
+ */
+export type ActOutcome =
+  | { readonly kind: "ran"; readonly result: ActionResult }
+  | { readonly kind: "denied"; readonly result: ActionResult; readonly error: ToolDeniedError }
+  | { readonly kind: "blocked"; readonly result: ActionResult; readonly error: unknown }
+  | { readonly kind: "pending"; readonly error: ApprovalRequiredError }
+  | { readonly kind: "failed"; readonly result: ActionResult | null; readonly error: unknown };
+
+/** One tool exchange to write: the request as asked and the response the model reads. */
+export interface Exchange {
+  /** The tool. */
+  readonly toolName: string;
+  /** The call id. */
+  readonly callId: string;
+  /** The arguments as requested (the request message). */
+  readonly args: Readonly<Record<string, unknown>>;
+  /** The arguments that ran, when the hooks or an approver changed them (the response message). */
+  readonly ranArgs?: Readonly<Record<string, unknown>>;
+  /** The response's output. */
+  readonly output: unknown;
+  /** `context` strings of the hooks for the model. */
+  readonly context?: readonly string[] | null;
+}
+
+/**
+ * The one writer of a tool exchange: adds the request and response messages to the branch (and
+ * so, through `message.add`, to the store). Both are stored before either's callbacks are waited
+ * for, so an abort or deadline while `message.add` handlers run leaves both messages or (when
+ * the act stopped earlier) neither.
+ */
+export async function writeExchange(
+  host: Pick<ActHost, "id" | "addMessage">,
+  exchange: Exchange,
+  op?: ActDeadline,
+): Promise<void> {
+  op?.check("message.add");
+  const signal = op?.signal;
+  const options = signal === undefined ? undefined : { signal };
+  const { toolName, callId, args } = exchange;
+  const requestAdded = host.addMessage({
+    role: "action_request",
+    content: { function: toolName, arguments: args, callId },
+    sender: host.id,
+    recipient: toolName,
+  }, options);
+  const content: Record<string, unknown> = {
+    function: toolName,
+    arguments: exchange.ranArgs ?? args,
+    output: exchange.output,
+    callId,
+  };
+  const context = exchange.context;
+  if (context !== undefined && context !== null && context.length > 0) content.context = context;
+  const responseAdded = host.addMessage({
+    role: "action_response",
+    content,
+    sender: toolName,
+    recipient: host.id,
+  }, options);
+  const both = Promise.all([requestAdded, responseAdded]);
+  await (op === undefined ? both : op.run("message.add", both));
+}
+
+/** What the model is told about a denial, whoever denied. */
+export function deniedOutput(reason: string): { error: string; reason: string } {
+  return { error: `Denied: ${reason}`, reason };
+}
+
+/** What the model is told about a call a throwing `tool.pre` guard blocked. */
+export function blockedOutput(error: unknown): { error: string } {
+  return { error: `Blocked by a tool.pre guard: ${errorMessage(error)}` };
+}
+
+/**
+ * How `Branch.act` settles an outcome: `ran` resolves to its result; `failed` resolves to the
+ * error output with `suppressErrors` and rejects with the failure otherwise; `denied` rejects
+ * with its `ToolDeniedError`, `blocked` with the guard's error, `pending` with
+ * `ApprovalRequiredError`.
+ */
+export function settleOutcome(outcome: ActOutcome, suppressErrors: boolean): ActionResult {
+  if (outcome.kind === "ran") return outcome.result;
+  if (outcome.kind === "failed" && suppressErrors && outcome.result !== null) {
+    return outcome.result;
+  }
+  throw outcome.error;
+}
+
+async function safeEmit(
+  host: ActHost,
+  event: unknown,
+  op: ActDeadline,
+  step: string,
+): Promise<void> {
+  let emitted: Promise<unknown>;
+  try {
+    emitted = host.emit(event);
+  } catch {
+    return;
+  }
+  try {
+    await op.run(step, emitted);
+  } catch (error) {
+    // Observation is best effort: it never changes the action's outcome, but an abort or a
+    // missed deadline still ends the act.
+    if (op.aborted) throw error;
+  }
+}
+
+/**
+ * {@linkcode act} up to its outcome: the same path, but a denial, a block, an ask and a
+ * suppressed failure resolve to an {@linkcode ActOutcome} instead of settling. An abort, a
+ * missed deadline and a failing message write still reject. For the agent loop.
+ */
+export async function actOutcome(
+  host: ActHost,
+  request: ActionRequestInit,
+  options?: ActOptions,
+): Promise<ActOutcome> {
+  const req = checkRequest(request);
+  checkOptions(options);
+  return await runOutcome(host, req, options);
+}
+
+export async function runOutcome(
+  host: ActHost,
+  req: Required<ActionRequestInit>,
+  options: ActOptions | undefined,
+): Promise<ActOutcome> {
+  const op = new ActDeadline(options?.signal, options?.timeoutMs);
+  try {
+    return await runAction(host, req, options?.callId ?? crypto.randomUUID(), options, op);
+  } finally {
+    op.finish();
+  }
+}
+
+function verdictData(
+  callId: string,
+  toolName: string,
+  reason: string | undefined,
+  hook: string | undefined,
+  shadow: boolean,
+): ToolVerdictData {
+  const data: { -readonly [K in keyof ToolVerdictData]: ToolVerdictData[K] } = {
+    callId,
+    toolName,
+    shadow,
+  };
+  if (reason !== undefined) data.reason = reason;
+  if (hook !== undefined) data.hook = hook;
+  return Object.freeze(data);
+}
+
+/**
+ * The approver's answer as a frozen copy, each property read once; `updatedArgs` as deep-frozen
+ * plain data (`NotPlainDataError` otherwise).
+ */
+function normalizeAnswer(answer: unknown): ApprovalAnswer {
+  if (answer === true) return APPROVED;
+  if (answer === false) return REJECTED;
+  if (answer !== null && typeof answer === "object") {
+    const a = answer as Record<string, unknown>;
+    const approve = a.approve;
+    const by = a.by;
+    if (approve === true) {
+      const updatedArgs = a.updatedArgs;
+      const out: { approve: true; updatedArgs?: Record<string, unknown>; by?: string } = {
+        approve: true,
+      };
+      if (updatedArgs !== undefined) {
+        if (updatedArgs === null || typeof updatedArgs !== "object" || Array.isArray(updatedArgs)) {
+          throw new TypeError(`Cannot apply approval: updatedArgs must be a plain object`);
+        }
+        out.updatedArgs = plainDataCopy(
+          updatedArgs,
+          "Cannot apply approval",
+          "updatedArgs",
+          true,
+        ) as Record<string, unknown>;
+      }
+      if (typeof by === "string") out.by = by;
+      return Object.freeze(out);
+    }
+    if (approve === false) {
+      const reason = a.reason;
+      const interrupt = a.interrupt;
+      const out: { approve: false; reason?: string; interrupt?: boolean; by?: string } = {
+        approve: false,
+      };
+      if (typeof reason === "string") out.reason = reason;
+      if (interrupt === true) out.interrupt = true;
+      if (typeof by === "string") out.by = by;
+      return Object.freeze(out);
+    }
+  }
+  throw new TypeError(
+    `Cannot apply approval: the approve handler must return a boolean or { approve: boolean, … }; got ${
+      answer === null ? "null" : typeof answer
+    }`,
+  );
+}
+
+async function deny(
+  host: ActHost,
+  op: ActDeadline,
+  init: {
+    toolName: string;
+    callId: string;
+    reason: string;
+    hook?: string;
+    interrupt?: boolean;
+    by?: "gate" | "hook" | "approval";
+  },
+): Promise<never> {
+  await safeEmit(
+    host,
+    new ToolDenied({
+      data: verdictData(init.callId, init.toolName, init.reason, init.hook, false),
+    }),
+    op,
+    "observer (ToolDenied)",
+  );
+  const error = new ToolDeniedError(init);
+  markBlocked(error);
+  throw error;
+}
+
+async function runAction(
+  host: ActHost,
+  request: Required<ActionRequestInit>,
+  callId: string,
+  options: ActOptions | undefined,
+  op: ActDeadline,
+): Promise<ActOutcome> {
+  const toolName = request.function;
+  const args = plainArguments(toolName, request.arguments) as Record<string, unknown>;
+  const signal = op.signal;
+  const bus = host.hooks;
+  const emitOptions = signal === undefined ? undefined : { signal };
+  // `frozenArgs`: what the hooks judged and the tool will run with (plain data, frozen);
+  // `runArgs`: the tool's own mutable copy of it.
+  let frozenArgs: Readonly<Record<string, unknown>> = args;
+  let context: string[] | null = null;
+  try {
+    const allowed = await op.run(
+      "gate",
+      host.authorize(
+        toolInvocation(toolName, args, host.id),
+        signal === undefined ? undefined : { signal },
+      ),
+    );
+    if (!allowed) {
+      await deny(host, op, {
+        toolName,
+        callId,
+        reason: GATE_DENIED_OUTPUT,
+        hook: "gate",
+        by: "gate",
+      });
+    }
+    if (bus !== null) {
+      const judge = (judged: Readonly<Record<string, unknown>>) =>
+        judgeCall(host, bus, op, toolName, callId, judged);
+      const fold = await judge(args);
+      if (fold.updatedArgs !== undefined) frozenArgs = fold.updatedArgs;
+      if (fold.context.length > 0) context = [...fold.context];
+      if (fold.verdict === "ask") {
+        const approved = await askApproval(host, op, options, {
+          toolName,
+          callId,
+          args: frozenArgs,
+          reason: fold.reason,
+          hook: fold.hook,
+        });
+        if (approved !== undefined && !samePlainData(approved, frozenArgs)) {
+          // The approver changed the arguments: the whole chain judges them again. A deny or a
+          // failure stops the call. When the chain leaves them as they are, an ask is answered
+          // by this approval (it named exactly these arguments). When it rewrites them, the
+          // rewrite runs only if the chain would run it without asking: nobody approved it.
+          const again = await judge(approved);
+          frozenArgs = approved;
+          if (again.updatedArgs !== undefined && !samePlainData(again.updatedArgs, approved)) {
+            if (again.verdict === "ask") {
+              return await deny(host, op, {
+                toolName,
+                callId,
+                reason:
+                  "The tool.pre hooks rewrote the approved arguments and ask about the result; approve the arguments they settle on",
+                hook: "approval",
+                by: "approval",
+              });
+            }
+            frozenArgs = again.updatedArgs;
+          }
+          for (const text of again.context) {
+            if (!(context ??= []).includes(text)) context.push(text);
+          }
+        }
+      }
+    }
+  } catch (error) {
+    return await stopped(host, op, error, toolName, callId, args);
+  }
+  const runArgs = structuredCloneArgs(frozenArgs);
+
+  const started = performance.now();
+  let call: FunctionCalling | null = null;
+  let failure: unknown = null;
+  let failed = false;
+  try {
+    call = await op.run(
+      `tool "${toolName}"`,
+      host.actions.invoke(
+        { function: toolName, arguments: runArgs },
+        signal ? { signal, callId, suppressErrors: true } : { callId, suppressErrors: true },
+      ),
+    );
+    if (call.status !== EventStatus.COMPLETED) {
+      failed = true;
+      failure = call.execution.error;
+    }
+  } catch (error) {
+    failed = true;
+    failure = error;
+  }
+  const durationMs = call?.execution.durationMs ?? performance.now() - started;
+
+  if (failed && failure instanceof ToolDeniedError && !op.aborted) {
+    // An AgentSpec security hook denied inside the tool's chain: a denial like any other.
+    const error = failure instanceof SecurityDeniedError
+      ? new SecurityDeniedError(failure.control, failure.reason, {
+        cause: failure.cause,
+        toolName,
+        callId,
+      })
+      : failure;
+    return await stopped(host, op, error, toolName, callId, args, true);
+  }
+  if (failed) {
+    if (bus !== null) {
+      const emitted = bus.emit(HookPoint.TOOL_ERROR, {
+        callId,
+        toolName,
+        error: failure,
+        durationMs,
+        branchId: host.id,
+      }, op.aborted ? undefined : emitOptions);
+      if (op.aborted) emitted.catch(() => {});
+      else await op.run("tool.error", emitted, true);
+    }
+    const aborted = op.aborted ||
+      (options?.signal !== undefined && isAbortError(failure, options.signal));
+    if (aborted) throw failure;
+    return await failedOutcome(host, op, options, failure, toolName, callId, args);
+  }
+
+  let output = call!.response;
+  if (bus !== null) {
+    let post: Promise<{ replaced: boolean; result?: unknown; context: readonly string[] }>;
+    try {
+      post = bus.decide(HookPoint.TOOL_POST, {
+        callId,
+        toolName,
+        args: frozenArgs,
+        result: deepFrozenCopy(output),
+        resultSummary: summarize(output),
+        durationMs,
+        branchId: host.id,
+        source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
+      }, emitOptions);
+    } catch (error) {
+      // A result nested too deeply for a hook payload: a failure the model can read.
+      if (!(error instanceof PayloadTooDeepError)) throw error;
+      return await failedOutcome(host, op, options, error, toolName, callId, args);
+    }
+    const fold = await op.run("tool.post", post, true);
+    if (fold.replaced) output = fold.result;
+    if (fold.context.length > 0) (context ??= []).push(...fold.context);
+  }
+  await safeEmit(host, call, op, "observer (FunctionCalling)");
+  const exchange: { -readonly [K in keyof Exchange]: Exchange[K] } = {
+    toolName,
+    callId,
+    args,
+    output,
+    context,
+  };
+  if (frozenArgs !== args) exchange.ranArgs = frozenArgs;
+  await writeExchange(host, exchange, op);
+  const result: ActionResult = { function: toolName, arguments: args, output };
+  if (context !== null) result.context = context;
+  return { kind: "ran", result };
+}
+
+/** A failed call: written (and told as an error output) only with `suppressErrors`. */
+async function failedOutcome(
+  host: ActHost,
+  op: ActDeadline,
+  options: ActOptions | undefined,
+  failure: unknown,
+  toolName: string,
+  callId: string,
+  args: Readonly<Record<string, unknown>>,
+): Promise<ActOutcome> {
+  if (!options?.suppressErrors) return { kind: "failed", result: null, error: failure };
+  const message = errorMessage(failure);
+  await writeExchange(host, {
+    toolName,
+    callId,
+    args,
+    output: { error: message, function: toolName, arguments: args },
+  }, op);
+  return {
+    kind: "failed",
+    error: failure,
+    result: {
+      function: toolName,
+      arguments: args as Record<string, unknown>,
+      output: { error: message, message: `Error invoking action '${toolName}': ${message}` },
+    },
+  };
+}
+
+/**
+ * The outcome of a call the gate, the `tool.pre` hooks, an approval or a security hook stopped:
+ * a `ToolDeniedError` is `denied` (its `ToolDenied` signal recorded, unless `record` is `false`
+ * because `deny` did it already), an `ApprovalRequiredError` is `pending` (nothing written), a
+ * guard's error is `blocked`. Anything else (an abort, a deadline) rejects.
+ */
+async function stopped(
+  host: ActHost,
+  op: ActDeadline,
+  error: unknown,
+  toolName: string,
+  callId: string,
+  args: Readonly<Record<string, unknown>>,
+  record = false,
+): Promise<ActOutcome> {
+  if (op.aborted) throw error;
+  if (error instanceof ApprovalRequiredError) return { kind: "pending", error };
+  if (error instanceof ToolDeniedError) {
+    if (record) {
+      await safeEmit(
+        host,
+        new ToolDenied({
+          data: verdictData(callId, toolName, error.reason, error.hook, false),
+        }),
+        op,
+        "observer (ToolDenied)",
+      );
+    }
+    const output = deniedOutput(error.reason);
+    await writeExchange(host, { toolName, callId, args, output }, op);
+    return {
+      kind: "denied",
+      error,
+      result: { function: toolName, arguments: args as Record<string, unknown>, output },
+    };
+  }
+  if (!isBlocked(error)) throw error;
+  const output = blockedOutput(error);
+  await writeExchange(host, { toolName, callId, args, output }, op);
+  return {
+    kind: "blocked",
+    error,
+    result: { function: toolName, arguments: args as Record<string, unknown>, output },
+  };
+}
+
+/**
+ * Runs the `tool.pre` fold on `judged` (the chain re-runs on its own rewrites until they settle,
+ * see `HookBus.decide`) and applies what stops the call: shadow verdicts are recorded, a failing
+ * hook records `HookBlocked` and rejects with its error, a deny records `ToolDenied` and rejects
+ * with `ToolDeniedError`. Resolves to the fold otherwise (verdict none, allow or ask).
+ */
+async function judgeCall(
+  host: ActHost,
+  bus: HookBus,
+  op: ActDeadline,
+  toolName: string,
+  callId: string,
+  judged: Readonly<Record<string, unknown>>,
+): Promise<ToolPreFold> {
+  const signal = op.signal;
+  const fold = await op.run(
+    "tool.pre",
+    bus.decide(HookPoint.TOOL_PRE, {
+      toolName,
+      callId,
+      args: judged,
+      argsSummary: summarize(judged),
+      branchId: host.id,
+      source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
+    }, signal === undefined ? undefined : { signal }),
+    true,
+  ).catch((error) => {
+    if (op.aborted) throw error;
+    return { error, errorHook: undefined } as unknown as ToolPreFold;
+  });
+  for (const verdict of fold.shadow ?? []) {
+    const data = verdictData(callId, toolName, verdict.reason, verdict.hook, true);
+    await safeEmit(
+      host,
+      verdict.decision === "deny" ? new WouldDeny({ data }) : new WouldAsk({ data }),
+      op,
+      "observer (shadow verdicts)",
+    );
+  }
+  if (fold.error !== undefined) {
+    const error = fold.error;
+    markBlocked(error);
+    await safeEmit(
+      host,
+      new HookBlocked({ point: HookPoint.TOOL_PRE, callId, toolName, error }),
+      op,
+      "observer (HookBlocked)",
+    );
+    throw error;
+  }
+  if (fold.verdict === "deny") {
+    const init: Parameters<typeof deny>[2] = {
+      toolName,
+      callId,
+      reason: fold.reason ?? "denied by a tool.pre hook",
+      interrupt: fold.interrupt,
+    };
+    if (fold.hook !== undefined) init.hook = fold.hook;
+    return await deny(host, op, init);
+  }
+  return fold;
+}
+
+/** A mutable deep copy of frozen arguments for the tool (it may change its own copy). */
+function structuredCloneArgs(args: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  try {
+    return structuredClone(args) as Record<string, unknown>;
+  } catch {
+    return { ...args };
+  }
+}
+
+/**
+ * Asks for approval: inline through `options.approve`, or by rejecting with
+ * `ApprovalRequiredError`. Resolves to replacement arguments (or `undefined`); a rejection
+ * throws `ToolDeniedError`.
+ */
+async function askApproval(
+  host: ActHost,
+  op: ActDeadline,
+  options: ActOptions | undefined,
+  ask: {
+    toolName: string;
+    callId: string;
+    args: Readonly<Record<string, unknown>>;
+    reason: string | undefined;
+    hook: string | undefined;
+  },
+): Promise<Readonly<Record<string, unknown>> | undefined> {
+  const pending: { -readonly [K in keyof PendingApproval]: PendingApproval[K] } = {
+    runId: options?.runId ?? "",
+    branchId: host.id,
+    callId: ask.callId,
+    toolName: ask.toolName,
+    args: ask.args,
+    requestedAt: Date.now(),
+    argsHash: argsHash(ask.args),
+  };
+  if (ask.hook !== undefined) pending.policy = ask.hook;
+  const sessionId = host.session?.id;
+  if (typeof sessionId === "string") pending.sessionId = sessionId;
+  if (ask.reason !== undefined) pending.reason = ask.reason;
+  const approval: PendingApproval = Object.freeze(pending);
+  await safeEmit(
+    host,
+    new ApprovalRequested({ data: approval }),
+    op,
+    "observer (ApprovalRequested)",
+  );
+  const approve = options?.approve;
+  if (approve === undefined) throw new ApprovalRequiredError(approval);
+  const answered = await op.run(
+    "approval",
+    Promise.resolve().then(() => approve(approval, { signal: op.signal ?? neverAborted() })),
+  );
+  const answer = normalizeAnswer(answered);
+  const data: { -readonly [K in keyof ApprovalAnsweredData]: ApprovalAnsweredData[K] } = {
+    runId: approval.runId,
+    callId: ask.callId,
+    toolName: ask.toolName,
+    approve: answer.approve,
+  };
+  if (answer.by !== undefined) data.by = answer.by;
+  if (!answer.approve && answer.reason !== undefined) data.reason = answer.reason;
+  if (answer.approve && answer.updatedArgs !== undefined) data.updatedArgs = answer.updatedArgs;
+  await safeEmit(
+    host,
+    new ApprovalAnswered({ data: Object.freeze(data) }),
+    op,
+    "observer (ApprovalAnswered)",
+  );
+  if (!answer.approve) {
+    const init: Parameters<typeof deny>[2] = {
+      toolName: ask.toolName,
+      callId: ask.callId,
+      reason: answer.reason ?? "rejected by the approver",
+      hook: answer.by === undefined ? "approval" : `approval by ${answer.by}`,
+      by: "approval",
+    };
+    if (answer.interrupt === true) init.interrupt = true;
+    return await deny(host, op, init);
+  }
+  return answer.updatedArgs;
+}
+
+const APPROVED: ApprovalAnswer = Object.freeze({ approve: true });
+const REJECTED: ApprovalAnswer = Object.freeze({ approve: false });
+
+let NEVER: AbortSignal | null = null;
+function neverAborted(): AbortSignal {
+  return NEVER ??= new AbortController().signal;
+}

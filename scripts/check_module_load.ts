@@ -87,7 +87,7 @@ export const PURE_CALLS: ReadonlySet<string> = new Set([
 export const REVIEWED_CALLS: ReadonlyMap<string, string> = new Map([
   ["core/logger.ts new Logger()", "the shared default logger: stores a level and a sink"],
   ["service/hook_logger.ts new HookLogger()", "the shared hook logger: an empty ring buffer"],
-  ["hooks/bus.ts Promise.resolve()", "one shared resolved promise"],
+  ["hooks/_dispatch.ts Promise.resolve()", "one shared resolved promise"],
   [
     "session/persist_handlers.ts registerHandler()",
     "names the four persistence handlers in the process-global handler map (a Map.set)",

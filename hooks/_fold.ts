@@ -1,0 +1,320 @@
+// The decision fold: what the handlers of a folding point return, read once, checked and folded
+// (deny > ask > allow > none for `tool.pre`; result replacements and context for `tool.post`).
+// Private to the hooks folder; the dispatch loops (`_dispatch.ts`) drive it.
+
+import { deepFrozenCopy, isPlainObject, plainDataCopy, samePlainData } from "../core/_freeze.ts";
+import type { Entry } from "./_entry.ts";
+
+/** One shadow-mode verdict that was recorded, not applied. */
+export interface ShadowVerdict {
+  /** `"deny"` or `"ask"` (a shadow throw or timeout counts as a deny). */
+  readonly decision: "deny" | "ask";
+  /** Why. */
+  readonly reason?: string;
+  /** The handler's name, when known. */
+  readonly hook?: string;
+}
+
+/** The folded outcome of one `tool.pre` chain (see `HookBus.decide`). */
+export interface ToolPreFold {
+  /** deny > ask > allow > none (no handler had an opinion). */
+  readonly verdict: "none" | "allow" | "ask" | "deny";
+  /** The arguments after every applied rewrite (deep-frozen), or `undefined` when none. */
+  readonly updatedArgs: Readonly<Record<string, unknown>> | undefined;
+  /** The deny or ask reason. */
+  readonly reason?: string;
+  /** The handler that denied or asked, when named. */
+  readonly hook?: string;
+  /** A deny asked to end the agent run. */
+  readonly interrupt: boolean;
+  /** `context` strings of the allow decisions, in chain order. */
+  readonly context: readonly string[];
+  /** Shadow-mode verdicts, in chain order. */
+  readonly shadow: readonly ShadowVerdict[];
+  /**
+   * What a blocking handler threw (or the `HookTimeoutError` of one that did not settle): the
+   * act path rejects with it. `undefined` when nothing failed.
+   */
+  readonly error?: unknown;
+  /** The name of the handler that failed, when `error` is set. */
+  readonly errorHook?: string;
+}
+
+/** The folded outcome of one `tool.post` chain (see `HookBus.decide`). */
+export interface ToolPostFold {
+  /** Whether a handler replaced the result. */
+  readonly replaced: boolean;
+  /** The result after every replacement (the original when none). */
+  readonly result: unknown;
+  /** `context` strings, in chain order. */
+  readonly context: readonly string[];
+}
+
+/** A gate fold: allow / ask / deny decisions with argument rewrites (`tool.pre`'s). */
+export const GATE = 1;
+/** A result fold: result replacements and context (`tool.post`'s). */
+export const RESULT = 2;
+/** Which fold a point's decisions go through. */
+export type FoldKind = typeof GATE | typeof RESULT;
+
+/**
+ * The fold of `point`'s decisions, or `undefined` when its handlers' results are ignored. A gate
+ * point is also blocking: a failing handler rejects `emit` and fails the fold closed. A new
+ * folding point is one `case` line here (and its payload type in `hook_point.ts`). A `switch`
+ * on constant strings, not a table: the emission paths ask this per call.
+ */
+export function foldOf(point: string): FoldKind | undefined {
+  switch (point) {
+    case "tool.pre":
+      return GATE;
+    case "tool.post":
+      return RESULT;
+  }
+  return undefined;
+}
+
+/** What `Fold.pre` returns when the chain ends at this handler. */
+export const STOP: unique symbol = Symbol("stop");
+
+const NO_STRINGS: readonly string[] = Object.freeze([]);
+const NO_SHADOW: readonly ShadowVerdict[] = Object.freeze([]);
+
+/** The fold of a gate chain in which no handler had an opinion. */
+export const NO_PRE_DECISION: ToolPreFold = Object.freeze({
+  verdict: "none",
+  updatedArgs: undefined,
+  interrupt: false,
+  context: NO_STRINGS,
+  shadow: NO_SHADOW,
+});
+
+/** The fold of a result chain in which no handler had an opinion. */
+export function postFold(result: unknown): ToolPostFold {
+  return { replaced: false, result, context: NO_STRINGS };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The state of one decision fold. */
+export class Fold {
+  verdict = 0; // 0 none, 1 allow, 2 ask, 3 deny
+  args: Readonly<Record<string, unknown>> | undefined = undefined;
+  reason: string | undefined = undefined;
+  hook: string | undefined = undefined;
+  interrupt = false;
+  context: string[] | null = null;
+  shadow: ShadowVerdict[] | null = null;
+  error: unknown = undefined;
+  errorHook: string | undefined = undefined;
+  result: unknown;
+  replaced = false;
+  readonly payload: Record<string, unknown>;
+  /** The point, for messages. */
+  readonly point: string;
+  /** Which pass of the chain runs (1 first; see TOOL_PRE_PASSES). */
+  pass = 1;
+  /** Whether a hook of this pass changed the arguments it received. */
+  rewrote = false;
+  /** The last hook that changed them, when named. */
+  rewriter: string | undefined = undefined;
+  /** The arguments the next hook receives. */
+  seen: unknown;
+
+  constructor(payload: Record<string, unknown>, point: string) {
+    this.payload = payload;
+    this.point = point;
+    this.result = payload.result;
+    this.seen = payload.args;
+  }
+
+  /** Starts the next pass on the rewritten arguments; returns its payload. */
+  nextPass(): Record<string, unknown> {
+    this.pass++;
+    this.rewrote = false;
+    this.seen = this.args;
+    return { ...this.payload, args: this.args };
+  }
+
+  fail(error: unknown, hook: string | undefined): void {
+    this.error = error === undefined ? new Error(`${this.point} hook threw undefined`) : error;
+    this.errorHook = hook;
+  }
+
+  shadowed(decision: "deny" | "ask", reason: string | undefined, hook: string | undefined): void {
+    if (
+      this.pass > 1 && this.shadow !== null &&
+      this.shadow.some((v) => v.decision === decision && v.reason === reason && v.hook === hook)
+    ) return; // the same verdict of a later pass is recorded once
+    const verdict: { decision: "deny" | "ask"; reason?: string; hook?: string } = { decision };
+    if (reason !== undefined) verdict.reason = reason;
+    if (hook !== undefined) verdict.hook = hook;
+    (this.shadow ??= []).push(Object.freeze(verdict));
+  }
+
+  addContext(text: string): void {
+    const list = this.context ??= [];
+    if (this.pass > 1 && list.includes(text)) return; // said again on a later pass
+    list.push(text);
+  }
+
+  /** The start of an error message about `entry`'s decision (made only when one is needed). */
+  #action(entry: Entry): string {
+    return `Cannot apply ${this.point} decision${entry.name ? ` of "${entry.name}"` : ""}`;
+  }
+
+  /** Applies one gate result; returns the next payload, `null` (unchanged) or STOP. */
+  pre(value: unknown, entry: Entry): Record<string, unknown> | null | typeof STOP {
+    if (value === null || typeof value !== "object" || !("decision" in value)) return null;
+    // Read once into a private copy: what is validated is what is applied (a getter or a proxy
+    // cannot say "deny" to the check and "allow" to the fold).
+    let d: PreDecisionCopy;
+    let problem: string | null;
+    try {
+      d = readPreDecision(value);
+      problem = checkPreDecision(d);
+    } catch (error) {
+      d = NO_DECISION;
+      problem = `reading it threw (${errorMessage(error)})`;
+    }
+    if (problem !== null) {
+      const error = new TypeError(`${this.#action(entry)}: ${problem}`);
+      if (entry.shadow) {
+        this.shadowed("deny", error.message, entry.name);
+        return null;
+      }
+      this.fail(error, entry.name);
+      return STOP;
+    }
+    const reason = typeof d.reason === "string" ? d.reason : undefined;
+    if (entry.shadow) {
+      if (d.decision === "deny" || d.decision === "ask") {
+        this.shadowed(d.decision, reason, entry.name);
+      }
+      return null;
+    }
+    if (d.decision === "deny") {
+      this.verdict = 3;
+      this.reason = reason;
+      this.hook = entry.name;
+      this.interrupt = d.interrupt === true;
+      return STOP;
+    }
+    if (d.decision === "ask") {
+      if (this.verdict < 2) {
+        this.verdict = 2;
+        this.reason = reason;
+        this.hook = entry.name;
+      }
+    } else {
+      if (this.verdict < 1) this.verdict = 1;
+      if (typeof d.context === "string") this.addContext(d.context);
+    }
+    if (d.updatedArgs === undefined) return null;
+    let args: Readonly<Record<string, unknown>>;
+    try {
+      args = plainDataCopy(d.updatedArgs, this.#action(entry), "updatedArgs", true) as Record<
+        string,
+        unknown
+      >;
+    } catch (error) {
+      this.fail(error, entry.name);
+      return STOP;
+    }
+    if (!samePlainData(args, this.seen)) {
+      this.rewrote = true;
+      this.rewriter = entry.name;
+    }
+    this.args = args;
+    this.seen = args;
+    return { ...this.payload, args };
+  }
+
+  /** Applies one result-fold result; returns the next payload or `null` (unchanged). */
+  post(value: unknown, entry: Entry): Record<string, unknown> | null {
+    if (value === null || typeof value !== "object" || entry.shadow) return null;
+    // Each property is read once.
+    const v = value as { updatedResult?: unknown; context?: unknown };
+    const context = v.context;
+    if (typeof context === "string") (this.context ??= []).push(context);
+    if (!("updatedResult" in v)) return null;
+    this.result = deepFrozenCopy(v.updatedResult);
+    this.replaced = true;
+    return { ...this.payload, result: this.result };
+  }
+
+  toPre(): ToolPreFold {
+    const fold: {
+      -readonly [K in keyof ToolPreFold]: ToolPreFold[K];
+    } = {
+      verdict: VERDICTS[this.verdict],
+      updatedArgs: this.args,
+      interrupt: this.interrupt,
+      context: this.context ?? NO_STRINGS,
+      shadow: this.shadow ?? NO_SHADOW,
+    };
+    if (this.reason !== undefined) fold.reason = this.reason;
+    if (this.hook !== undefined) fold.hook = this.hook;
+    if (this.error !== undefined) {
+      fold.error = this.error;
+      if (this.errorHook !== undefined) fold.errorHook = this.errorHook;
+    }
+    return fold;
+  }
+
+  toPost(): ToolPostFold {
+    return { replaced: this.replaced, result: this.result, context: this.context ?? NO_STRINGS };
+  }
+}
+
+const VERDICTS = ["none", "allow", "ask", "deny"] as const;
+
+/**
+ * A returned gate decision, each property read exactly once. The copy never leaves `Fold.pre`
+ * (nothing else holds it), so it is immutable by type, not by `Object.freeze`, which measured
+ * 3–4× the cost of a 20-hook allow chain (`decision-verdicts/20`).
+ */
+interface PreDecisionCopy {
+  readonly decision: unknown;
+  readonly reason: unknown;
+  readonly updatedArgs: unknown;
+  readonly context: unknown;
+  readonly interrupt: unknown;
+}
+
+const NO_DECISION: PreDecisionCopy = Object.freeze({
+  decision: undefined,
+  reason: undefined,
+  updatedArgs: undefined,
+  context: undefined,
+  interrupt: undefined,
+});
+
+function readPreDecision(value: object): PreDecisionCopy {
+  const v = value as Record<string, unknown>;
+  return {
+    decision: v.decision,
+    reason: v.reason,
+    updatedArgs: v.updatedArgs,
+    context: v.context,
+    interrupt: v.interrupt,
+  };
+}
+
+function checkPreDecision(d: PreDecisionCopy): string | null {
+  if (d.decision !== "allow" && d.decision !== "ask" && d.decision !== "deny") {
+    return `decision must be "allow", "ask" or "deny"; got ${
+      typeof d.decision === "string" ? JSON.stringify(d.decision) : typeof d.decision
+    }`;
+  }
+  if (d.decision === "deny" && (typeof d.reason !== "string" || d.reason === "")) {
+    return `a deny needs a non-empty string reason`;
+  }
+  if (d.reason !== undefined && typeof d.reason !== "string") return `reason must be a string`;
+  if (d.context !== undefined && typeof d.context !== "string") return `context must be a string`;
+  if (d.updatedArgs !== undefined && !isPlainObject(d.updatedArgs)) {
+    return `updatedArgs must be a plain object`;
+  }
+  return null;
+}

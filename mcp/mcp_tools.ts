@@ -77,8 +77,11 @@ export interface McpProgressEvent {
   readonly message?: string;
 }
 
-/** Why a server tool is not offered. */
-export type McpSkipReason = "name-taken" | "duplicate" | "task-required";
+/**
+ * Why a server tool is not offered: its name is taken on the manager, the server listed it twice,
+ * it can only run as a task, or its definition (name, input schema) cannot be used.
+ */
+export type McpSkipReason = "name-taken" | "duplicate" | "task-required" | "invalid-schema";
 
 /** A server tool that is not offered, and why (in {@linkcode McpToolSet.skipped} and `onError`). */
 export class McpToolSkippedError extends Error {
@@ -88,9 +91,15 @@ export class McpToolSkippedError extends Error {
   readonly toolName: string;
   /** Why it is skipped. */
   readonly reason: McpSkipReason;
-  /** Makes the error. */
-  constructor(server: string, toolName: string, reason: McpSkipReason, message: string) {
-    super(message);
+  /** Makes the error (`options.cause`: the {@linkcode McpSchemaError} of an invalid schema). */
+  constructor(
+    server: string,
+    toolName: string,
+    reason: McpSkipReason,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
     this.name = "McpToolSkippedError";
     this.server = server;
     this.toolName = toolName;
@@ -171,6 +180,15 @@ export class McpToolError extends Error {
 export interface McpClientLike {
   /** Lists one page of tools. */
   listTools(params?: { cursor?: string }): Promise<unknown>;
+  /**
+   * Sends a request with a result schema (the SDK `Client`'s `request`). Used only when
+   * `listTools` rejects a page, to list it again without the SDK's all-or-nothing check.
+   */
+  request?(
+    request: { method: string; params?: Record<string, unknown> },
+    // deno-lint-ignore no-explicit-any
+    schema: any,
+  ): Promise<unknown>;
   /** Calls a tool. */
   callTool(
     params: { name: string; arguments?: Record<string, unknown> },
@@ -307,6 +325,38 @@ function follow(client: McpClientLike, onChange: () => void): () => void {
   return () => sets.delete(onChange);
 }
 
+// Whether a listTools rejection is the SDK's result validation (a zod error), not the transport.
+function isParseError(error: unknown): boolean {
+  if (!error || typeof error !== "object") return false;
+  const e = error as { name?: unknown; issues?: unknown };
+  return Array.isArray(e.issues) || e.name === "ZodError" || e.name === "$ZodError";
+}
+
+let looseListSchema: z.ZodType | undefined;
+function looseToolList(): z.ZodType {
+  return looseListSchema ??= z.object({
+    tools: z.array(z.unknown()),
+    nextCursor: z.optional(z.string()),
+  }).loose();
+}
+
+// The SDK validates structured results against the output schemas it cached in listTools; a page
+// listed through the fallback gives it the tools it can use.
+function cacheOutputSchemas(client: McpClientLike, tools: unknown[]): void {
+  const cache = (client as { cacheToolMetadata?: (tools: unknown[]) => void }).cacheToolMetadata;
+  if (typeof cache !== "function") return;
+  const usable = tools.filter((t) => {
+    const info = t as McpToolInfo | null;
+    return !!info && typeof info.name === "string" && info.inputSchema?.type === "object" &&
+      (info.outputSchema === undefined || info.outputSchema?.type === "object");
+  });
+  try {
+    cache.call(client, usable);
+  } catch {
+    // the cache only speeds up the SDK's own checks
+  }
+}
+
 // The SDK keys notification handlers by the schema's `method` literal and accepts zod 4 schemas,
 // so the adapter needs no value import from the SDK (only its types).
 let listChangedSchema: z.ZodType | undefined;
@@ -321,7 +371,7 @@ function toolListChanged(): z.ZodType {
  * Lists an MCP server's tools and returns them as hookscope {@linkcode Tool}s.
  *
  * Each tool's arguments are validated against the server's JSON Schema before the call (a
- * malformed schema is an {@linkcode McpSchemaError}); every tool carries `source: { kind: "mcp",
+ * tool with a malformed schema is skipped, its {@linkcode McpSchemaError} as the cause); every tool carries `source: { kind: "mcp",
  * server }`, which the session's `tool.pre`/`tool.post` payloads repeat. A call returns the server's
  * result with its content blocks; an `isError` result rejects with {@linkcode McpToolError}, so it
  * goes through `tool.error`. A `tools/list_changed` notification refreshes the set (and the
@@ -330,7 +380,9 @@ function toolListChanged(): z.ZodType {
  * @param client A connected MCP `Client` from `@modelcontextprotocol/sdk`.
  * @param options Server name, prefix, manager to keep in sync, spec, call deadline.
  * @returns The tool set; call `close()` to stop following list changes.
- * @throws {McpSchemaError} When the server's tool list or a tool's schema is malformed.
+ * @throws {McpSchemaError} When the server's tool list cannot be read. A tool whose definition
+ *   cannot be used (a malformed input schema, no name) is not offered: it is in
+ *   {@linkcode McpToolSet.skipped} with reason `"invalid-schema"`, and the other tools are.
  *
  * @example An in-memory MCP server's tools, governed by a session
  * ```ts
@@ -473,8 +525,20 @@ export async function mcpTools(
     let cursor: string | undefined;
     for (let page = 0; page < 1000; page++) {
       let result: { tools: McpToolInfo[]; nextCursor?: string };
+      const params = cursor === undefined ? undefined : { cursor };
       try {
-        result = await client.listTools(cursor === undefined ? undefined : { cursor }) as never;
+        try {
+          result = await client.listTools(params) as never;
+        } catch (error) {
+          // The SDK refuses a whole page for one tool it cannot parse: list the page again with
+          // a loose schema, so each tool is judged on its own (and a bad one skipped).
+          if (!isParseError(error) || typeof client.request !== "function") throw error;
+          result = await client.request(
+            { method: "tools/list", ...(params ? { params } : {}) },
+            looseToolList(),
+          ) as never;
+          cacheOutputSchemas(client, result.tools);
+        }
       } catch (error) {
         throw new McpSchemaError(
           server,
@@ -492,8 +556,19 @@ export async function mcpTools(
     throw new McpSchemaError(server, `MCP server ${JSON.stringify(server)} paged past 1000 pages`);
   };
 
-  const skip = (name: string, reason: McpSkipReason, message: string): void => {
-    const error = new McpToolSkippedError(server, name, reason, message);
+  const skip = (
+    name: string,
+    reason: McpSkipReason,
+    message: string,
+    cause?: unknown,
+  ): void => {
+    const error = new McpToolSkippedError(
+      server,
+      name,
+      reason,
+      message,
+      cause === undefined ? undefined : { cause },
+    );
     skipped.push(error);
     options?.onError?.(error);
   };
@@ -504,6 +579,17 @@ export async function mcpTools(
     const built: McpToolInfo[] = [];
     skipped = [];
     for (const info of infos) {
+      if (!info || typeof info !== "object" || typeof info.name !== "string" || !info.name) {
+        const shown = typeof (info as { name?: unknown })?.name === "string"
+          ? prefix + (info as { name: string }).name
+          : "";
+        skip(
+          shown,
+          "invalid-schema",
+          `MCP server ${JSON.stringify(server)} lists a tool without a name; it is not offered`,
+        );
+        continue;
+      }
       const name = prefix + info.name;
       if (next.has(name) || built.some((b) => prefix + b.name === name)) {
         skip(
@@ -548,7 +634,24 @@ export async function mcpTools(
         ours && ours.fingerprint === fingerprint && (!manager || ours.registered === holder)
           ? ours
           : undefined;
-      next.set(name, old ?? { tool: build(info), fingerprint });
+      let entry = old;
+      if (!entry) {
+        try {
+          entry = { tool: build(info), fingerprint };
+        } catch (error) {
+          // One unusable tool never blocks the others (at start or on a list change).
+          skip(
+            name,
+            "invalid-schema",
+            `MCP tool ${JSON.stringify(name)} of server ${JSON.stringify(server)} is not offered: ${
+              error instanceof Error ? error.message : String(error)
+            }`,
+            error,
+          );
+          continue;
+        }
+      }
+      next.set(name, entry);
       built.push(info);
     }
     if (manager) {

@@ -11,7 +11,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { ActionManager, AgentSpec, Session, ToolArgumentsError } from "../../mod.ts";
-import { McpSchemaError, McpToolError, mcpTools } from "../../mcp/mod.ts";
+import { McpSchemaError, McpToolError, mcpTools, McpToolSkippedError } from "../../mcp/mod.ts";
 
 async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
@@ -176,22 +176,45 @@ describe("mcpTools with a malformed server", () => {
     return client;
   }
 
-  it("an unknown JSON Schema type is an McpSchemaError naming the tool and the place", async () => {
-    const client = await serverListing([{
-      name: "odd",
-      inputSchema: { type: "object", properties: { a: { type: "strng" } } },
-    }]);
-    await assert.rejects(mcpTools(client), (error: unknown) => {
-      assert.ok(error instanceof McpSchemaError);
-      assert.equal(error.toolName, "odd");
-      assert.match(error.message, /#\/properties\/a\/type: "strng" is not a JSON Schema type/);
-      return true;
-    });
+  it("a tool with an unknown JSON Schema type is skipped, its McpSchemaError naming the place; the others are offered", async () => {
+    const client = await serverListing([
+      { name: "odd", inputSchema: { type: "object", properties: { a: { type: "strng" } } } },
+      { name: "fine", inputSchema: { type: "object", properties: { a: { type: "string" } } } },
+    ]);
+    const seen: unknown[] = [];
+    const set = await mcpTools(client, { onError: (e) => seen.push(e) });
+    assert.deepEqual(set.tools.map((t) => t.name), ["fine"]);
+    const [skipped] = set.skipped;
+    assert.ok(skipped instanceof McpToolSkippedError);
+    assert.equal(skipped.reason, "invalid-schema");
+    assert.equal(skipped.toolName, "odd");
+    assert.ok(skipped.cause instanceof McpSchemaError);
+    assert.equal(skipped.cause.toolName, "odd");
+    assert.match(skipped.message, /#\/properties\/a\/type: "strng" is not a JSON Schema type/);
+    assert.deepEqual(seen, [skipped]);
+    set.close();
     await client.close();
   });
 
-  it("a tool list the SDK cannot parse is an McpSchemaError naming the server", async () => {
-    const client = await serverListing([{ name: "odd", inputSchema: { type: "array" } }]);
+  it("a tool the SDK's own schema refuses is skipped, not the whole list", async () => {
+    const client = await serverListing([
+      { name: "odd", inputSchema: { type: "array" } },
+      { name: "nameless", inputSchema: { type: "object" } },
+      { inputSchema: { type: "object" } },
+      { name: "fine", inputSchema: { type: "object" } },
+    ]);
+    const set = await mcpTools(client);
+    assert.deepEqual(set.tools.map((t) => t.name), ["nameless", "fine"]);
+    assert.deepEqual(set.skipped.map((e) => [e.toolName, e.reason]), [
+      ["odd", "invalid-schema"],
+      ["", "invalid-schema"],
+    ]);
+    set.close();
+    await client.close();
+  });
+
+  it("a tool list that is not a list at all is an McpSchemaError naming the server", async () => {
+    const client = await serverListing("nope" as never);
     await assert.rejects(mcpTools(client), (error: unknown) => {
       assert.ok(error instanceof McpSchemaError);
       assert.match(error.message, /Cannot list the tools of MCP server "bad"/);

@@ -6,7 +6,10 @@
  */
 
 import type { PendingApprovalRow, RunAnswer, SessionStore } from "../store/session_store.ts";
+import { ApprovalConflictError } from "../store/store_errors.ts";
+import { answerRecorded } from "../session/_answer.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
+import { readResumeInfo } from "./_resume_info.ts";
 
 /** The pending call `callId` (in run `runId` when given); a clear error when none or several. */
 export async function findPending(
@@ -50,7 +53,19 @@ export async function recordAnswer(
   io: CliIO,
   json: boolean,
 ): Promise<number> {
-  const recorded = await store.answerApproval(pending.runId, pending.callId, answer);
+  // The answer names the arguments this command showed: other ones are refused by the store.
+  const bound: RunAnswer = pending.argsHash === undefined
+    ? answer
+    : { ...answer, argsHash: pending.argsHash };
+  let recorded: boolean;
+  try {
+    recorded = await answerRecorded(store, pending.runId, pending.callId, bound);
+  } catch (error) {
+    if (error instanceof ApprovalConflictError) {
+      throw new CliError(`${error.message} (refused: ${error.why})`);
+    }
+    throw error;
+  }
   if (!recorded) {
     throw new CliError(
       `Cannot answer call ${JSON.stringify(pending.callId)}: run ${
@@ -84,11 +99,25 @@ export async function recordAnswer(
   );
   if (left.length > 0) {
     io.out(`still unanswered in this run: ${left.join(", ")}`);
-  } else {
+  } else if (await resumableByCli(store, pending.sessionId)) {
     io.out(`every call of the run is answered; continue it with:`);
     io.out(`  hookscope resume ${dbPath} ${pending.runId}`);
+  } else {
+    io.out(
+      `every call of the run is answered; the application that started it resumes it (Session.restore + session.resume)`,
+    );
   }
   return 0;
+}
+
+/** Whether `hookscope resume` can continue runs of this session (started by `run`/`demo`). */
+async function resumableByCli(
+  store: SessionStore,
+  sessionId: string | undefined,
+): Promise<boolean> {
+  if (sessionId === undefined) return false;
+  const row = await store.getSession(sessionId).catch(() => undefined);
+  return readResumeInfo(row?.metadata) !== null;
 }
 
 /** Parses `--args`: a JSON object, or a usage error. */

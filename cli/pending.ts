@@ -65,14 +65,28 @@ export async function pendingCommand(args: readonly string[], io: CliIO): Promis
       return 0;
     }
     io.out(renderTable(
-      ["CALL", "TOOL", "RUN", "SESSION", "REQUESTED", "REASON", "ANSWER"],
+      [
+        "CALL",
+        "TOOL",
+        "RUN",
+        "SESSION",
+        "REQUESTED",
+        "REASON",
+        "WHO MAY ANSWER",
+        "EXPIRES",
+        "ANSWER",
+      ],
       rows.map((row) => [
-        row.callId,
+        row.interrupted ? `${row.callId} (interrupted)` : row.callId,
         row.toolName,
         row.runId,
         row.sessionId ?? "-",
         formatTime(row.requestedAt),
         row.reason ?? "-",
+        row.answerableBy === undefined ? "anyone" : row.answerableBy.join(", "),
+        row.expiresAt === undefined
+          ? "never"
+          : `${formatTime(row.expiresAt)}${row.expiresAt <= Date.now() ? " (expired)" : ""}`,
         row.answer === undefined
           ? "-"
           : `${row.answer.approve ? "approve" : "reject"}${
@@ -84,7 +98,16 @@ export async function pendingCommand(args: readonly string[], io: CliIO): Promis
     // The arguments a person approves, whole: never cut, folded only with a marker.
     const hint = `hookscope pending ${displayDb(positionals[0])} --full`;
     for (const row of rows) {
-      io.out(`\narguments of ${row.callId} (${row.toolName}):`);
+      if (row.interrupted) {
+        io.out(
+          `\n${row.callId} was started by a resumer whose claim was released: it may have run. It runs again only if approved again.`,
+        );
+      }
+      io.out(
+        `\narguments of ${row.callId} (${row.toolName}, hash ${
+          row.argsHash?.slice(0, 12) ?? "-"
+        }):`,
+      );
       for (const line of renderArgs(row.args, { hint, full: values.full === true })) io.out(line);
     }
     return 0;

@@ -28,8 +28,9 @@ its pending calls and answers, and 'hookscope resume DB RUN_ID' continues it.
 
 Only release a run whose claimer is really gone: a claimer that is still running goes on and saves
 over the released run. When the run is resumed again, an answered call whose result the claimer
-had already stored is not run again (the stored result is used); one that ran but whose result
-was not stored yet runs again.
+had already stored is not run again (the stored result is used). A call the claimer had started
+without a stored result is "interrupted": it may have run, so its answer is dropped and it runs
+again only if a person approves it again (or is rejected, and the model is told).
 
 A claim by a 'hookscope resume' process that still runs on this machine is refused unless --force
 is given (its process id may have been reused by another program).
@@ -81,12 +82,15 @@ export async function releaseCommand(args: readonly string[], io: CliIO): Promis
         }); nothing was released`,
       );
     }
-    const answered = run.pending.filter((p) => run.answers[p.callId] !== undefined);
+    // Calls the claimer had started lose their answers (they may have run): a person decides.
+    const now = (await store.getRun(runId)) ?? run;
+    const answered = now.pending.filter((p) => now.answers[p.callId] !== undefined);
     const stored = run.sessionId === null
       ? new Map()
       : responsesAfter(await store.listMessages({ sessionId: run.sessionId }), run.state.messageId);
     const again = answered.filter((p) => !stored.has(p.callId));
-    const kept = answered.filter((p) => stored.has(p.callId));
+    const kept = run.pending.filter((p) => stored.has(p.callId));
+    const interrupted = now.pending.filter((p) => p.interrupted === true && !stored.has(p.callId));
     if (values.json === true) {
       io.out(JSON.stringify(
         {
@@ -96,6 +100,7 @@ export async function releaseCommand(args: readonly string[], io: CliIO): Promis
           status: "waiting_approval",
           runAgain: again.map((p) => ({ callId: p.callId, toolName: p.toolName })),
           resultStored: kept.map((p) => ({ callId: p.callId, toolName: p.toolName })),
+          interrupted: interrupted.map((p) => ({ callId: p.callId, toolName: p.toolName })),
         },
         null,
         2,
@@ -111,6 +116,14 @@ export async function releaseCommand(args: readonly string[], io: CliIO): Promis
       calls.map((p) => `${p.callId} (${p.toolName})`).join(", ");
     if (kept.length > 0) io.out(`ran, result stored, not run again: ${names(kept)}`);
     if (again.length > 0) io.out(`answered, will run on resume: ${names(again)}`);
+    if (interrupted.length > 0) {
+      io.out(
+        `interrupted (started, may have run; not run again unless approved again): ${
+          names(interrupted)
+        }`,
+      );
+      io.out(`answer them:  hookscope approve|reject ${displayDb(path)} CALL_ID --run ${runId}`);
+    }
     io.out(`continue it:  hookscope resume ${displayDb(path)} ${runId}`);
     return 0;
   } finally {

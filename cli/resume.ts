@@ -9,6 +9,7 @@ import { codingSpec, CodingToolkit, nodeFileSystem } from "../action/coding/mod.
 import { summarize } from "../core/json_safe.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
 import { HookBlocked, RunNotResumableError, Session } from "../session/mod.ts";
+import { responsesAfter } from "../session/_stored_responses.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { optionalString } from "./_approvals.ts";
 import { resumeOwner } from "./_claim_owner.ts";
@@ -94,7 +95,15 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
         }`,
       );
     }
-    const unanswered = run.pending.filter((p) => run.answers[p.callId] === undefined);
+    // A call whose result is stored already needs no answer; an expired one resolves rejected.
+    const stored = responsesAfter(
+      await store.listMessages({ sessionId: run.sessionId }),
+      run.state.messageId,
+    );
+    const unanswered = run.pending.filter((p) =>
+      run.answers[p.callId] === undefined && !stored.has(p.callId) &&
+      !(p.expiresAt !== undefined && p.expiresAt <= Date.now())
+    );
     if (unanswered.length > 0) {
       throw new CliError(
         `Run ${JSON.stringify(runId)} still waits for answers to ${
@@ -159,6 +168,15 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
     line("resume", `run ${runId} of session ${run.sessionId}`);
     for (const pending of run.pending) {
       const answer = run.answers[pending.callId];
+      if (answer === undefined) {
+        line(
+          "answer",
+          `${pending.callId} ${pending.toolName}: ${
+            stored.has(pending.callId) ? "ran already (its result is stored)" : "expired (rejected)"
+          }`,
+        );
+        continue;
+      }
       line(
         "answer",
         `${pending.callId} ${pending.toolName}: ${answer.approve ? "approved" : "rejected"}${

@@ -218,6 +218,14 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     assert.equal(answer.answer.by, "tester");
     assert.deepEqual(answer.unanswered, []);
     assert.match((await run(["pending", db])).out, /approve by tester/);
+    // The first answer wins: a second one is refused and shows the first.
+    const second = await run(["reject", db, "call_w1", "--reason", "late", "--by", "bo"]);
+    assert.equal(second.code, 1);
+    assert.match(second.err, /answered already: approved by tester at \d{4}-/);
+    assert.match(second.err, /already_answered/);
+    const columns = await run(["pending", db]);
+    assert.match(columns.out, /WHO MAY ANSWER\s+EXPIRES/);
+    assert.match(columns.out, /anyone\s+never/);
 
     const [a, b] = await Promise.all([
       hookscope(["resume", db, runId, "--json"]),

@@ -16,7 +16,7 @@ import {
   ToolArgumentsError,
 } from "../core/mod.ts";
 import { neverAborted } from "../core/_abort.ts";
-import { race } from "../core/_race.ts";
+import { abortable as untilAborted } from "../core/_async.ts";
 import { durationClock, isThenable } from "../core/_util.ts";
 import { actionOf } from "./_chain.ts";
 import { isPlainObject } from "./_objects.ts";
@@ -275,7 +275,7 @@ const POST = 2;
  * running. A call nobody can abort waits directly.
  */
 function abortable<T>(pending: PromiseLike<T>, signal: AbortSignal): PromiseLike<T> {
-  return signal === neverAborted() ? pending : race(pending, Infinity, signal);
+  return signal === neverAborted() ? pending : untilAborted(pending, signal);
 }
 
 function toolContext(signal: AbortSignal, callId: string | undefined): ToolContext {

@@ -15,6 +15,7 @@ import type {
 } from "./_spec.ts";
 import { EventStatus, HookPhaseError } from "../core/mod.ts";
 import { isThenable } from "../core/_util.ts";
+import { deadline } from "../core/_async.ts";
 import type { HookBus } from "../hooks/bus.ts";
 import { HookEvent, HookEventType, HookRegistry, type PhaseHandler } from "../service/mod.ts";
 
@@ -145,18 +146,14 @@ function callHandler(
   const context = new HandlerContext();
   const result = handler(part as never, context);
   if (!isThenable(result)) return result;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const error = new DOMException(
-        `The stream handler for "${part.type}" did not settle within ${timeoutMs} ms`,
-        "TimeoutError",
-      );
-      context.controller?.abort(error);
-      reject(error);
-    }, timeoutMs);
+  return deadline(result, timeoutMs, undefined, () => {
+    const error = new DOMException(
+      `The stream handler for "${part.type}" did not settle within ${timeoutMs} ms`,
+      "TimeoutError",
+    );
+    context.controller?.abort(error);
+    return error;
   });
-  return Promise.race([result, deadline]).finally(() => clearTimeout(timer));
 }
 
 function partsOf(part: StreamPart, result: unknown): readonly StreamPart[] {

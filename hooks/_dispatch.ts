@@ -24,7 +24,7 @@
 import { HookTimeoutError, StopHook } from "../core/errors.ts";
 import { RECORD, RECORD_HOOK } from "../core/_record.ts";
 import { isThenable } from "../core/_util.ts";
-import { race, TIMED_OUT } from "../core/_race.ts";
+import { abortable, deadline, TIMED_OUT } from "../core/_async.ts";
 import type { SignalSink } from "../core/signal.ts";
 import { HookPoint } from "./hook_point.ts";
 import { HookSignal } from "./hook_signal.ts";
@@ -343,7 +343,7 @@ export class Dispatcher extends Chains {
           if (entry.once) entry.dispose?.();
           value = (entry.handler as Call)(run.current, context);
         }
-        if (isThenable(value)) value = await race(value, entry.timeoutMs, signal);
+        if (isThenable(value)) value = await deadline(value, entry.timeoutMs, signal);
       } catch (error) {
         failed = true;
         value = error;
@@ -416,7 +416,7 @@ export class Dispatcher extends Chains {
     if (fold === null || fold.error === undefined) {
       recorded = this.record(run.point, run.current);
       if (recorded !== RESOLVED && run.signal !== undefined) {
-        recorded = race(recorded, Infinity, run.signal);
+        recorded = abortable(recorded, run.signal);
       }
     }
     if (fold === null) return recorded;

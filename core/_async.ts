@@ -1,0 +1,124 @@
+// The library's one async kit: waiting for a promise no longer than a caller's signal
+// (`abortable`) or a deadline (`deadline`), waiting a while (`delay`) and trying again
+// (`retry`). Private to the library; every wait with a deadline or a signal goes through here.
+//
+// Rules every helper keeps: at most one timer per wait, created only when there is something to
+// wait for and cleared as soon as anything settles; the signal listener is removed the same way;
+// an already aborted signal rejects at once with its reason; a delay above what every runtime's
+// `setTimeout` honours (2^31 - 1 ms; Node, Deno and Bun turn a longer one into 1 ms) arms no
+// timer at all (it means "no deadline"). Nothing runs at module load.
+
+/** Why a `deadline` wait ended early, when the caller gave no reason of its own. */
+export const TIMED_OUT: unique symbol = Symbol("timed out");
+
+/** The longest delay every runtime's `setTimeout` honours (2^31 - 1 ms, about 24.8 days). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Resolves or rejects like `pending`, unless `ms` pass first (then rejects with `timeout()` when
+ * given, else {@linkcode TIMED_OUT}) or `signal` aborts (then rejects with its reason). `ms` of
+ * `Infinity` (or above {@linkcode MAX_TIMER_MS}) waits without a deadline. The loser is ignored.
+ */
+export function deadline<T>(
+  pending: PromiseLike<T>,
+  ms: number,
+  signal?: AbortSignal,
+  timeout?: () => unknown,
+): Promise<T> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = (): void => {
+      done();
+      reject(signal!.reason);
+    };
+    const done = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    if (ms <= MAX_TIMER_MS) {
+      timer = setTimeout(() => {
+        done();
+        reject(timeout === undefined ? TIMED_OUT : timeout());
+      }, ms);
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+    pending.then((value) => {
+      done();
+      resolve(value);
+    }, (error) => {
+      done();
+      reject(error);
+    });
+  });
+}
+
+/**
+ * Resolves or rejects like `pending`, or rejects with `signal`'s reason once it aborts. Without
+ * a signal it is `pending` itself (as a promise).
+ */
+export function abortable<T>(pending: PromiseLike<T>, signal?: AbortSignal): Promise<T> {
+  if (signal === undefined) return Promise.resolve(pending);
+  return deadline(pending, Infinity, signal);
+}
+
+/**
+ * Waits `ms` milliseconds, or until `signal` aborts (then rejects with its reason). A delay of
+ * zero or less resolves at once; one above {@linkcode MAX_TIMER_MS} waits for the signal only.
+ */
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  if (!(ms > 0)) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    if (ms <= MAX_TIMER_MS) {
+      timer = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Options of {@linkcode retry}. */
+export interface RetryOptions {
+  /** How many attempts in all (at least 1). */
+  readonly attempts: number;
+  /** The wait before attempt `n + 1` (n counts from 1), in milliseconds. Default: none. */
+  readonly delayMs?: number | ((attempt: number, error: unknown) => number);
+  /** Whether a failure is worth another attempt. Default: every failure is. */
+  readonly retryIf?: (error: unknown, attempt: number) => boolean;
+  /** Stops waiting and trying: rejects with its reason. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Runs `attempt(n)` (n from 1) until it resolves, a failure is not worth retrying, or
+ * `options.attempts` attempts failed; then rejects with the last failure.
+ */
+export async function retry<T>(
+  attempt: (n: number) => Promise<T> | T,
+  options: RetryOptions,
+): Promise<T> {
+  const attempts = Math.max(1, Math.floor(options.attempts));
+  const signal = options.signal;
+  for (let n = 1;; n++) {
+    if (signal?.aborted) throw signal.reason;
+    try {
+      return await attempt(n);
+    } catch (error) {
+      if (n >= attempts || (options.retryIf !== undefined && !options.retryIf(error, n))) {
+        throw error;
+      }
+      const wait = typeof options.delayMs === "function"
+        ? options.delayMs(n, error)
+        : options.delayMs ?? 0;
+      await delay(wait, signal);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { abortable, deadline, delay, MAX_TIMER_MS, retry, TIMED_OUT } from "../../core/_async.ts";
+import { race } from "../../core/_race.ts";
+
+const never = new Promise<never>(() => {});
+
+describe("core/_async", () => {
+  it("deadline() settles like the promise when it settles first", async () => {
+    assert.equal(await deadline(Promise.resolve(1), 1_000), 1);
+    await assert.rejects(deadline(Promise.reject(new Error("boom")), 1_000), /boom/);
+  });
+
+  it("deadline() rejects with TIMED_OUT, or the caller's reason, when time runs out", async () => {
+    await assert.rejects(deadline(never, 5), (error) => error === TIMED_OUT);
+    const reason = new Error("too slow");
+    await assert.rejects(deadline(never, 5, undefined, () => reason), (error) => error === reason);
+  });
+
+  it("deadline() rejects with the signal's reason, at once when already aborted", async () => {
+    const controller = new AbortController();
+    const waiting = deadline(never, Infinity, controller.signal);
+    controller.abort(new Error("stop"));
+    await assert.rejects(waiting, /stop/);
+    await assert.rejects(deadline(Promise.resolve(1), 1_000, controller.signal), /stop/);
+  });
+
+  it("deadline() above the largest timer waits without one (no 1 ms overflow)", async () => {
+    const value = await deadline(delay(20).then(() => "late"), MAX_TIMER_MS + 1);
+    assert.equal(value, "late");
+  });
+
+  it("abortable() is the promise without a signal and rejects on abort with one", async () => {
+    assert.equal(await abortable(Promise.resolve(2)), 2);
+    const controller = new AbortController();
+    const waiting = abortable(never, controller.signal);
+    controller.abort("gone");
+    await assert.rejects(waiting, (error) => error === "gone");
+  });
+
+  it("delay() waits, resolves at once for 0, and rejects on abort", async () => {
+    const started = Date.now();
+    await delay(15);
+    assert.ok(Date.now() - started >= 10);
+    await delay(0);
+    const controller = new AbortController();
+    const waiting = delay(60_000, controller.signal);
+    controller.abort(new Error("cancelled"));
+    await assert.rejects(waiting, /cancelled/);
+    await assert.rejects(delay(1, controller.signal), /cancelled/);
+  });
+
+  it("retry() tries again until success, and gives up with the last failure", async () => {
+    let calls = 0;
+    const value = await retry((n) => {
+      calls++;
+      return n < 3 ? Promise.reject(new Error(`fail ${n}`)) : Promise.resolve(n);
+    }, { attempts: 5, delayMs: 1 });
+    assert.equal(value, 3);
+    assert.equal(calls, 3);
+    await assert.rejects(
+      retry(() => Promise.reject(new Error(`always`)), { attempts: 2, delayMs: (n) => n }),
+      /always/,
+    );
+  });
+
+  it("retry() stops on a failure retryIf refuses, and on abort", async () => {
+    let calls = 0;
+    await assert.rejects(
+      retry(() => {
+        calls++;
+        throw new TypeError("bad input");
+      }, { attempts: 5, retryIf: (error) => !(error instanceof TypeError) }),
+      TypeError,
+    );
+    assert.equal(calls, 1);
+    const controller = new AbortController();
+    const running = retry(() => Promise.reject(new Error("x")), {
+      attempts: 10,
+      delayMs: 60_000,
+      signal: controller.signal,
+    });
+    controller.abort(new Error("aborted"));
+    await assert.rejects(running, /aborted/);
+  });
+
+  it("race() of core/_race.ts is deadline()", async () => {
+    await assert.rejects(race(never, 5, undefined), (error) => error === TIMED_OUT);
+    assert.equal(await race(Promise.resolve(3), Infinity, undefined), 3);
+  });
+});

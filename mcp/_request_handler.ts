@@ -109,3 +109,15 @@ export function callSignal(
     },
   };
 }
+
+/** Settles like `pending`, unless `signal` aborts first (then rejects with its reason). */
+export function abortable<T>(pending: PromiseLike<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    Promise.resolve(pending).then(resolve, reject).finally(() =>
+      signal.removeEventListener("abort", abort)
+    );
+  });
+}

@@ -5,7 +5,6 @@
  * @module
  */
 
-import { abortable } from "../core/_async.ts";
 import { summarize } from "../core/json_safe.ts";
 import {
   type ApprovalAnswer,
@@ -26,6 +25,7 @@ import {
   WouldDeny,
 } from "../session/signal.ts";
 import {
+  abortable,
   callSignal,
   installRequestHandler,
   type McpRequestClientLike,

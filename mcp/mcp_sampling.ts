@@ -5,9 +5,9 @@
  * @module
  */
 
-import { abortable } from "../core/_async.ts";
 import type { IModel } from "../service/imodel.ts";
 import {
+  abortable,
   callSignal,
   installRequestHandler,
   type McpRequestClientLike,

@@ -67,6 +67,17 @@ export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock, in milliseconds (default 5 000). */
   busyTimeoutMs?: number;
   /**
+   * When a commit reaches the disk (SQLite's `PRAGMA synchronous` in WAL mode).
+   * - `"normal"` (the default): a commit is written to the WAL and synced at the next checkpoint.
+   *   A process that crashes or is killed loses nothing it committed, and the file is never
+   *   corrupted; a power loss or an operating-system crash can lose the last commits before it.
+   *   The write lock is held for the write only, not for a disk sync, so processes sharing the
+   *   file wait far less for each other.
+   * - `"full"`: every commit is synced before it resolves (one disk sync per commit, with the
+   *   write lock held through it): committed writes also survive a power loss.
+   */
+  synchronous?: "normal" | "full";
+  /**
    * Limits on each persisted value (message content, signal payload, branch field): nesting
    * depth (default 64) and JSON size (default 1 MiB). A value past them is stored cut, as
    * `{ truncated: true, reason: "depth" | "size", limit, originalBytes?, data }`.
@@ -82,6 +93,8 @@ export interface SqliteStoreInfo {
   readonly schemaVersion: number;
   /** The journal mode (`"wal"` for a writable store). */
   readonly journalMode: string;
+  /** When commits reach the disk (the `synchronous` option; `PRAGMA synchronous`). */
+  readonly synchronous: "off" | "normal" | "full" | "extra";
   /** Whether the store was opened read-only. */
   readonly readOnly: boolean;
 }
@@ -121,7 +134,9 @@ function toMessage(row: SqlRow): MessageRecord {
  *   apply a migration once instead of failing on tables another one just created.
  * - The journal is WAL; every write runs in one `BEGIN IMMEDIATE` … `COMMIT` transaction and is
  *   rolled back whole on failure. Signals get `seq` from an `AUTOINCREMENT` key, so sequence
- *   numbers only increase, across reopenings too.
+ *   numbers only increase, across reopenings too. Commits are synced at checkpoints
+ *   (`synchronous: "normal"`, the default: safe against crashed processes, not against a power
+ *   loss) or at every commit (`synchronous: "full"`).
  * - Concurrent opens: `busy_timeout` is set before any statement that can take a lock, and the
  *   setup (WAL switch, migrations) is retried within `busyTimeoutMs` where SQLite refuses a lock
  *   without waiting, so processes opening one new file at once all succeed.
@@ -205,6 +220,14 @@ export class SqliteStore implements SessionStore {
     }
     const readOnly = options.readOnly === true;
     const limits = checkPayloadLimits(options.limits, "open SQLite store");
+    const synchronous = options.synchronous ?? "normal";
+    if (synchronous !== "normal" && synchronous !== "full") {
+      throw new TypeError(
+        `Cannot open SQLite store: synchronous must be "normal" or "full"; got ${
+          typeof synchronous === "string" ? JSON.stringify(synchronous) : `(${typeof synchronous})`
+        }`,
+      );
+    }
     const busy = options.busyTimeoutMs ?? 5000;
     if (typeof busy !== "number" || !Number.isFinite(busy) || busy < 0) {
       throw new TypeError(
@@ -233,6 +256,8 @@ export class SqliteStore implements SessionStore {
       for (let attempt = 1;; attempt++) {
         try {
           if (!readOnly) db.exec("PRAGMA journal_mode = WAL");
+          // Per connection: in WAL mode "normal" syncs at checkpoints, not at every commit.
+          db.exec(`PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`);
           migrate(db, path, readOnly);
           if (!readOnly) checkWritable(db, path);
           break;
@@ -282,6 +307,9 @@ export class SqliteStore implements SessionStore {
       path: this.#path,
       schemaVersion: Number(db.get("PRAGMA user_version")?.user_version ?? 0),
       journalMode: String(db.get("PRAGMA journal_mode")?.journal_mode ?? ""),
+      synchronous: (["off", "normal", "full", "extra"] as const)[
+        Number(db.get("PRAGMA synchronous")?.synchronous ?? 2)
+      ] ?? "full",
       readOnly: this.#readOnly,
     };
   }

@@ -140,12 +140,18 @@ if (sqliteMissing) {
         path,
         schemaVersion: SCHEMA_VERSION,
         journalMode: "wal",
+        synchronous: "normal",
         readOnly: false,
       });
       await store.close();
-      const again = await SqliteStore.open(path);
+      const again = await SqliteStore.open(path, { synchronous: "full" });
       assert.equal(again.info().schemaVersion, SCHEMA_VERSION);
+      assert.equal(again.info().synchronous, "full");
       await again.close();
+      await assert.rejects(
+        SqliteStore.open(path, { synchronous: "off" as "full" }),
+        (error: unknown) => error instanceof TypeError && /synchronous must be/.test(error.message),
+      );
       const { DatabaseSync } = await loadNodeSqliteForInspection();
       if (DatabaseSync) {
         const db = new DatabaseSync(path);

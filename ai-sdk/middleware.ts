@@ -79,7 +79,12 @@ export interface HookscopeMiddlewareOptions<
   hooks?: { preInvoke?: PhaseHandler; postInvoke?: PhaseHandler };
   /** Per-part stream handlers. */
   streamHandlers?: PartHandlers;
-  /** Whether a failing handler stops the call (default `false`: it is logged and ignored). */
+  /**
+   * Whether a failing handler stops the call (default `false`: it is logged and ignored); the
+   * name `IModel` uses for the same policy.
+   */
+  exitHook?: boolean;
+  /** @deprecated Use `exitHook` (same meaning); `exitHook` wins when both are given. */
   exit?: boolean;
   /** Deadline of each phase handler in milliseconds (default 30 000). */
   timeoutMs?: number;
@@ -166,7 +171,7 @@ function partsOf(part: StreamPart, result: unknown): readonly StreamPart[] {
  * service-scope hooks around every call of the wrapped model:
  *
  * - `transformParams` runs the pre-invoke handler with its deadline and exit policy; it may
- *   replace `event.params`. With `exit: true` a failure rejects the call with `HookPhaseError`.
+ *   replace `event.params`. With `exitHook: true` a failure rejects the call with `HookPhaseError`.
  * - `wrapGenerate` runs the post-invoke handler after the model answered; it may replace
  *   `event.result`.
  * - `wrapStream` pipes the model's stream through a `TransformStream` that runs the stream
@@ -220,7 +225,12 @@ export function hookscopeMiddleware<V extends MiddlewareSpecificationVersion = "
       );
     }
   }
-  const exit = options.exit ?? false;
+  for (const key of ["exitHook", "exit"] as const) {
+    if (options[key] !== undefined && typeof options[key] !== "boolean") {
+      throw new TypeError(`Cannot create middleware: ${key} must be a boolean`);
+    }
+  }
+  const exit = options.exitHook ?? options.exit ?? false;
   const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, "timeoutMs");
   const chunkTimeoutMs = positive(options.chunkTimeoutMs, DEFAULT_TIMEOUT_MS, "chunkTimeoutMs");
   const bus = options.session?.hooks;

@@ -81,12 +81,12 @@ describe("hookscopeMiddleware with generateText", () => {
     assert.deepEqual((prompts[0] as { role: string }[]).map((m) => m.role), ["system", "user"]);
   });
 
-  it("a pre-invoke failure with exit rejects the call and the model never runs", async () => {
+  it("a pre-invoke failure with exitHook rejects the call and the model never runs", async () => {
     const prompts: unknown[] = [];
     const model = wrapLanguageModel({
       model: generating("x", prompts),
       middleware: hookscopeMiddleware({
-        exit: true,
+        exitHook: true,
         hooks: {
           preInvoke: () => {
             throw new Error("quota exceeded");
@@ -103,7 +103,7 @@ describe("hookscopeMiddleware with generateText", () => {
     const model = wrapLanguageModel({
       model: generating("x", prompts),
       middleware: hookscopeMiddleware({
-        exit: true,
+        exitHook: true,
         timeoutMs: 50,
         hooks: { preInvoke: () => new Promise(() => {}) },
       }),
@@ -112,7 +112,7 @@ describe("hookscopeMiddleware with generateText", () => {
     assert.equal(prompts.length, 0);
   });
 
-  it("without exit a failing handler is ignored and the answer stands", async () => {
+  it("without exitHook a failing handler is ignored and the answer stands", async () => {
     const model = wrapLanguageModel({
       model: generating("fine"),
       middleware: hookscopeMiddleware({
@@ -151,6 +151,24 @@ describe("hookscopeMiddleware with generateText", () => {
       () => hookscopeMiddleware({ streamHandlers: { "text-delta": "no" as never } }),
       TypeError,
     );
+    assert.throws(() => hookscopeMiddleware({ exitHook: "yes" as never }), /exitHook/);
+  });
+
+  it("the deprecated exit still works; exitHook wins when both are given", async () => {
+    const failing = { preInvoke: () => Promise.reject(new Error("quota exceeded")) };
+    const prompts: unknown[] = [];
+    const old = wrapLanguageModel({
+      model: generating("x", prompts),
+      middleware: hookscopeMiddleware({ exit: true, hooks: failing }),
+    });
+    await assert.rejects(generateText({ model: old, prompt: "hi", maxRetries: 0 }), /quota/);
+    const both = wrapLanguageModel({
+      model: generating("x", prompts),
+      middleware: hookscopeMiddleware({ exit: true, exitHook: false, hooks: failing }),
+    });
+    const answer = await generateText({ model: both, prompt: "hi", maxRetries: 0 });
+    assert.equal(answer.text, "x");
+    assert.equal(prompts.length, 1);
   });
 });
 
@@ -215,11 +233,11 @@ describe("hookscopeMiddleware with streamText", () => {
     assert.equal(await streamText({ model, prompt: "hi" }).text, "abcde");
   });
 
-  it("a failing stream handler with exit errors the stream for the consumer", async () => {
+  it("a failing stream handler with exitHook errors the stream for the consumer", async () => {
     const model = wrapLanguageModel({
       model: streaming(["a", "b"]),
       middleware: hookscopeMiddleware({
-        exit: true,
+        exitHook: true,
         streamHandlers: {
           "text-delta": (part) => {
             if (part.delta === "b") throw new Error("bad chunk");
@@ -237,7 +255,7 @@ describe("hookscopeMiddleware with streamText", () => {
     const model = wrapLanguageModel({
       model: streaming(["a"]),
       middleware: hookscopeMiddleware({
-        exit: true,
+        exitHook: true,
         chunkTimeoutMs: 50,
         streamHandlers: { "text-delta": () => new Promise(() => {}) },
       }),
@@ -251,7 +269,7 @@ describe("hookscopeMiddleware with streamText", () => {
     const model = wrapLanguageModel({
       model: streaming(["a"]),
       middleware: hookscopeMiddleware({
-        exit: true,
+        exitHook: true,
         chunkTimeoutMs: 50,
         streamHandlers: {
           "text-delta": (_part, { signal }) =>

@@ -14,6 +14,7 @@ import type { Policy } from "../claude/policy.ts";
 import { Session } from "../session/session.ts";
 import { StoreConflictError } from "../store/store_errors.ts";
 import type { SessionStore } from "../store/session_store.ts";
+import type { WriteBehind } from "./_write_behind.ts";
 
 /** JSON with every character outside printable ASCII written as `\uXXXX`: valid, and inert. */
 export function asciiJson(value: unknown): string {
@@ -57,7 +58,12 @@ export async function answerInStore(
   policy: Policy,
   event: unknown,
   timeoutMs: number,
-  options?: { known?: Set<string>; deferRecord?: (recorded: Promise<void>) => void },
+  options?: {
+    known?: Set<string>;
+    deferRecord?: (recorded: Promise<void>) => void;
+    /** Queue the event's writes behind the answer (`serve`); needs `deferRecord`. */
+    writeBehind?: WriteBehind;
+  },
 ): Promise<ClaudeEventAnswer> {
   const id = (event as { session_id?: unknown } | null)?.session_id;
   if (typeof id !== "string" || id === "" || id.length > 200) {
@@ -77,12 +83,21 @@ export async function answerInStore(
     if (known.size >= 10_000) known.clear();
     known.add(id);
   }
-  const session = new Session({ id, store, name: "claude-code" });
+  // The session row is written before the answer (once per session and process; a conflict
+  // means another process made it); the rest of the event's writes may follow the answer.
+  const view = options?.deferRecord ? options.writeBehind?.view() : undefined;
+  const session = new Session({ id, store: view?.store ?? store, name: "claude-code" });
   const undo = policy(session);
   try {
+    const defer = options?.deferRecord;
     return await answerClaudeEvent(session, event, {
       timeoutMs,
-      ...(options?.deferRecord ? { deferRecord: options.deferRecord } : {}),
+      ...(defer
+        ? {
+          deferRecord: (recorded: Promise<void>) =>
+            defer(view ? recorded.then(() => view.settled()) : recorded),
+        }
+        : {}),
     });
   } finally {
     if (typeof undo === "function") undo();

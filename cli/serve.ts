@@ -6,7 +6,6 @@
  * @module
  */
 
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import process from "node:process";
 import { resolve } from "node:path";
 import { timingSafeEqual } from "node:crypto";
@@ -21,6 +20,8 @@ import {
   MAX_EVENT_BYTES,
   readLimited,
 } from "./_claude_events.ts";
+import { WriteBehind } from "./_write_behind.ts";
+import { listen } from "./_http_listen.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   policy: {
@@ -53,15 +54,15 @@ function isLoopback(host: string): boolean {
   return host === "127.0.0.1" || host === "::1" || host === "localhost" || /^127\./.test(host);
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+function send(status: number, body: unknown): Response {
   const text = typeof body === "string" ? body : asciiJson(body);
-  res.writeHead(status, {
-    "content-type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json",
-    "cache-control": "no-store",
-    // A refusal may leave the request body unread: the connection is not reused after it.
-    ...(status >= 400 ? { connection: "close" } : {}),
+  return new Response(text, {
+    status,
+    headers: {
+      "content-type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json",
+      "cache-control": "no-store",
+    },
   });
-  res.end(text);
 }
 
 /** Runs `hookscope serve` until the process is stopped; returns the exit code. */
@@ -105,54 +106,55 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
   const db = (values.db as string | undefined) ?? resolve(".hookscope/sessions.db");
   const store = await openOrCreateDb(db);
   const known = new Set<string>();
+  const writeBehind = new WriteBehind(store);
   const pending = new Set<Promise<void>>();
   const expected = token === undefined ? undefined : new TextEncoder().encode(`Bearer ${token}`);
-  const authorized = (req: IncomingMessage): boolean => {
+  const authorized = (req: Request): boolean => {
     if (expected === undefined) return true;
-    const given = new TextEncoder().encode(String(req.headers.authorization ?? ""));
+    const given = new TextEncoder().encode(req.headers.get("authorization") ?? "");
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? "/").split("?")[0];
-    if (req.method === "GET" && path === "/healthz") return send(res, 200, "ok");
-    if (path !== "/claude/hooks") return send(res, 404, { error: "not found" });
-    if (req.method !== "POST") return send(res, 405, { error: "use POST" });
-    if (!authorized(req)) return send(res, 401, { error: "missing or wrong bearer token" });
-    if (!/^application\/json\b/i.test(String(req.headers["content-type"] ?? ""))) {
-      return send(res, 415, { error: "the body must be application/json" });
+  const record = async (recorded: Promise<void>) => {
+    pending.add(recorded);
+    await recorded.catch((error) =>
+      io.err(`hookscope serve: cannot record a decision: ${(error as Error)?.message ?? error}`)
+    );
+    pending.delete(recorded);
+  };
+  const handle = async (req: Request): Promise<Response> => {
+    const path = new URL(req.url).pathname;
+    if (req.method === "GET" && path === "/healthz") return send(200, "ok");
+    if (path !== "/claude/hooks") return send(404, { error: "not found" });
+    if (req.method !== "POST") return send(405, { error: "use POST" });
+    if (!authorized(req)) return send(401, { error: "missing or wrong bearer token" });
+    if (!/^application\/json\b/i.test(req.headers.get("content-type") ?? "")) {
+      return send(415, { error: "the body must be application/json" });
     }
-    const declared = Number(req.headers["content-length"] ?? 0);
+    const declared = Number(req.headers.get("content-length") ?? 0);
     if (declared > MAX_EVENT_BYTES) {
-      return send(res, 413, { error: `the body is larger than ${MAX_EVENT_BYTES} bytes` });
+      return send(413, { error: `the body is larger than ${MAX_EVENT_BYTES} bytes` });
     }
     let event: unknown;
     try {
+      if (req.body === null) throw new Error("the body is empty");
       event = JSON.parse(
-        await readLimited(req as AsyncIterable<Uint8Array>, MAX_EVENT_BYTES, timeoutMs),
+        await readLimited(req.body as AsyncIterable<Uint8Array>, MAX_EVENT_BYTES, timeoutMs),
       );
     } catch (error) {
       const message = (error as Error)?.message ?? String(error);
-      return send(res, /larger than/.test(message) ? 413 : 400, {
+      return send(/larger than/.test(message) ? 413 : 400, {
         error: `cannot read the event: ${message}`,
       });
     }
     try {
-      // Answer first, record after: the decision's signal is written once the answer is sent
-      // (a failed write is reported on stderr; stopping the server waits for pending writes).
-      let recorded: Promise<void> | undefined;
+      // Answer first, record after: the event's writes are queued behind the answer (a failed
+      // write is reported on stderr; stopping the server waits for pending writes).
       const answer = await answerInStore(store, policy, event, timeoutMs, {
         known,
-        deferRecord: (promise) => void (recorded = promise),
+        writeBehind,
+        deferRecord: (recorded) => void record(recorded),
       });
-      send(res, 200, answer.output);
-      if (recorded) {
-        pending.add(recorded);
-        await recorded.catch((error) =>
-          io.err(`hookscope serve: cannot record a decision: ${(error as Error)?.message ?? error}`)
-        );
-        pending.delete(recorded);
-      }
-      return;
+      return send(200, answer.output);
     } catch (error) {
       // Claude Code treats a non-2xx answer as a non-blocking error (the call would run):
       // answer a failed PreToolUse with a deny instead, so the hook fails closed.
@@ -161,33 +163,23 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
         `hookscope serve: ${(error as Error)?.message ?? error}`,
       );
       return blocks && Object.keys(output).length === 0
-        ? send(res, 400, { error: "not a Claude hook event" })
-        : send(res, 200, output);
+        ? send(400, { error: "not a Claude hook event" })
+        : send(200, output);
     }
   };
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error) => {
-      if (!res.headersSent) send(res, 500, { error: String((error as Error)?.message ?? error) });
-    });
-  });
-  server.requestTimeout = timeoutMs + 10_000;
-  server.headersTimeout = 10_000;
-  await new Promise<void>((ready, failed) => {
-    server.once("error", failed);
-    server.listen(port, host, () => ready());
-  });
-  const address = server.address() as { port: number };
+  const server = await listen(handle, { host, port, requestTimeoutMs: timeoutMs + 10_000 });
   io.out(
-    `listening on http://${host.includes(":") ? `[${host}]` : host}:${address.port} (store ${
+    `listening on http://${host.includes(":") ? `[${host}]` : host}:${server.port} (store ${
       displayDb(db)
     })`,
   );
   await new Promise<void>((stopped) => {
-    const stop = () => server.close(() => stopped());
+    const stop = () => void server.close().then(stopped, stopped);
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
   await Promise.allSettled([...pending]);
+  await writeBehind.drained();
   await store.close();
   return 0;
 }

@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     } (${after - before >= 0 ? "+" : ""}${
       mb(after - before)
     }); events kept ${bounded.observer.events.length}, stream "hooks" ${
-      bounded.observer.stream("hooks").length
+      bounded.observer.routed("hooks").length
     }`,
   );
 

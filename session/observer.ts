@@ -71,8 +71,8 @@ export interface SessionObserverOptions {
   onError?: (error: unknown, where: string) => void;
   /**
    * Keep at most this many events: when one more is stored the oldest is evicted from `events`,
-   * from every `stream()` and so from `byType()`. Eviction is per emission: an envelope emitted
-   * twice leaves the streams only for its older emission. Persisted rows are never affected.
+   * from every `routed()` list and so from `byType()`. Eviction is per emission: an envelope emitted
+   * twice leaves the routed lists only for its older emission. Persisted rows are never affected.
    * Default: unbounded.
    */
   maxEvents?: number;
@@ -84,7 +84,7 @@ function defaultOnError(error: unknown, where: string): void {
 
 /**
  * The session's recording and reactive fan-out transport: one ordered Flow of events, named
- * streams, typed subscriptions, one governance gate and optional database persistence.
+ * routed lists, typed subscriptions, one governance gate and optional database persistence.
  *
  * `emit(event)` runs in this order: coerce a non-element value to
  * `Signal({ data: value })` → ask the gate about the payload (audit signals `GateDenied` and
@@ -107,7 +107,7 @@ function defaultOnError(error: unknown, where: string): void {
  * observer.route((p) => p === "audit", { into: "audit" });
  * assert.deepEqual(await observer.emit(21), [42]);
  * await observer.emit("audit");
- * assert.equal(observer.stream("audit").length, 1);
+ * assert.equal(observer.routed("audit").length, 1);
  * observer.gate((p) => p !== "secret");
  * assert.deepEqual(await observer.emit("secret"), []);
  * assert.equal(observer.events.length, 3); // stored even when denied
@@ -234,7 +234,8 @@ export class SessionObserver {
   }
 
   /**
-   * Appends every allowed event whose payload satisfies `condition` to the stream `into`; a
+   * Appends every allowed event whose payload satisfies `condition` to the list `into` (read it
+   * with `routed(into)`); a
    * throwing condition is reported and skipped. Chainable.
    *
    * @example
@@ -245,8 +246,8 @@ export class SessionObserver {
    * const observer = new SessionObserver().route((p) => p === 1, { into: "ones" });
    * await observer.emit(1);
    * await observer.emit(2);
-   * assert.equal(observer.stream("ones").length, 1);
-   * assert.deepEqual(observer.stream("unknown"), []);
+   * assert.equal(observer.routed("ones").length, 1);
+   * assert.deepEqual(observer.routed("unknown"), []);
    * ```
    */
   route(condition: (payload: unknown) => boolean, options: { into: string }): this {
@@ -385,9 +386,10 @@ export class SessionObserver {
   }
 
   /**
-   * The events appended to a named stream, in order (a copy); an unknown name gives `[]`.
+   * The events `route()` appended under `name`, in order (a copy); an unknown name gives `[]`.
+   * (Was `stream(name)`: it returned an array, not a stream.)
    */
-  stream(name: string): readonly unknown[] {
+  routed(name: string): readonly unknown[] {
     return this.#log.stream(name);
   }
 

@@ -58,7 +58,7 @@ describe("SessionObserver.emit() order (ADR-0047 D3)", () => {
     observer.gate(() => false);
     assert.deepEqual(await observer.emit("x"), []);
     assert.equal(observer.events.length, 1);
-    assert.deepEqual(observer.stream("all"), []);
+    assert.deepEqual(observer.routed("all"), []);
     assert.deepEqual(delivered, []);
     assert.equal(observer.byType(Signal).length, 1);
   });
@@ -68,7 +68,7 @@ describe("SessionObserver.emit() order (ADR-0047 D3)", () => {
     let streamedWhenCalled = -1;
     observer.route((p) => p === "r", { into: "r" });
     observer.observe({ where: (p) => p === "r" }, () => {
-      streamedWhenCalled = observer.stream("r").length;
+      streamedWhenCalled = observer.routed("r").length;
     });
     await observer.emit("r");
     assert.equal(streamedWhenCalled, 1);
@@ -273,7 +273,7 @@ describe("SessionObserver failure isolation (X10)", () => {
     }, () => "never");
     observer.observe({ type: Signal }, () => "ok");
     assert.deepEqual(await observer.emit("x"), ["ok"]);
-    assert.equal(observer.stream("b").length, 1);
+    assert.equal(observer.routed("b").length, 1);
     assert.deepEqual(errors.map(([, w]) => w), ["route", "where"]);
   });
 
@@ -439,7 +439,7 @@ describe("SessionObserver maxEvents", () => {
     observer.route((p) => typeof p === "number" && p % 2 === 0, { into: "even" });
     for (let i = 0; i < 10; i++) await observer.emit(i);
     assert.deepEqual(observer.events.map((e) => (e as Signal).data), [7, 8, 9]);
-    assert.deepEqual(observer.stream("even").map((e) => (e as Signal).data), [8]);
+    assert.deepEqual(observer.routed("even").map((e) => (e as Signal).data), [8]);
     assert.equal(observer.byType(Signal).length, 3);
     assert.equal((await store.listSessionSignals("s1")).length, 10);
   });
@@ -454,7 +454,7 @@ describe("SessionObserver maxEvents", () => {
     await observer.emit("twice");
     await observer.emit(3); // evicts the first emission of `again` only
     assert.deepEqual(observer.events, [again, observer.events[1], observer.events[2]]);
-    assert.deepEqual(observer.stream("all").map((e) => (e as Signal).data), [
+    assert.deepEqual(observer.routed("all").map((e) => (e as Signal).data), [
       1,
       "twice",
       "twice",
@@ -462,14 +462,14 @@ describe("SessionObserver maxEvents", () => {
     ]);
     await observer.emit(4); // evicts the second emission of `again`
     await observer.emit(5); // evicts "twice": both of its entries
-    assert.deepEqual(observer.stream("all").map((e) => (e as Signal).data), [3, 4, 5]);
+    assert.deepEqual(observer.routed("all").map((e) => (e as Signal).data), [3, 4, 5]);
   });
 
   it("maxEvents keeps streams aligned with events across compaction", async () => {
     const observer = new SessionObserver({ maxEvents: 4 });
     observer.route((p) => (p as number) % 3 === 0, { into: "threes" });
     for (let i = 0; i < 5000; i++) await observer.emit(i);
-    assert.deepEqual(observer.stream("threes").map((e) => (e as Signal).data), [4998]);
+    assert.deepEqual(observer.routed("threes").map((e) => (e as Signal).data), [4998]);
     assert.deepEqual(observer.events.map((e) => (e as Signal).data), [4996, 4997, 4998, 4999]);
   });
 
@@ -540,7 +540,7 @@ describe("SessionObserver records hook signals from a bus", () => {
     await bus.emit("session.start", { sessionId: "late" });
     assert.deepEqual(seen, ["late"]);
     assert.deepEqual(
-      observer.stream("hooks").map((s) => (s as HookSignal).payload.sessionId),
+      observer.routed("hooks").map((s) => (s as HookSignal).payload.sessionId),
       ["late"],
     );
     assert.deepEqual(

@@ -39,9 +39,9 @@ export function decisionEvent(
 ): Record<string, string | boolean> {
   const known = KINDS[signal];
   let resolved: DecisionKind = kind ?? known?.kind ?? "other";
-  if (kind === null && !known && typeof data.decision === "string") {
-    resolved = CLAUDE[data.decision] ?? "other";
-  }
+  // An adapter's decision signal (ClaudeHookDecision) names its verdict.
+  const named = data.verdict ?? data.decision;
+  if (kind === null && !known && typeof named === "string") resolved = CLAUDE[named] ?? "other";
   const out: Record<string, string | boolean> = {
     "hookscope.decision.kind": resolved,
     "hookscope.signal": signal,

@@ -69,6 +69,7 @@ import {
 } from "@opentelemetry/semantic-conventions/incubating";
 import { FunctionEndpoint, IModel, Session, Tool } from "../../mod.ts";
 import { instrument } from "../../otel/mod.ts";
+import { ClaudeHookDecision } from "../../claude/mod.ts";
 import {
   completion,
   errorReply,
@@ -555,6 +556,11 @@ describe("hook decisions as hookscope.decision events", () => {
     await branch.act({ function: "read", arguments: {} });
     await assert.rejects(branch.act({ function: "boom", arguments: {} }), RangeError);
     await branch.act({ function: "ls", arguments: {} });
+    await branch.emit(
+      new ClaudeHookDecision({
+        data: { event: "PreToolUse", callId: "toolu_1", toolName: "Bash", verdict: "deny" },
+      }),
+    );
     await session.drainSignals();
     stop();
     const spans = exporter.getFinishedSpans();
@@ -592,6 +598,10 @@ describe("hook decisions as hookscope.decision events", () => {
     assert.equal(block["hookscope.decision.kind"], "block");
     assert.equal(block["hookscope.decision.reason"], "guard threw");
     assert.equal(only(spans, "execute_tool boom").attributes[ATTR_ERROR_TYPE], "RangeError");
+
+    const [claude] = events("Bash");
+    assert.equal(claude["hookscope.decision.kind"], "deny");
+    assert.equal(claude["hookscope.signal"], "ClaudeHookDecision");
 
     const [effect] = events("ls");
     assert.equal(effect["hookscope.decision.kind"], "effect");

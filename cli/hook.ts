@@ -7,18 +7,10 @@
 
 import process from "node:process";
 import { resolve } from "node:path";
-import { loadPolicy } from "../claude/load_policy.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
-import { openOrCreateDb } from "./_db.ts";
 import type { CliIO } from "./_output.ts";
 import { UsageError } from "./_output.ts";
-import {
-  answerInStore,
-  asciiJson,
-  failedAnswer,
-  MAX_EVENT_BYTES,
-  readLimited,
-} from "./_claude_events.ts";
+import { asciiJson, failedAnswer, MAX_EVENT_BYTES, readLimited } from "./_claude_wire.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   policy: {
@@ -101,6 +93,12 @@ export async function hookCommand(args: readonly string[], io: CliIO): Promise<n
   }
   let store;
   try {
+    // Loaded here, not at the top: `--server` needs none of it (a forwarding hook starts fast).
+    const [{ loadPolicy }, { openOrCreateDb }, { answerInStore }] = await Promise.all([
+      import("../claude/load_policy.ts"),
+      import("./_db.ts"),
+      import("./_claude_events.ts"),
+    ]);
     const policy = await loadPolicy(policyFile as string);
     const projectDir = process.env.CLAUDE_PROJECT_DIR ?? process.cwd();
     store = await openOrCreateDb(

@@ -13,13 +13,8 @@ import { loadPolicy } from "../claude/load_policy.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { displayDb, openOrCreateDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
-import {
-  answerInStore,
-  asciiJson,
-  failedAnswer,
-  MAX_EVENT_BYTES,
-  readLimited,
-} from "./_claude_events.ts";
+import { answerInStore } from "./_claude_events.ts";
+import { asciiJson, failedAnswer, MAX_EVENT_BYTES, readLimited } from "./_claude_wire.ts";
 import { WriteBehind } from "./_write_behind.ts";
 import { listen } from "./_http_listen.ts";
 

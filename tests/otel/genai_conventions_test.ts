@@ -290,13 +290,20 @@ describe("chat spans follow the GenAI conventions", () => {
 
   it("a typed answer and separate system instructions (redacted per string, still JSON)", async () => {
     const { exporter, tracer } = telemetry();
+    // The typed answer of Endpoint.call() (ModelAnswer).
     const model = new IModel({
       model: "typed",
       endpoint: new FunctionEndpoint({
         call: () => ({
           text: "secret plan",
-          toolCalls: [{ id: "t1", name: "lookup", arguments: '{"q":"secret"}' }],
-          usage: { inputTokens: 12, outputTokens: 4 },
+          toolCalls: [{
+            index: 0,
+            id: "t1",
+            name: "lookup",
+            arguments: '{"q":"secret"}',
+            args: { q: "secret" },
+          }],
+          usage: { promptTokens: 12, completionTokens: 4, totalTokens: 16 },
           finishReason: "tool_calls",
           responseId: "resp_9",
           model: "typed-2026",

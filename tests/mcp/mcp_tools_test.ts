@@ -213,6 +213,37 @@ describe("mcpTools with a malformed server", () => {
     await client.close();
   });
 
+  it("a bad tool arriving with a list change is skipped; the refresh still adds the good one", async () => {
+    const tools: unknown[] = [{ name: "one", inputSchema: { type: "object" } }];
+    const server = new Server({ name: "bad", version: "1.0.0" }, {
+      capabilities: { tools: { listChanged: true } },
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }) as never);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(b);
+    const manager = new ActionManager();
+    const errors: unknown[] = [];
+    const set = await mcpTools(client, { manager, onError: (e) => errors.push(e) });
+    tools.push(
+      { name: "broken", inputSchema: { type: "object", properties: { x: { type: "strng" } } } },
+      { name: "refused", inputSchema: { type: "array" } },
+      { name: "two", inputSchema: { type: "object" } },
+    );
+    await server.sendToolListChanged();
+    await until(() => manager.has("two"), "the refresh");
+    assert.deepEqual(set.tools.map((t) => t.name), ["one", "two"]);
+    assert.deepEqual(set.skipped.map((e) => [e.toolName, e.reason]), [
+      ["broken", "invalid-schema"],
+      ["refused", "invalid-schema"],
+    ]);
+    assert.equal(manager.has("broken"), false);
+    assert.ok(errors.every((e) => e instanceof McpToolSkippedError), String(errors));
+    set.close();
+    await client.close();
+  });
+
   it("a tool list that is not a list at all is an McpSchemaError naming the server", async () => {
     const client = await serverListing("nope" as never);
     await assert.rejects(mcpTools(client), (error: unknown) => {

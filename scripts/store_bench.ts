@@ -5,7 +5,9 @@
 // session in two modes:
 //   awaited    one insertSessionSignal at a time, each awaited: the per-signal latency
 //   pipelined  64 signals in flight per writer: the throughput, batching included
-// Writers start together; signals/s is the total over the wall time of the slowest writer.
+// Writers start together; signals/s is the total over the wall time of the slowest writer. The
+// last column is the machine's 1-minute load average when the row started: on a shared machine,
+// compare rows taken at a similar load.
 //
 //   node_modules/.bin/deno run -A scripts/store_bench.ts [--writers 1,4,8] [--stores postgres,sqlite,memory]
 //
@@ -13,7 +15,7 @@
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -166,9 +168,9 @@ async function main(): Promise<void> {
     `# per writer: ${AWAITED} awaited signals, then ${PIPELINED} with ${WINDOW} in flight\n`,
   );
   console.log(
-    "| store | writers | awaited signals/s | awaited p50 ms | awaited p99 ms | pipelined signals/s | rows per batch | failed writes |",
+    "| store | writers | awaited signals/s | awaited p50 ms | awaited p99 ms | pipelined signals/s | rows per batch | failed writes | load |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---|---:|");
   try {
     for (const kind of kinds) {
       for (const writers of writerCounts) {
@@ -181,6 +183,7 @@ async function main(): Promise<void> {
           target = join(dir, `bench-${writers}.db`);
           await (await SqliteStore.open(target)).close();
         }
+        const load = loadavg()[0];
         const results = await runGroup(kind, target, writers);
         const awaitedWall = Math.max(...results.map((r) => r.awaited.ms));
         const pipelinedWall = Math.max(...results.map((r) => r.pipelined.ms));
@@ -194,7 +197,9 @@ async function main(): Promise<void> {
             fmt(percentile(p50, 0.5), 2)
           } | ${fmt(p99, 2)} | ${fmt((writers * PIPELINED) / (pipelinedWall / 1000))} | ${
             batches > 0 ? fmt((writers * PIPELINED) / batches, 1) : "-"
-          } | ${failed === 0 ? "0" : `${failed} (${firstError?.replace(/.*: /, "")})`} |`,
+          } | ${failed === 0 ? "0" : `${failed} (${firstError?.replace(/.*: /, "")})`} | ${
+            fmt(load, 1)
+          } |`,
         );
       }
     }

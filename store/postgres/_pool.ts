@@ -6,7 +6,7 @@ import { StoreClosedError, StoreUnavailableError } from "../store_errors.ts";
 import { isStoreError } from "../_sql.ts";
 import { describePgError, isTransient } from "./_pg_errors.ts";
 import type { ListenHooks } from "./_listener.ts";
-import type { PgConfig } from "./_options.ts";
+import { channelFor, type PgConfig } from "./_options.ts";
 
 /** The client's query function (and pool). */
 export type Sql = postgres.Sql<Record<string, never>>;
@@ -65,13 +65,16 @@ export function poolClient(config: PgConfig): () => Sql {
 }
 
 /**
- * A factory of the one-connection client that subscriptions listen on (see _listener.ts).
+ * A factory of the one-connection client that subscriptions listen on (see _listener.ts). Its
+ * `application_name` is the channel, so writers can tell whether anyone listens (_notifier.ts).
  * `onnotify` and `onclose` are options of the client that its types do not list.
  */
 export function listenerClient(config: PgConfig): (hooks: ListenHooks) => Sql {
+  const channel = channelFor(config.schema);
   return (hooks) =>
     postgres(config.url, {
       max: 1,
+      connection: { application_name: channel },
       onnotice: () => {},
       connect_timeout: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
       idle_timeout: null as unknown as number,

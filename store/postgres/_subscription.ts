@@ -8,6 +8,7 @@
 // read again shortly, with a growing pause, until the horizon has passed it.
 
 import type { StoreChange, StoreSubscription } from "./store_change.ts";
+import { LATE_READ_MS } from "./_notifier.ts";
 
 /** What a subscription needs from its store. */
 export interface SubscriptionSource {
@@ -49,6 +50,7 @@ export class PgSubscription implements StoreSubscription {
   #ended = false;
   #wake: (() => void) | null = null;
   #listener: { unlisten(): Promise<void> } | null = null;
+  #late: ReturnType<typeof setTimeout> | undefined;
   #chain: Promise<unknown> = Promise.resolve();
   #onAbort = (): void => {
     void this.return();
@@ -72,15 +74,31 @@ export class PgSubscription implements StoreSubscription {
   async #start(afterSeq: number | undefined): Promise<number> {
     const listener = await this.#source.listen(
       (payload) => this.#notified(payload),
-      () => this.#poke(),
+      () => {
+        this.#poke();
+        this.#readLater();
+      },
     );
     if (this.#ended) {
       await listener.unlisten().catch(() => {});
       return afterSeq ?? 0;
     }
     this.#listener = listener;
+    this.#readLater();
     this.#cursor = afterSeq ?? await this.#source.head();
     return this.#cursor;
+  }
+
+  /**
+   * Reads once more {@linkcode LATE_READ_MS} after listening started: a writer that found no
+   * listener just before this one connected sends no notification for a moment (_notifier.ts).
+   */
+  #readLater(): void {
+    clearTimeout(this.#late);
+    this.#late = setTimeout(() => {
+      this.#late = undefined;
+      if (!this.#ended) this.#poke();
+    }, LATE_READ_MS);
   }
 
   #notified(payload: string): void {
@@ -174,6 +192,7 @@ export class PgSubscription implements StoreSubscription {
   async return(): Promise<IteratorResult<StoreChange, undefined>> {
     if (!this.#ended) {
       this.#ended = true;
+      clearTimeout(this.#late);
       this.#buffer = [];
       this.#signal?.removeEventListener("abort", this.#onAbort);
       const wake = this.#wake;

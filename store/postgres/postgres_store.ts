@@ -202,7 +202,11 @@ export class PostgresStore implements SessionStore {
       inFlight: 1,
     });
     this.#appendSql = appendText(q);
-    this.#notifier = new Notifier((payload) => this.#sendNotice(payload), () => this.#pool.ended);
+    this.#notifier = new Notifier(
+      (payload) => this.#sendNotice(payload),
+      () => this.#pool.ended,
+      () => this.#subscriptions.size > 0,
+    );
   }
 
   /**
@@ -300,20 +304,26 @@ export class PostgresStore implements SessionStore {
   }
 
   /**
-   * Sends one notification (see _notifier.ts). The notifying transaction commits without waiting
+   * Sends one notification (see _notifier.ts) when a connection listens on the channel (listener
+   * connections carry the channel as their `application_name`, which `pg_stat_activity` shows to
+   * every role), and resolves whether one did. The notifying transaction commits without waiting
    * for the WAL flush (a notification is not durable anyway), so it holds PostgreSQL's
    * notification lock only briefly.
    */
-  async #sendNotice(payload: string): Promise<void> {
+  async #sendNotice(payload: string): Promise<boolean> {
     try {
-      await this.#run("notify subscribers", true, (sql) =>
+      const rows = await this.#run("notify subscribers", true, (sql) =>
         sql.unsafe(
-          "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
+          "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2) WHERE EXISTS " +
+            "(SELECT 1 FROM pg_stat_activity WHERE application_name = $1 " +
+            "AND datname = current_database())",
           [this.#channel, payload],
           { prepare: true },
         ));
+      return rows.length > 0;
     } catch (error) {
       if (!(error instanceof StoreClosedError)) this.#onError(error as Error);
+      return true;
     }
   }
 

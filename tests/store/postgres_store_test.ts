@@ -284,6 +284,43 @@ describe("PostgresStore", () => {
     await subscription.return();
   });
 
+  it("PostgresStore notifies only while a store listens on the schema; a subscriber that starts later still gets every write", async () => {
+    const schema = freshSchema();
+    const writer = await open(schema);
+    const reader = await open(schema);
+    const heard: string[] = [];
+    // A plain LISTEN connection is not a store's listener (its application_name is not the
+    // channel): the writer sees no one listening and sends nothing.
+    const raw = await admin.listen(writer.info().channel, (payload) => heard.push(payload));
+    try {
+      for (let i = 0; i < 5; i++) await writer.insertSessionSignal(signal("quiet", i));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.deepEqual(heard, []);
+      const subscription = reader.subscribe({ sessionId: "quiet", afterSeq: 0 });
+      await subscription.ready;
+      assert.deepEqual((await take(subscription, 5)).map((c) => c.type === "signal" && c.seq), [
+        1,
+        2,
+        3,
+        4,
+        5,
+      ]);
+      const next = take(subscription, 1);
+      await writer.insertSessionSignal(signal("quiet", 5));
+      const [live] = await next;
+      assert.equal(live.type === "signal" && live.seq, 6);
+      // With a store listening, the writer notifies (the plain connection overhears it).
+      for (let i = 0; i < 100 && heard.length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.ok(heard.length > 0, "no notification while a store listened");
+      assert.match(heard[heard.length - 1], /"s":\["quiet"\]/);
+      await subscription.return();
+    } finally {
+      await raw.unlisten();
+    }
+  });
+
   it("PostgresStore.subscribe() ends on abort, and return() stops listening", async () => {
     const store = await open();
     const controller = new AbortController();

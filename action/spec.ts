@@ -6,6 +6,7 @@
  */
 
 import { SPEC_VERSION } from "./_spec_version.ts";
+import type { ToolEffectsHook } from "./coding/file_change.ts";
 
 /**
  * What every Tool-scope hook receives: one object, the same shape in every phase (`result` is
@@ -124,6 +125,7 @@ export interface RegisteredToolHook {
  */
 export class AgentSpec {
   #hooks = new Map<string, ToolHook[]>();
+  #effects = new Map<string, ToolEffectsHook[]>();
   /** The agent's name. */
   name: string | undefined;
   /** A role label. */
@@ -161,6 +163,35 @@ export class AgentSpec {
   /** Appends an error hook (they run). */
   onError(toolName: string, handler: ErrorToolHook): this {
     return this.#add("error", toolName, handler);
+  }
+
+  /**
+   * Appends a `tool.effects` hook for `toolName` (or `"*"`): it decides on the change set of a
+   * staged run (coding toolkit, `effects: "overlay"`) before it reaches the workspace.
+   */
+  effects(toolName: string, handler: ToolEffectsHook): this {
+    if (typeof toolName !== "string" || toolName === "") {
+      throw new TypeError(`Cannot add effects hook: tool name must be a non-empty string`);
+    }
+    if (typeof handler !== "function") {
+      throw new TypeError(
+        `Cannot add effects hook for ${JSON.stringify(toolName)}: handler must be a function`,
+      );
+    }
+    const list = this.#effects.get(toolName);
+    if (list) list.push(handler);
+    else this.#effects.set(toolName, [handler]);
+    return this;
+  }
+
+  /** The `tool.effects` hooks for a tool in lookup order: `"*"`, exact name, `"<name>_tool"`. */
+  effectsHooksFor(toolName: string): ToolEffectsHook[] {
+    const canonical = canonicalToolName(toolName);
+    return [
+      ...this.#effects.get("*") ?? [],
+      ...this.#effects.get(canonical) ?? [],
+      ...this.#effects.get(`${canonical}_tool`) ?? [],
+    ];
   }
 
   /** The hooks of one phase for a tool in lookup order: `"*"`, exact name, `"<name>_tool"`. */

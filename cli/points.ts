@@ -14,7 +14,7 @@ const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print 
 /** Help text for `hookscope points`. */
 export const POINTS_HELP: string = `Usage: hookscope points [--json]
 
-Lists the eleven Session hook points, whether production code emits them, whether a throwing
+Lists the twelve Session hook points, whether production code emits them, whether a throwing
 handler blocks the operation, and the emit site.
 
 ${flagHelp(FLAGS)}`;

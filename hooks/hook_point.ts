@@ -8,7 +8,7 @@ import { UnknownHookPointError } from "../core/errors.ts";
 import type { ToolSource } from "./decision.ts";
 
 /**
- * The eleven Session hook points. Only some have production emit sites; see
+ * The twelve Session hook points. Only some have production emit sites; see
  * {@linkcode HOOK_POINT_WIRING}.
  *
  * @example
@@ -31,20 +31,21 @@ export const HookPoint = {
   TOOL_ERROR: "tool.error",
   MESSAGE_ADD: "message.add",
   ARTIFACT_CREATED: "artifact.created",
+  TOOL_EFFECTS: "tool.effects",
 } as const;
 
 /** One of the {@linkcode HookPoint} values. */
 export type HookPoint = typeof HookPoint[keyof typeof HookPoint];
 
 /**
- * The eleven point values, in declaration order.
+ * The twelve point values, in declaration order.
  *
  * @example
  * ```ts
  * import { HOOK_POINTS } from "@hookscope/core";
  * import assert from "node:assert/strict";
  *
- * assert.equal(HOOK_POINTS.length, 11);
+ * assert.equal(HOOK_POINTS.length, 12);
  * assert.equal(HOOK_POINTS[0], "session.start");
  * ```
  */
@@ -219,4 +220,24 @@ export interface HookPayloads {
   };
   /** Reserved: no emit site exists; any fields. */
   "artifact.created": { readonly [key: string]: unknown };
+  /**
+   * A staged tool run (coding toolkit, `effects: "overlay"`) ended; its change set is decided
+   * before it reaches the workspace (the fold of `tool.pre`: deny > ask > allow).
+   */
+  "tool.effects": {
+    toolName: string;
+    callId: string;
+    /** The arguments the tool ran with. */
+    args: Readonly<Record<string, unknown>>;
+    /** The change set: workspace-relative paths and what happened to them. */
+    changes: readonly {
+      readonly path: string;
+      readonly kind: "created" | "modified" | "deleted" | "mode" | "symlink";
+      readonly bytesBefore?: number;
+      readonly bytesAfter?: number;
+    }[];
+    branchId?: string;
+    /** Where the tool came from. */
+    source?: ToolSource;
+  };
 }

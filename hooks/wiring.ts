@@ -70,4 +70,10 @@ export const HOOK_POINT_WIRING: Readonly<Record<HookPoint, HookPointWiring>> = O
     blocking: false,
     source: "reserved: no emit site until an artifact owner supplies a payload",
   },
+  "tool.effects": {
+    wired: true,
+    blocking: true,
+    source:
+      "CodingToolkit bash bound to a Branch (staged runs): after the run, before its change set commits",
+  },
 });

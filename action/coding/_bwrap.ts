@@ -23,6 +23,7 @@ import {
 import process from "node:process";
 import { isInside } from "../_path.ts";
 import { runProcess, type RunProcessOptions, type RunProcessResult } from "./_process.ts";
+import { type OverlaySupport, overlaySupport } from "./_overlay.ts";
 import {
   DEFAULT_MAX_PROCESSES,
   detectSandbox,
@@ -402,6 +403,13 @@ export function validateSandboxOptions(options: unknown, where: string): Sandbox
       }
     }
   }
+  if (value.effects !== undefined && value.effects !== "overlay" && value.effects !== "direct") {
+    throw new TypeError(
+      `${where}: sandbox.effects must be "overlay" or "direct", got ${
+        JSON.stringify(String(value.effects))
+      }`,
+    );
+  }
   if (
     value.bwrapPath !== undefined &&
     (typeof value.bwrapPath !== "string" || value.bwrapPath === "" ||
@@ -441,6 +449,8 @@ export interface ReadySandbox {
   disableUserns: boolean;
   /** Whether the tmpfs mounts are sized (`--size`). */
   tmpfsSize: boolean;
+  /** Where programs write: staged in an overlay (with its host tools), or directly. */
+  effects: OverlaySupport;
 }
 
 /** What a {@linkcode SandboxOptions} value resolves to on this machine. */
@@ -575,6 +585,29 @@ export async function resolveSandbox(options: SandboxOptions): Promise<ResolvedS
   if (info.kind !== "bubblewrap" || info.path === undefined) {
     return { kind: "unavailable", reason: info.reason ?? "no sandbox found" };
   }
+  const features = await bwrapFeatures(info.path);
+  let effects: OverlaySupport;
+  if (options.effects === "direct") {
+    effects = { effects: "direct", effectsReason: 'sandbox.effects is "direct"' };
+  } else {
+    effects = await overlaySupport(info.path, [
+      ...namespaceArgs(features.disableUserns),
+      "--ro-bind",
+      "/",
+      "/",
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+    ]);
+    if (options.effects === "overlay" && effects.effects === "direct") {
+      return {
+        kind: "unavailable",
+        reason:
+          `sandbox.effects is "overlay" but staged runs do not work here: ${effects.effectsReason}`,
+      };
+    }
+  }
   return {
     kind: "bubblewrap",
     bwrap: info.path,
@@ -587,7 +620,8 @@ export async function resolveSandbox(options: SandboxOptions): Promise<ResolvedS
     maxProcesses: options.maxProcesses ?? DEFAULT_MAX_PROCESSES,
     maxMemoryBytes: options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES,
     tmpSizeBytes: options.tmpSizeBytes ?? DEFAULT_TMP_SIZE_BYTES,
-    ...await bwrapFeatures(info.path),
+    ...features,
+    effects,
   };
 }
 
@@ -684,12 +718,14 @@ export async function bwrapArgs(
 /**
  * Runs `options.argv` inside the sandbox: bwrap is started with exactly `options.env` (so even
  * the sandbox's first process shows no host variables), in a new process group that the
- * deadline kills; with `--die-with-parent` the whole PID namespace goes with it.
+ * deadline kills; with `--die-with-parent` the whole PID namespace goes with it. `run` starts
+ * the bwrap argv (default {@linkcode runProcess}; a staged run wraps it in its overlay).
  */
 export async function runSandboxed(
   sandbox: ReadySandbox,
   place: SandboxPlace,
   options: RunProcessOptions,
+  run: (options: RunProcessOptions) => Promise<RunProcessResult> = runProcess,
 ): Promise<RunProcessResult> {
   let cgroups: RunCgroups | undefined;
   if (sandbox.processLimit === "cgroup" || sandbox.memoryLimit === "cgroup") {
@@ -723,7 +759,7 @@ export async function runSandboxed(
       env.TMPDIR = "/tmp";
     }
     const args = await bwrapArgs(sandbox, place, options.argv, cgroups?.procs ?? {}, env);
-    return await runProcess({ ...options, argv: [sandbox.bwrap, ...args], env });
+    return await run({ ...options, argv: [sandbox.bwrap, ...args], env });
   } finally {
     await cgroups?.remove();
   }

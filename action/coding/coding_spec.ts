@@ -8,6 +8,8 @@
 import type { PathFileSystem } from "../guards.ts";
 import { AgentSpec } from "../spec.ts";
 import { guardDestructive } from "./command_guard.ts";
+import { keepDataPolicy, type KeepDataPolicyOptions } from "./effects_policy.ts";
+import { stagedFor } from "./_effects_registry.ts";
 import { guardHostPaths } from "./path_guard.ts";
 
 /** Options of {@linkcode codingSpec}. */
@@ -23,6 +25,11 @@ export interface CodingSpecOptions {
   fs?: PathFileSystem;
   /** `true` asks for a lexical-only path guard (insecure: symlinks and hard links pass). */
   lexicalPaths?: boolean;
+  /**
+   * The `tool.effects` policy on bash (default `true`: {@linkcode keepDataPolicy} with its
+   * defaults; an object: with those options; `false`: none, every change set commits).
+   */
+  effects?: boolean | KeepDataPolicyOptions;
 }
 
 /**
@@ -31,6 +38,14 @@ export interface CodingSpecOptions {
  * of the command) and one shared `guardHostPaths({ allowedPaths: [cwd] })` on `reader` and
  * `editor`, which resolves symlinks and refuses hard links through `nodeFileSystem` unless `fs` or
  * `lexicalPaths` says otherwise. (Was `AgentSpec.coding()` in `@hookscope/core/action`.)
+ *
+ * Effects: the `keepDataPolicy()` `tool.effects` hook on `bash` (unless `effects: false`):
+ * deleting or truncating a file that existed, touching `.git` internals, `.env*` or key
+ * files, or changing more than 200 entries needs a person. Where the toolkit using this spec
+ * stages its bash runs (`effects: "overlay"`, no extra writable paths), the command judge on
+ * `bash` is advice (reported in the result and the `tool.effects` payload as `advice`), not a
+ * block: what a command does is decided on its change set. Where it does not, the judge
+ * blocks as before.
  *
  * @example The coding preset
  * ```ts
@@ -44,13 +59,21 @@ export interface CodingSpecOptions {
  *   "securityPre editor",
  *   "securityPre reader",
  * ]);
+ * assert.equal(spec.effectsHooksFor("bash").length, 1);
  * ```
  */
 export function codingSpec(options?: CodingSpecOptions): AgentSpec {
   const spec = new AgentSpec({ name: "coding", role: "implementer", tools: ["coding"] });
   if (options?.cwd !== undefined) spec.cwd = options.cwd;
   if (options?.secure ?? true) {
-    spec.securityPre("bash", guardDestructive);
+    const judge = {
+      // The judge blocks only where effects do not cover the call.
+      async guardDestructive(context: Parameters<typeof guardDestructive>[0]): Promise<void> {
+        if (await stagedFor(spec)) return;
+        await guardDestructive(context);
+      },
+    };
+    spec.securityPre("bash", judge.guardDestructive);
     const guard = guardHostPaths({
       allowedPaths: [options?.cwd ?? "."],
       ...(options?.fs ? { fs: options.fs } : {}),
@@ -58,6 +81,10 @@ export function codingSpec(options?: CodingSpecOptions): AgentSpec {
     });
     spec.securityPre("reader", guard);
     spec.securityPre("editor", guard);
+  }
+  const effects = options?.effects ?? true;
+  if (effects !== false) {
+    spec.effects("bash", keepDataPolicy(effects === true ? undefined : effects));
   }
   return spec;
 }

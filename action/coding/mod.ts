@@ -31,3 +31,6 @@ export * from "./sandbox.ts";
 export * from "./command_guard.ts";
 export * from "./path_guard.ts";
 export * from "./coding_spec.ts";
+export * from "./file_change.ts";
+export * from "./effects_policy.ts";
+export * from "./effects_error.ts";

@@ -16,6 +16,7 @@ import {
   processLimitMode,
 } from "./_bwrap.ts";
 import { runProcess } from "./_process.ts";
+import { overlaySupport } from "./_overlay.ts";
 
 /** The sandbox kinds a program can run under. */
 export type SandboxKind = "bubblewrap" | "none";
@@ -70,7 +71,19 @@ export interface SandboxOptions {
    * (`ENOSPC`).
    */
   tmpSizeBytes?: number;
+  /**
+   * Where programs write (default `"overlay"` where {@linkcode detectSandbox} reports it, else
+   * `"direct"`, visibly). `"overlay"`: every run writes into a copy-on-write layer over the
+   * workspace; its change set goes to the `tool.effects` hooks and only an allow (or no
+   * opinion) commits it, with a checkpoint for undo. Asked for explicitly where it cannot
+   * work, bash refuses to run. `"direct"`: programs write into the workspace as they run (the
+   * command judge is then the only guard against destructive commands).
+   */
+  effects?: "overlay" | "direct";
 }
+
+/** Where sandboxed programs write: a staged copy-on-write layer, or the workspace itself. */
+export type EffectsMode = "overlay" | "direct";
 
 /** What {@linkcode detectSandbox} found. */
 export interface SandboxInfo {
@@ -93,6 +106,13 @@ export interface SandboxInfo {
    * process) or `"rlimit"` (`RLIMIT_DATA` per process only).
    */
   memoryLimit?: MemoryLimitMode;
+  /**
+   * `"overlay"` when staged runs work here (overlayfs mounts in a new mount namespace and
+   * bubblewrap sees it), else `"direct"` with {@linkcode SandboxInfo.effectsReason}.
+   */
+  effects: EffectsMode;
+  /** Why there are no staged runs (`effects: "direct"`). */
+  effectsReason?: string;
 }
 
 /** Options of {@linkcode detectSandbox}. */
@@ -138,7 +158,8 @@ export class SandboxUnavailableError extends Error {
 /**
  * Finds out whether programs can run in a bubblewrap sandbox here: Linux, a `bwrap` program
  * (on `PATH` or at `bwrapPath`) whose `--version` answers, and a probe run that creates the PID
- * namespace and `/proc` the sandbox uses. Never rejects: everything that is missing is reported
+ * namespace and `/proc` the sandbox uses, then whether staged runs work (`effects`: an overlay
+ * mounted in a new mount namespace and written through inside bubblewrap). Never rejects: everything that is missing is reported
  * as `{ kind: "none", reason }`. Under Deno it needs `run` permission for `bwrap`.
  *
  * @example Point detection at a program that does not exist
@@ -158,49 +179,67 @@ export async function detectSandbox(options?: DetectSandboxOptions): Promise<San
   }
   const timeoutMs = options?.timeoutMs ?? 10_000;
   if (process.platform !== "linux") {
-    return {
-      kind: "none",
-      reason: `bubblewrap runs only on Linux (this is ${process.platform})`,
-    };
+    const reason = `bubblewrap runs only on Linux (this is ${process.platform})`;
+    return { kind: "none", reason, effects: "direct", effectsReason: reason };
   }
   const path = await findProgram(requested);
-  if (path === undefined) return { kind: "none", reason: `bwrap not found: ${requested}` };
+  if (path === undefined) {
+    const reason = `bwrap not found: ${requested}`;
+    return { kind: "none", reason, effects: "direct", effectsReason: `no sandbox: ${reason}` };
+  }
   const env = { PATH: "/usr/local/bin:/usr/bin:/bin" };
   const version = await runProcess({ argv: [path, "--version"], timeoutMs, maxBytes: 4096, env });
   if (version.spawnError || version.code !== 0) {
     const why = version.spawnError?.message ?? (version.stderr.trim() ||
       `exit code ${version.code}`);
-    return { kind: "none", reason: `${path} --version failed: ${why}`, path };
+    const reason = `${path} --version failed: ${why}`;
+    return {
+      kind: "none",
+      reason,
+      path,
+      effects: "direct",
+      effectsReason: `no sandbox: ${reason}`,
+    };
   }
   const match = /([0-9]+(?:\.[0-9]+)+)/.exec(version.stdout);
   // The same namespaces and identity as every run: a machine that cannot create the user
   // namespace (or mount /proc in it) has no sandbox rather than failing each call.
+  const probeArgs = [
+    ...namespaceArgs((await bwrapFeatures(path, timeoutMs)).disableUserns),
+    "--ro-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+  ];
   const probe = await runProcess({
-    argv: [
-      path,
-      ...namespaceArgs((await bwrapFeatures(path, timeoutMs)).disableUserns),
-      "--ro-bind",
-      "/",
-      "/",
-      "--proc",
-      "/proc",
-      "--dev",
-      "/dev",
-      "true",
-    ],
+    argv: [path, ...probeArgs, "true"],
     timeoutMs,
     maxBytes: 4096,
     env,
   });
   if (probe.spawnError || probe.code !== 0) {
     const why = probe.spawnError?.message ?? (probe.stderr.trim() || `exit code ${probe.code}`);
-    return { kind: "none", reason: `${path} cannot create its namespaces: ${why}`, path };
+    const reason = `${path} cannot create its namespaces: ${why}`;
+    return {
+      kind: "none",
+      reason,
+      path,
+      effects: "direct",
+      effectsReason: `no sandbox: ${reason}`,
+    };
   }
+  const overlay = await overlaySupport(path, probeArgs);
   return {
     kind: "bubblewrap",
     ...(match ? { version: match[1] } : {}),
     path,
     processLimit: await processLimitMode(),
     memoryLimit: await memoryLimitMode(),
+    ...(overlay.effects === "overlay"
+      ? { effects: "overlay" as const }
+      : { effects: "direct" as const, effectsReason: overlay.effectsReason }),
   };
 }

@@ -6,6 +6,7 @@
  */
 
 import process from "node:process";
+import { tmpdir } from "node:os";
 import { attachToolHooks } from "../_attach.ts";
 import { AgentSpec } from "../spec.ts";
 import type { Tool } from "../tool.ts";
@@ -16,6 +17,18 @@ import { readerTool } from "./_reader.ts";
 import { searchTool } from "./_search.ts";
 import { Workspace } from "./_workspace.ts";
 import type { SandboxOptions } from "./sandbox.ts";
+import { stageBaseFits } from "./_overlay.ts";
+import {
+  type CheckpointManifest,
+  type EffectsStore,
+  effectsStore,
+  listCheckpoints,
+  recoverEffects,
+  undoChanges,
+} from "./_commit.ts";
+import type { FileChange, ToolEffectsPayload } from "./file_change.ts";
+import { decideEffects, type EffectsVerdict } from "./effects_policy.ts";
+import { registerStagedProbe } from "./_effects_registry.ts";
 
 /** The coding tools a toolkit can build. */
 export const CODING_TOOLS: readonly ["reader", "editor", "bash", "search"] = [
@@ -53,11 +66,68 @@ export interface CodingToolkitOptions {
    * default: a new empty spec, available as {@linkcode CodingToolkit.spec}.
    */
   spec?: AgentSpec;
+  /**
+   * Where journals, checkpoints and staged layers live (default
+   * `$XDG_STATE_HOME/hookscope/effects`, else `~/.local/state/hookscope/effects`, else the
+   * temporary directory; never inside the workspace). One subdirectory per workspace.
+   */
+  effectsDir?: string;
+  /** The cap on what one checkpoint keeps, in bytes (default 256 MiB); a larger change is not applied. */
+  maxCheckpointBytes?: number;
+  /** The cap on all checkpoints of the workspace, in bytes (default 1 GiB; oldest go first). */
+  maxCheckpointsBytes?: number;
+  /**
+   * Answers a `tool.effects` ask (a person looking at the change set): `true` commits it.
+   * Without it, an asked change set is not applied and the model is told so.
+   */
+  approveEffects?: (request: EffectsApprovalRequest) => boolean | Promise<boolean>;
+}
+
+/** What {@linkcode CodingToolkitOptions.approveEffects} is asked. */
+export interface EffectsApprovalRequest extends ToolEffectsPayload {
+  /** Why the hooks ask. */
+  readonly reason?: string;
+  /** Aborts when the call is cancelled. */
+  readonly signal: AbortSignal;
+}
+
+/** A kept checkpoint, from {@linkcode CodingToolkit.checkpoints}. */
+export interface CheckpointInfo {
+  /** The checkpoint id. */
+  readonly id: string;
+  /** The call whose change set it undoes. */
+  readonly callId: string;
+  /** The tool. */
+  readonly toolName: string;
+  /** When it was committed (ms since the epoch). */
+  readonly createdAt: number;
+  /** `committed` (can be undone) or `undone`. */
+  readonly state: string;
+  /** Bytes it keeps. */
+  readonly bytes: number;
+  /** The change set it committed. */
+  readonly changes: readonly FileChange[];
+}
+
+/** The default base directory of effects state (see {@linkcode CodingToolkitOptions.effectsDir}). */
+export function defaultEffectsDir(): string {
+  const state = process.env.XDG_STATE_HOME;
+  if (state && state.startsWith("/")) return `${state}/hookscope/effects`;
+  const home = process.env.HOME;
+  if (home && home.startsWith("/") && home !== "/") return `${home}/.local/state/hookscope/effects`;
+  return `${tmpdir()}/hookscope-effects`;
 }
 
 /** What the toolkit's `bash` tool runs under, from {@linkcode CodingToolkit.sandboxStatus}. */
 export type CodingSandboxStatus =
-  | { kind: "bubblewrap"; version?: string; processLimit: "cgroup" | "rlimit" | "none" }
+  | {
+    kind: "bubblewrap";
+    version?: string;
+    processLimit: "cgroup" | "rlimit" | "none";
+    /** Where bash writes: staged (`"overlay"`) or directly (`"direct"`, with the reason). */
+    effects: "overlay" | "direct";
+    effectsReason?: string;
+  }
   | { kind: "none" }
   | { kind: "unavailable"; reason: string };
 
@@ -200,6 +270,10 @@ export class CodingToolkit {
   #spec: AgentSpec;
   #sandbox: SandboxOptions;
   #resolved: Promise<ResolvedSandbox> | undefined;
+  #effectsDir: string | undefined;
+  #limits: { maxCheckpointBytes?: number; maxCheckpointsBytes?: number };
+  #approve: CodingToolkitOptions["approveEffects"];
+  #store: Promise<EffectsStore | { unavailable: string }> | undefined;
 
   /**
    * Records the workspace root (resolved on first tool use, so construction needs no file
@@ -228,6 +302,108 @@ export class CodingToolkit {
     });
     this.#spec = options?.spec ?? new AgentSpec({ name: "coding-toolkit" });
     this.#workspace = new Workspace(options?.workspaceRoot ?? process.cwd(), process.cwd());
+    const dir = options?.effectsDir;
+    if (
+      dir !== undefined && (typeof dir !== "string" || !dir.startsWith("/") || dir.includes("\0"))
+    ) {
+      throw new TypeError("Cannot create coding toolkit: effectsDir must be an absolute path");
+    }
+    this.#effectsDir = dir;
+    this.#limits = {};
+    for (const key of ["maxCheckpointBytes", "maxCheckpointsBytes"] as const) {
+      const value = options?.[key];
+      if (value === undefined) continue;
+      if (!Number.isSafeInteger(value) || value < 0) {
+        throw new TypeError(`Cannot create coding toolkit: ${key} must be a non-negative integer`);
+      }
+      this.#limits[key] = value;
+    }
+    if (options?.approveEffects !== undefined && typeof options.approveEffects !== "function") {
+      throw new TypeError("Cannot create coding toolkit: approveEffects must be a function");
+    }
+    this.#approve = options?.approveEffects;
+    if (this.#tools.includes("bash")) {
+      registerStagedProbe(this.#spec, async () => {
+        const resolved = await this.#resolveSandbox();
+        return resolved.kind === "bubblewrap" && resolved.effects.effects === "overlay" &&
+          resolved.writable.length === 0;
+      });
+    }
+  }
+
+  /**
+   * The workspace's effects store: its state directory outside the workspace, with the
+   * journals a killed process left completed or rolled back (once per toolkit).
+   */
+  #effectsStore(): Promise<EffectsStore | { unavailable: string }> {
+    this.#store ??= (async () => {
+      const root = await this.#workspace.realRoot();
+      const candidates = this.#effectsDir !== undefined
+        ? [this.#effectsDir]
+        : [defaultEffectsDir(), `${tmpdir()}/hookscope-effects`];
+      const base = candidates.find((dir) => stageBaseFits(dir, root));
+      if (base === undefined) {
+        return {
+          unavailable: `the effects directory (${candidates[0]}) overlaps the workspace ${root}`,
+        };
+      }
+      const store = effectsStore(base, root, this.#limits);
+      await recoverEffects(store);
+      return store;
+    })();
+    this.#store.then((store) => {
+      if ("unavailable" in store) this.#store = undefined;
+    }, () => {
+      this.#store = undefined;
+    });
+    return this.#store;
+  }
+
+  async #decideEffects(payload: ToolEffectsPayload, signal: AbortSignal): Promise<EffectsVerdict> {
+    const verdict = await decideEffects(this.#spec.effectsHooksFor(payload.toolName), payload, {
+      signal,
+    });
+    if (verdict.decision !== "ask" || this.#approve === undefined) return verdict;
+    let approved: boolean;
+    try {
+      approved = (await this.#approve(Object.freeze({
+        ...payload,
+        ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}),
+        signal,
+      }))) === true;
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      return {
+        decision: "deny",
+        reason: `the approval failed: ${(error as Error)?.message ?? String(error)}`,
+      };
+    }
+    return approved ? { decision: "allow", reason: "approved" } : {
+      decision: "deny",
+      reason: `a person rejected them${verdict.reason ? ` (${verdict.reason})` : ""}`,
+    };
+  }
+
+  /**
+   * Restores the workspace as it was before the committed change set of `callId`
+   * (byte-identical: content, modes, symlinks) and resolves to what the undo changed. Refuses
+   * with `EffectsCommitError` (`conflict`) when a later call changed the same paths, or
+   * (`changed`) when the committed entries changed since, unless `force`.
+   */
+  async undo(callId: string, options?: { force?: boolean }): Promise<readonly FileChange[]> {
+    if (typeof callId !== "string" || callId === "") {
+      throw new TypeError("Cannot undo: callId must be a non-empty string");
+    }
+    const store = await this.#effectsStore();
+    if ("unavailable" in store) throw new Error(`Cannot undo: ${store.unavailable}`);
+    return await undoChanges(store, callId, options);
+  }
+
+  /** The kept checkpoints of this workspace, oldest first. */
+  async checkpoints(): Promise<readonly CheckpointInfo[]> {
+    const store = await this.#effectsStore();
+    if ("unavailable" in store) return [];
+    return (await listCheckpoints(store)).filter((m) => m.state !== "preparing").map(info);
   }
 
   /** The absolute workspace root as configured (symlinks are resolved when tools run). */
@@ -262,6 +438,9 @@ export class CodingToolkit {
         kind: "bubblewrap",
         ...(resolved.version ? { version: resolved.version } : {}),
         processLimit: resolved.processLimit,
+        ...(resolved.effects.effects === "overlay"
+          ? { effects: "overlay" as const }
+          : { effects: "direct" as const, effectsReason: resolved.effects.effectsReason }),
       };
     }
     return resolved;
@@ -282,6 +461,10 @@ export class CodingToolkit {
       declared: this.sandboxKind,
       network: this.#sandbox.network === true,
       resolve: () => this.#resolveSandbox(),
+      effects: {
+        store: () => this.#effectsStore(),
+        decide: (payload, signal) => this.#decideEffects(payload, signal),
+      },
     };
     return this.#tools.map((name) =>
       attachToolHooks(
@@ -319,4 +502,16 @@ export class CodingToolkit {
     if (register) { for (const tool of tools) register(tool); }
     return tools;
   }
+}
+
+function info(manifest: CheckpointManifest): CheckpointInfo {
+  return Object.freeze({
+    id: manifest.id,
+    callId: manifest.callId,
+    toolName: manifest.toolName,
+    createdAt: manifest.createdAt,
+    state: manifest.state,
+    bytes: manifest.bytes,
+    changes: manifest.changes,
+  });
 }

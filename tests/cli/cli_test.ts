@@ -193,13 +193,13 @@ describe("hookscope (in-process)", () => {
     assert.equal(missing.code, 2);
   });
 
-  it("points lists all eleven points with wiring status", async () => {
+  it("points lists all twelve points with wiring status", async () => {
     const table = await run(["points"]);
     assert.equal(table.code, 0);
     assert.match(table.out, /artifact\.created\s+no\s+no\s+reserved/);
     assert.match(table.out, /tool\.pre\s+yes\s+yes/);
     const json = JSON.parse((await run(["points", "--json"])).out);
-    assert.equal(json.length, 11);
+    assert.equal(json.length, 12);
   });
 
   it("a missing or corrupt database file is a clear error with exit code 1", async () => {

@@ -28,7 +28,7 @@ const TOOL_POST = {
 };
 
 describe("HookPoint vocabulary", () => {
-  it("HOOK_POINTS pins exactly the eleven values in order", () => {
+  it("HOOK_POINTS pins exactly the twelve values in order", () => {
     assert.deepEqual([...HOOK_POINTS], [
       "session.start",
       "session.end",
@@ -41,6 +41,7 @@ describe("HookPoint vocabulary", () => {
       "tool.error",
       "message.add",
       "artifact.created",
+      "tool.effects",
     ]);
     assert.deepEqual(Object.values(HookPoint), [...HOOK_POINTS]);
   });
@@ -66,7 +67,7 @@ describe("HookPoint vocabulary", () => {
     assert.deepEqual(Object.keys(HOOK_POINT_WIRING).sort(), [...HOOK_POINTS].sort());
     assert.equal(HOOK_POINT_WIRING["artifact.created"].wired, false);
     const blocking = HOOK_POINTS.filter((p) => HOOK_POINT_WIRING[p].blocking);
-    assert.deepEqual(blocking, ["tool.pre"]);
+    assert.deepEqual(blocking, ["tool.pre", "tool.effects"]);
   });
 });
 

@@ -13,6 +13,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
 import { ActionManager } from "../../../action/mod.ts";
 import { CodingToolkit } from "../../../action/coding/mod.ts";
 
@@ -86,4 +87,21 @@ export async function run(
   const call = await manager.invoke({ function: name, arguments: args });
   if (call.status !== "completed") throw call.execution.error;
   return call.response as Result;
+}
+
+/** A hash of a whole tree: every entry's path, type, mode, mtime and content or target. */
+export function treeHash(dir: string, withTimes = true): string {
+  const hash = createHash("sha256");
+  const visit = (path: string, rel: string) => {
+    const info = lstatSync(path);
+    hash.update(`${rel}\0${info.mode}\0${withTimes && !info.isDirectory() ? info.mtimeMs : 0}\0`);
+    if (info.isSymbolicLink()) hash.update(`-> ${readlinkSync(path)}\0`);
+    else if (info.isFile()) hash.update(readFileSync(path));
+    else if (info.isDirectory()) {
+      for (const name of readdirSync(path).sort()) visit(join(path, name), `${rel}/${name}`);
+    }
+    hash.update("\n");
+  };
+  visit(dir, "");
+  return hash.digest("hex");
 }

@@ -44,7 +44,11 @@ describe("CodingToolkit bash", () => {
     assert.equal(escape.stderr, "Path escapes workspace root: ../outside");
   });
 
-  it("bash refuses ; && || | & backticks $( $x globs < > and newlines with returnCode -1", async () => {
+  it("with effects direct, bash refuses ; && || | & backticks $( $x globs < > and newlines with returnCode -1", async () => {
+    const direct = managerFor(
+      box.ws,
+      new CodingToolkit({ workspaceRoot: box.ws, sandbox: { effects: "direct" } }),
+    );
     const cases: [string, string][] = [
       ["echo a; echo b", "more than one command (;, & or a newline)"],
       ["echo a && echo b", "a command list (&& or ||)"],
@@ -62,7 +66,7 @@ describe("CodingToolkit bash", () => {
     const why =
       ". The bash tool runs one command as argv, without a shell: run each command in its own call and quote words meant literally";
     for (const [command, op] of cases) {
-      const result = await run(manager, "bash", { command });
+      const result = await run(direct, "bash", { command });
       assert.equal(result.success, false, command);
       assert.equal(result.returnCode, -1, command);
       assert.equal(result.timedOut, false);
@@ -72,9 +76,17 @@ describe("CodingToolkit bash", () => {
   });
 
   it("bash reports malformed quoting, a missing program and a failing exit code", async () => {
-    const malformed = await run(manager, "bash", { command: `echo "open` });
+    const direct = managerFor(
+      box.ws,
+      new CodingToolkit({ workspaceRoot: box.ws, sandbox: { effects: "direct" } }),
+    );
+    const malformed = await run(direct, "bash", { command: `echo "open` });
     assert.equal(malformed.stderr, 'Malformed command: syntax error near "\\"open"');
     assert.equal(malformed.returnCode, -1);
+    // With effects on, a real shell reads it and says what is wrong.
+    const shell = await run(manager, "bash", { command: `echo "open` });
+    assert.equal(shell.returnCode, 2);
+    assert.match(String(shell.stderr), /unexpected EOF/);
     const missing = await run(manager, "bash", { command: "hookscope-no-such-program --x" });
     assert.equal(missing.stderr, "Command not found: hookscope-no-such-program");
     assert.equal(missing.returnCode, -1);

@@ -248,7 +248,12 @@ describe("bash without a sandbox", () => {
 
   it("detectSandbox() pointed at a missing binary reports none with the reason", async () => {
     const info = await detectSandbox({ bwrapPath: missing.bwrapPath });
-    assert.deepEqual(info, { kind: "none", reason: `bwrap not found: ${missing.bwrapPath}` });
+    assert.deepEqual(info, {
+      kind: "none",
+      reason: `bwrap not found: ${missing.bwrapPath}`,
+      effects: "direct",
+      effectsReason: `no sandbox: bwrap not found: ${missing.bwrapPath}`,
+    });
   });
 
   it("bash refuses with SandboxUnavailableError (auto and bubblewrap), running nothing", async () => {

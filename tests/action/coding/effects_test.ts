@@ -1,0 +1,371 @@
+// Staged runs (effects: "overlay"): real bubblewrap, real overlayfs. Every bash call writes
+// into a copy-on-write layer; its change set reaches the tool.effects hooks and only an allow
+// (or no opinion) commits it. Needs `bwrap` and overlayfs in a new mount namespace.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import process from "node:process";
+import { ActionManager, AgentSpec } from "../../../action/mod.ts";
+import {
+  codingSpec,
+  CodingToolkit,
+  detectSandbox,
+  EffectsCommitError,
+  type FileChange,
+  type ToolEffectsDecision,
+} from "../../../action/coding/mod.ts";
+import { DESTRUCTIVE_COMMANDS } from "../../fixtures/command_corpus.ts";
+import { makeSandbox, type Result, type Sandbox, snapshot, treeHash } from "./_helpers.ts";
+
+function fill(ws: string): void {
+  mkdirSync(join(ws, "victim", "sub"), { recursive: true });
+  writeFileSync(join(ws, "victim", "file"), "precious\n".repeat(20));
+  writeFileSync(join(ws, "victim", "sub", "deep.txt"), "precious too\n");
+  writeFileSync(join(ws, "list.txt"), "victim\n");
+  writeFileSync(join(ws, "notes.md"), "# notes\n" + "line\n".repeat(50));
+  chmodSync(join(ws, "notes.md"), 0o640);
+  symlinkSync("notes.md", join(ws, "link"));
+}
+
+const git = (ws: string, ...args: string[]) =>
+  execFileSync("git", ["-C", ws, "-c", "user.name=t", "-c", "user.email=t@t", ...args], {
+    stdio: "pipe",
+  });
+
+function toolkitWith(
+  ws: string,
+  spec: AgentSpec,
+  state: string,
+  extra?: Record<string, unknown>,
+): { manager: ActionManager; toolkit: CodingToolkit } {
+  const manager = new ActionManager();
+  const toolkit = new CodingToolkit({
+    workspaceRoot: ws,
+    spec,
+    tools: ["bash"],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp/home" },
+    sandbox: { maxProcesses: 64 },
+    effectsDir: state,
+    ...extra,
+  });
+  toolkit.bind(manager);
+  return { manager, toolkit };
+}
+
+async function bash(manager: ActionManager, command: string, id?: string): Promise<Result> {
+  const call = await manager.invoke(
+    { function: "bash", arguments: { command } },
+    { suppressErrors: true, ...(id ? { callId: id } : {}) },
+  );
+  return call.response as Result;
+}
+
+// Long-option abbreviations, moves out of the workspace, truncation through redirection,
+// find -delete, interpreters, archivers and git: every one destroys victim/ or notes.md when it
+// runs, and none is judged here (the judge is off).
+const MORE_DESTRUCTIVE = [
+  "rm --recur --force victim",
+  "rm --rec victim",
+  "rm --recursiv victim",
+  "rm -r --forc victim",
+  "tar --remove-files -cf /tmp/x.tar victim",
+  "tar --remove-fi -cf /tmp/x.tar victim",
+  "tar -c --remove-files -f - victim > /dev/null",
+  "mv victim ..",
+  "mv victim /tmp/",
+  "mv victim/file /tmp/x && mv victim/sub /tmp/y",
+  "mv notes.md victim/",
+  ": > notes.md",
+  "> notes.md",
+  "echo x > notes.md",
+  "truncate -s 0 notes.md",
+  "cp /dev/null notes.md",
+  "dd if=/dev/null of=notes.md",
+  "printf '' | tee notes.md",
+  "sed -i d notes.md",
+  "sed -n 1e'rm -r victim' list.txt",
+  "find victim -delete",
+  "find . -name '*.md' -delete",
+  "find victim -type f -exec rm {} +",
+  "find . -name deep.txt -execdir rm {} \\;",
+  "xargs rm -r < list.txt",
+  "cat list.txt | xargs rm -rf",
+  "node -e \"require('fs').rmSync('victim',{recursive:true})\"",
+  "node -e \"require('fs').writeFileSync('notes.md','')\"",
+  "python3 -c \"import shutil; shutil.rmtree('victim')\"",
+  "perl -e 'use File::Path; rmtree(\"victim\")'",
+  "sh -c 'rm -r victim'",
+  "bash -c 'rm -rf victim'",
+  "eval 'rm -r victim'",
+  "prlimit --nofile=64 rm -r victim",
+  "flock /tmp/lock -c 'rm -r victim'",
+  "busybox rm -r victim",
+  "unlink notes.md",
+  "rm link notes.md",
+  "ln -sf /etc/passwd notes.md",
+  "chmod 000 notes.md && rm -f notes.md",
+  "rsync -a --delete /var/empty/ victim/ 2>/dev/null || rm -r victim",
+  "git clean -fdx",
+  "git checkout -- notes.md && echo gone > notes.md",
+  "git reset --hard HEAD~0 && rm -r victim",
+  "git rm -rq victim",
+  "git -c core.hooksPath=/dev/null clean -ffdx",
+  "git stash -u",
+  "cd victim && rm -r ../victim",
+  "rm -r victim # comment read differently",
+  "R=rm; $R -r victim",
+  "$(printf rm) -r victim",
+  "echo cm0gLXIgdmljdGlt | base64 -d | sh",
+];
+
+describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", () => {
+  let box: Sandbox;
+  let state: string;
+  before(async () => {
+    const info = await detectSandbox();
+    assert.equal(info.kind, "bubblewrap", `bubblewrap must be installed: ${info.reason}`);
+    assert.equal(info.effects, "overlay", `overlayfs must mount: ${info.effectsReason}`);
+    box = makeSandbox();
+    state = join(box.base, "state");
+  });
+  after(() => box?.cleanup());
+
+  it("harmless commands, pipelines and inline code run through a real shell and commit", async () => {
+    const { manager, toolkit } = toolkitWith(box.ws, codingSpec({ cwd: box.ws }), state);
+    assert.equal((await toolkit.sandboxStatus() as { effects: string }).effects, "overlay");
+    const inline = await bash(manager, `node -e "console.log(6*7)"`);
+    assert.equal(inline.stdout, "42\n", JSON.stringify(inline));
+    assert.deepEqual(inline.changes, []);
+    const piped = await bash(manager, "echo a b c | tr ' ' '\\n' > out.txt && wc -l < out.txt");
+    assert.equal(piped.success, true, JSON.stringify(piped));
+    assert.equal(String(piped.stdout).trim(), "3");
+    assert.equal(piped.applied, true);
+    assert.equal(readFileSync(join(box.ws, "out.txt"), "utf8"), "a\nb\nc\n");
+    const code = await bash(
+      manager,
+      `python3 -c "open('py.txt','w').write(str(6*7))" && node -e "require('fs').mkdirSync('gen/deep',{recursive:true}); require('fs').writeFileSync('gen/deep/x.json','{}')"`,
+    );
+    assert.equal(code.success, true, JSON.stringify(code));
+    assert.equal(readFileSync(join(box.ws, "py.txt"), "utf8"), "42");
+    assert.equal(readFileSync(join(box.ws, "gen", "deep", "x.json"), "utf8"), "{}");
+  });
+
+  it("the change set names created, modified, deleted, mode and symlink entries", async () => {
+    const ws = join(box.base, "kinds");
+    mkdirSync(ws);
+    fill(ws);
+    const seen: FileChange[][] = [];
+    const spec = new AgentSpec().effects("bash", ({ changes }) => {
+      seen.push([...changes]);
+      return { decision: "deny", reason: "just looking" };
+    });
+    const { manager } = toolkitWith(ws, spec, state);
+    const before = treeHash(ws);
+    const result = await bash(
+      manager,
+      "echo new > new.txt; echo more >> notes.md; rm victim/file; chmod 600 list.txt; ln -sfn /etc victim/sub/etc",
+    );
+    assert.equal(result.applied, false);
+    assert.match(String(result.error), /not applied: just looking\. The workspace is unchanged/);
+    assert.equal(treeHash(ws), before);
+    const byPath = Object.fromEntries(seen[0].map((c) => [c.path, c]));
+    assert.deepEqual(byPath["new.txt"], {
+      path: "new.txt",
+      kind: "created",
+      type: "file",
+      bytesAfter: 4,
+    });
+    assert.equal(byPath["notes.md"].kind, "modified");
+    assert.equal(byPath["notes.md"].bytesAfter, (byPath["notes.md"].bytesBefore ?? 0) + 5);
+    assert.equal(byPath["victim/file"].kind, "deleted");
+    assert.equal(byPath["list.txt"].kind, "mode");
+    assert.equal(byPath["victim/sub/etc"].kind, "symlink");
+    assert.equal(byPath["victim/sub/etc"].target, "/etc");
+  });
+
+  it("a destructive corpus with the judge off: each one is either refused by the hook or unchanged", async () => {
+    const ws = join(box.base, "corpus");
+    mkdirSync(ws);
+    fill(ws);
+    git(ws, "init", "-q");
+    git(ws, "add", "-A");
+    git(ws, "commit", "-qm", "init");
+    const corpus = [
+      ...MORE_DESTRUCTIVE,
+      ...DESTRUCTIVE_COMMANDS.filter((entry) => entry.local).map((entry) => entry.command),
+    ];
+    assert.ok(corpus.length >= 150, String(corpus.length));
+    let reached = 0;
+    const spec = new AgentSpec().effects("bash", ({ changes }) => {
+      if (changes.length) reached++;
+      return { decision: "deny", reason: "corpus" };
+    });
+    const { manager } = toolkitWith(ws, spec, state);
+    const outsideBefore = snapshot(box.outside);
+    const problems: string[] = [];
+    const before = treeHash(ws);
+    let destroyedIfRun = 0;
+    for (const command of corpus) {
+      const count = reached;
+      const result = await bash(manager, command);
+      if (treeHash(ws) !== before) problems.push(`${command}: changed the workspace`);
+      if (reached > count) {
+        destroyedIfRun++;
+        if (result.applied !== false) {
+          problems.push(`${command}: applied ${JSON.stringify(result)}`);
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
+    assert.deepEqual(snapshot(box.outside), outsideBefore);
+    // Most of them would have destroyed something: their change sets reached the hook.
+    assert.ok(destroyedIfRun >= 150, `${destroyedIfRun} of ${corpus.length} reached the hook`);
+  });
+
+  it("the same corpus commits where a hook allows it (the control: it really destroys)", async () => {
+    const ws = join(box.base, "control");
+    mkdirSync(ws);
+    fill(ws);
+    const { manager } = toolkitWith(
+      ws,
+      new AgentSpec().effects("bash", () => ({ decision: "allow" })),
+      state,
+    );
+    for (const command of ["rm --recur --force victim", "mv list.txt ..", ": > notes.md"]) {
+      const result = await bash(manager, command);
+      assert.equal(result.applied, true, `${command}: ${JSON.stringify(result)}`);
+    }
+    assert.equal(existsSync(join(ws, "victim")), false);
+    assert.equal(existsSync(join(ws, "list.txt")), false);
+    assert.equal(readFileSync(join(ws, "notes.md"), "utf8"), "");
+  });
+
+  it("the coding preset asks before deleting or truncating; a failing hook discards", async () => {
+    const ws = join(box.base, "preset");
+    mkdirSync(ws);
+    fill(ws);
+    const before = treeHash(ws);
+    const spec = codingSpec({ cwd: ws });
+    const asked: string[] = [];
+    let answer = false;
+    const { manager } = toolkitWith(ws, spec, state, {
+      approveEffects: ({ reason }: { reason?: string }) => {
+        asked.push(reason ?? "");
+        return answer;
+      },
+    });
+    const refused = await bash(manager, "rm --recur --force victim");
+    assert.equal(refused.applied, false);
+    assert.match(String(refused.error), /a person rejected them \(The command deletes 2 existing/);
+    const truncate = await bash(manager, "> notes.md");
+    assert.equal(truncate.applied, false);
+    assert.match(asked[1], /truncates 1 existing file\(s\): notes\.md/);
+    const secret = await bash(manager, "echo KEY=1 > .env");
+    assert.equal(secret.applied, false);
+    assert.match(asked[2], /protected files: \.env/);
+    assert.equal(treeHash(ws), before);
+    answer = true;
+    const approved = await bash(manager, "rm -r victim");
+    assert.equal(approved.applied, true, JSON.stringify(approved));
+    assert.equal(existsSync(join(ws, "victim")), false);
+    // A hook that throws discards the change set.
+    const failing = new AgentSpec().effects("bash", () => {
+      throw new Error("policy crashed");
+    });
+    const crashed = toolkitWith(ws, failing, state).manager;
+    const hashed = treeHash(ws);
+    const result = await bash(crashed, "echo x > y.txt");
+    assert.equal(result.applied, false);
+    assert.match(String(result.error), /policy crashed/);
+    assert.equal(treeHash(ws), hashed);
+  });
+
+  it("builds that write many files commit: git init && git commit, npm install of a local tarball", async () => {
+    const ws = join(box.base, "build");
+    mkdirSync(join(ws, "pkg"), { recursive: true });
+    writeFileSync(
+      join(ws, "pkg", "package.json"),
+      JSON.stringify({ name: "tiny-local", version: "1.0.0", main: "index.js" }),
+    );
+    writeFileSync(join(ws, "pkg", "index.js"), "module.exports = 42;\n");
+    const { manager } = toolkitWith(
+      ws,
+      new AgentSpec().effects("bash", () => ({ decision: "allow" })),
+      state,
+    );
+    const gitRun = await bash(
+      manager,
+      "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm one && git log --oneline | wc -l",
+    );
+    assert.equal(gitRun.applied, true, JSON.stringify(gitRun));
+    assert.equal(String(gitRun.stdout).trim(), "1");
+    assert.equal(git(ws, "log", "--oneline").toString().trim().split("\n").length, 1);
+    assert.equal(git(ws, "status", "--porcelain").toString(), "");
+    const npm = await bash(
+      manager,
+      "cd pkg && npm pack --silent > /dev/null && cd .. && mkdir app && cd app && echo '{}' > package.json && npm install --offline --no-audit --no-fund --silent ../pkg/tiny-local-1.0.0.tgz && node -e \"console.log(require('tiny-local'))\"",
+    );
+    assert.equal(npm.applied, true, JSON.stringify(npm));
+    assert.equal(String(npm.stdout).trim(), "42");
+    assert.equal(
+      readFileSync(join(ws, "app", "node_modules", "tiny-local", "index.js"), "utf8"),
+      "module.exports = 42;\n",
+    );
+    assert.ok((npm.changes as FileChange[]).length >= 5);
+  });
+
+  it("undo restores byte-identical trees after creates, edits, deletes, renames, modes and symlinks", async () => {
+    const ws = join(box.base, "undo");
+    mkdirSync(ws);
+    fill(ws);
+    const allow = new AgentSpec().effects(
+      "bash",
+      (): ToolEffectsDecision => ({ decision: "allow" }),
+    );
+    const { manager, toolkit } = toolkitWith(ws, allow, state);
+    const before = treeHash(ws, false);
+    const commands: [string, string][] = [
+      ["c1", "echo new > new.txt && mkdir -p made/deep && echo x > made/deep/x"],
+      ["c2", "echo more >> notes.md && chmod 755 notes.md"],
+      ["c3", "rm -r victim && mv list.txt renamed.txt"],
+      ["c4", "ln -sfn new.txt link && ln -s /etc out && chmod 700 made"],
+      ["c5", "rm -r made && echo file > made"],
+    ];
+    const hashes = [before];
+    for (const [id, command] of commands) {
+      const result = await bash(manager, command, id);
+      assert.equal(result.applied, true, `${command}: ${JSON.stringify(result)}`);
+      hashes.push(treeHash(ws, false));
+    }
+    assert.equal((await toolkit.checkpoints()).filter((c) => c.state === "committed").length, 5);
+    // Undoing an earlier call whose paths a later call changed is refused without force.
+    await assert.rejects(toolkit.undo("c1"), (error: unknown) => {
+      assert.ok(error instanceof EffectsCommitError);
+      assert.equal(error.why, "conflict");
+      return true;
+    });
+    for (let index = commands.length - 1; index >= 0; index--) {
+      await toolkit.undo(commands[index][0]);
+      assert.equal(treeHash(ws, false), hashes[index], `after undoing ${commands[index][0]}`);
+    }
+    // byte-identical with the original: content, modes and symlinks (restored files have
+    // new mtimes)
+    assert.equal(treeHash(ws, false), before);
+    await assert.rejects(toolkit.undo("c1"), /undone already/);
+    // A change made outside the toolkit since the commit is refused unless forced.
+    await bash(manager, "echo one > edited.txt", "c6");
+    writeFileSync(join(ws, "edited.txt"), "changed by hand\n");
+    await assert.rejects(toolkit.undo("c6"), /changed since/);
+    await toolkit.undo("c6", { force: true });
+    assert.equal(existsSync(join(ws, "edited.txt")), false);
+  });
+});

@@ -18,6 +18,7 @@ import { isThenable } from "../core/_util.ts";
 import { deadline } from "../core/_async.ts";
 import type { HookBus } from "../hooks/bus.ts";
 import { HookEvent, HookEventType, HookRegistry, type PhaseHandler } from "../service/mod.ts";
+import { reportAnswers } from "./_approvals.ts";
 
 /** What a stream handler may return: a part replaces, an array replaces with many (`[]` drops). */
 export type StreamHandlerResult = StreamPart | readonly StreamPart[] | null | undefined;
@@ -35,18 +36,45 @@ export type PartHandlers = { [T in StreamPart["type"]]?: PartHandler<T> };
 export type GuardVerdict = undefined | void | { block: string };
 
 /**
- * A streaming guardrail: text is held back by `holdBackChars` characters and released only after
- * `check` has seen it with that much text after it, so a phrase split across chunks is caught
- * before any of it reaches the consumer.
+ * A guardrail over everything text-bearing the model produces: text, reasoning and tool-input
+ * deltas of a stream, and the text, reasoning and tool-call inputs of a `generate` answer. In a
+ * stream, parts are held back until `holdBackChars` characters of guarded text follow them, so a
+ * phrase split across chunks, text ids or part types is caught before any of it is released.
  */
 export interface StreamGuard {
   /** How many characters to hold back (default 64). */
   holdBackChars?: number;
-  /** Judges all the text of one text part so far. */
+  /**
+   * Judges all the guarded text of the call so far: every text, reasoning and tool-input delta,
+   * concatenated in arrival order, whatever its id (for `generate`: the content's text,
+   * reasoning and tool-call inputs, concatenated in order).
+   */
   check(text: string): GuardVerdict | Promise<GuardVerdict>;
 }
 
-/** Raised into the stream when the guardrail blocks text. */
+/** Guarded part types of a stream. */
+type GuardedDelta = Extract<
+  StreamPart,
+  { type: "text-delta" | "reasoning-delta" | "tool-input-delta" }
+>;
+
+function isGuardedDelta(part: StreamPart): part is GuardedDelta {
+  return part.type === "text-delta" || part.type === "reasoning-delta" ||
+    part.type === "tool-input-delta";
+}
+
+/** The guarded text of a `generate` answer: text, reasoning and tool-call inputs, in order. */
+function generatedText(result: GenerateResult): string {
+  let text = "";
+  for (const part of (result as { content?: unknown }).content as unknown[] ?? []) {
+    const p = part as { type?: unknown; text?: unknown; input?: unknown };
+    if ((p.type === "text" || p.type === "reasoning") && typeof p.text === "string") text += p.text;
+    else if (p.type === "tool-call" && typeof p.input === "string") text += p.input;
+  }
+  return text;
+}
+
+/** Raised into the stream (or thrown by `generate`) when the guardrail blocks text. */
 export class StreamBlockedError extends Error {
   /** The guardrail's reason. */
   readonly reason: string;
@@ -92,7 +120,7 @@ export interface HookscopeMiddlewareOptions<
   chunkTimeoutMs?: number;
   /** A session whose bus gets `api.pre_call`, `api.post_call` and `api.stream_chunk`. */
   session?: MiddlewareSession;
-  /** A streaming guardrail over text parts. */
+  /** A guardrail over text, reasoning and tool-input parts (streams) and `generate` answers. */
   guard?: StreamGuard;
 }
 
@@ -172,8 +200,8 @@ function partsOf(part: StreamPart, result: unknown): readonly StreamPart[] {
  *
  * - `transformParams` runs the pre-invoke handler with its deadline and exit policy; it may
  *   replace `event.params`. With `exitHook: true` a failure rejects the call with `HookPhaseError`.
- * - `wrapGenerate` runs the post-invoke handler after the model answered; it may replace
- *   `event.result`.
+ * - `wrapGenerate` runs the guardrail over the answer (a block rejects with
+ *   `StreamBlockedError`), then the post-invoke handler; it may replace `event.result`.
  * - `wrapStream` pipes the model's stream through a `TransformStream` that runs the stream
  *   handler of each part's type (replace, expand or drop the part), then the guardrail, and runs
  *   the post-invoke handler after the stream drained. Errors reach the consumer as the stream's
@@ -296,6 +324,9 @@ export function hookscopeMiddleware<V extends MiddlewareSpecificationVersion = "
         provider: model.provider,
         requestSummary: summary(params.prompt),
       });
+      // Rejections of the AI SDK approval flow reach the model as `execution-denied` results:
+      // the session's wrapTools sets record the ones they asked about.
+      if (bus) await reportAnswers(bus, params.prompt);
       if (hasPre) await runPhase(HookEventType.PreInvocation, call);
       calls.set(call.params, { call, started: performance.now() });
       return call.params as P;
@@ -322,6 +353,13 @@ export function hookscopeMiddleware<V extends MiddlewareSpecificationVersion = "
         await postCall(entry.call, entry.started, "failed");
         throw error;
       }
+      if (guard) {
+        const verdict = await guard.check(generatedText(result));
+        if (verdict && typeof verdict === "object" && typeof verdict.block === "string") {
+          await postCall(entry.call, entry.started, "failed");
+          throw new StreamBlockedError(verdict.block);
+        }
+      }
       entry.call.result = result;
       if (hasPost) await runPhase(HookEventType.PostInvocation, entry.call);
       await postCall(entry.call, entry.started, "completed", result.usage as never);
@@ -339,7 +377,28 @@ export function hookscopeMiddleware<V extends MiddlewareSpecificationVersion = "
         started: performance.now(),
       };
       const upstream = await doStream();
-      const text = new Map<string, { all: string; released: number }>();
+      // The guardrail's view: all guarded text so far, and the parts held back behind it (each
+      // with the span of that text it carries; other parts carry none and keep their place).
+      let seen = "";
+      const held: { part: StreamPart; start: number; end: number }[] = [];
+      const release = (controller: TransformStreamDefaultController<StreamPart>, all: boolean) => {
+        const limit = all ? Infinity : seen.length - holdBack;
+        while (held.length > 0) {
+          const item = held[0];
+          if (item.end <= limit) {
+            controller.enqueue(item.part);
+            held.shift();
+            continue;
+          }
+          if (item.start < limit && isGuardedDelta(item.part)) {
+            const cut = limit - item.start;
+            controller.enqueue({ ...item.part, delta: item.part.delta.slice(0, cut) });
+            item.part = { ...item.part, delta: item.part.delta.slice(cut) };
+            item.start = limit;
+          }
+          return;
+        }
+      };
       let usage: unknown;
       let stopped = false;
 
@@ -385,31 +444,24 @@ export function hookscopeMiddleware<V extends MiddlewareSpecificationVersion = "
             chunkSummary: summary(part),
           });
         }
-        if (!guard || (part.type !== "text-delta" && part.type !== "text-end")) {
+        if (!guard) {
           controller.enqueue(part);
           return;
         }
-        const state = text.get(part.id) ?? { all: "", released: 0 };
-        text.set(part.id, state);
-        if (part.type === "text-delta") state.all += part.delta;
-        const verdict = await guard.check(state.all);
+        if (!isGuardedDelta(part) || part.delta === "") {
+          if (held.length === 0) controller.enqueue(part);
+          else held.push({ part, start: seen.length, end: seen.length });
+          return;
+        }
+        const start = seen.length;
+        seen += part.delta;
+        const verdict = await guard.check(seen);
         if (verdict && typeof verdict === "object" && typeof verdict.block === "string") {
           fail(controller, new StreamBlockedError(verdict.block));
           return;
         }
-        const upTo = part.type === "text-end" ? state.all.length : state.all.length - holdBack;
-        if (upTo > state.released) {
-          controller.enqueue({
-            type: "text-delta",
-            id: part.id,
-            delta: state.all.slice(state.released, upTo),
-          } as StreamPart);
-          state.released = upTo;
-        }
-        if (part.type === "text-end") {
-          text.delete(part.id);
-          controller.enqueue(part);
-        }
+        held.push({ part, start, end: seen.length });
+        release(controller, false);
       };
 
       const transform = new TransformStream<StreamPart, StreamPart>({
@@ -440,15 +492,7 @@ export function hookscopeMiddleware<V extends MiddlewareSpecificationVersion = "
         },
         flush: async (controller) => {
           if (stopped) return;
-          for (const [id, state] of text) {
-            if (state.released < state.all.length) {
-              controller.enqueue({
-                type: "text-delta",
-                id,
-                delta: state.all.slice(state.released),
-              } as StreamPart);
-            }
-          }
+          release(controller, true);
           try {
             if (hasPost) await runPhase(HookEventType.PostInvocation, entry.call);
           } catch (error) {

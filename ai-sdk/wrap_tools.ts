@@ -6,6 +6,7 @@
 
 import { z } from "zod";
 import { ToolDeniedError } from "../core/errors.ts";
+import { samePlainData } from "../core/_freeze.ts";
 import type { ToolSource } from "../core/tool_source.ts";
 import { findSchemaProblem, jsonSchemaValidator } from "../action/_json_schema.ts";
 import type { AgentSpec } from "../action/spec.ts";
@@ -13,6 +14,7 @@ import { Tool, type ToolContext } from "../action/tool.ts";
 import { summarize } from "../core/json_safe.ts";
 import { Branch } from "../session/branch.ts";
 import type { Session } from "../session/session.ts";
+import { type FlowAnswer, flowAnswers, listenForAnswers, reportAnswers } from "./_approvals.ts";
 
 /** The options the AI SDK passes to a tool's `execute` and `needsApproval`. */
 export interface ToolCallOptionsLike {
@@ -57,7 +59,44 @@ export interface WrapToolsOptions {
   approvedBy?: string;
 }
 
+/**
+ * Two {@linkcode wrapTools} calls put a tool of the same name on one branch: the second is
+ * refused (the first set's calls would otherwise run the second set's tool).
+ *
+ * @example
+ * ```ts
+ * import { ToolNameCollisionError, wrapTools } from "@hookscope/core/ai-sdk";
+ * import { Branch } from "@hookscope/core/session";
+ * import assert from "node:assert/strict";
+ *
+ * const branch = new Branch();
+ * wrapTools({ read: { execute: () => "a" } }, { branch });
+ * assert.throws(() => wrapTools({ read: { execute: () => "b" } }, { branch }), ToolNameCollisionError);
+ * ```
+ */
+export class ToolNameCollisionError extends TypeError {
+  /** The tool name both sets use. */
+  readonly toolName: string;
+  /** The branch they were wrapped onto. */
+  readonly branchId: string;
+  /** Makes the error. */
+  constructor(toolName: string, branchId: string) {
+    super(
+      `Cannot wrap AI SDK tool ${
+        JSON.stringify(toolName)
+      }: another wrapTools set on branch ${branchId} has a tool of that name (wrap them in one call, or use another branch)`,
+    );
+    this.name = "ToolNameCollisionError";
+    this.toolName = toolName;
+    this.branchId = branchId;
+  }
+}
+
 const SOURCE: ToolSource = Object.freeze({ kind: "ai-sdk" });
+/** Tool names wrapped onto each branch, across wrapTools calls. */
+const wrappedNames = new WeakMap<Branch, Set<string>>();
+/** How many asked-about calls a tool set remembers before it forgets the oldest. */
+const MAX_ASKED = 1024;
 
 function requestOptionsOf(name: string, schema: unknown) {
   if (schema instanceof z.ZodType) {
@@ -85,9 +124,18 @@ function requestOptionsOf(name: string, schema: unknown) {
  * - **deny**: the tool does not run; the model receives `Tool call denied: <reason>` as the
  *   tool's output and can go on.
  * - **ask**: with a session, the wrapped tool's `needsApproval` asks the session's `tool.pre`
- *   chain, so the AI SDK's own tool-approval flow pauses the run (`tool-approval-request`); once
- *   the caller approves, the call runs with the approval recorded. Without the approval flow (an
- *   `ask` that appears only when the call runs) the call rejects with `ApprovalRequiredError`.
+ *   chain, so the AI SDK's own tool-approval flow pauses the run (`tool-approval-request`). A
+ *   call runs only when the conversation it is given holds an approval
+ *   (`tool-approval-response` with `approved: true`) for its call id, of a tool call with exactly
+ *   its arguments; then the approval is recorded (`ApprovalRequested`, `ApprovalAnswered`). An
+ *   `ask` without such an approval rejects with `ApprovalRequiredError`.
+ * - **rejection**: a rejected call is recorded like an approval (`ApprovalRequested`,
+ *   `ApprovalAnswered` with `approve: false`, `ToolDenied`) when the rejection is seen: by
+ *   `hookscopeMiddleware({ session })` in the next prompt, by a wrapped tool of the session in
+ *   the conversation it is given, or by {@linkcode recordApprovalAnswers}. A set remembers at
+ *   most 1 024 unanswered asks (the oldest is forgotten first) and forgets each once answered.
+ * - **names**: two `wrapTools` calls on one branch may not share a tool name
+ *   ({@linkcode ToolNameCollisionError}); wrap the tools in one call, or give each its branch.
  * - Tool failures reject, as the AI SDK expects (a `tool-error` the model sees).
  *
  * The session's `tool.pre` handlers run twice for a call whose approval is asked (once to decide
@@ -97,6 +145,7 @@ function requestOptionsOf(name: string, schema: unknown) {
  * @param options The session, branch and spec.
  * @returns The same names with wrapped tools (the original objects are not changed).
  * @throws {TypeError} When a tool's JSON Schema is malformed.
+ * @throws {ToolNameCollisionError} When another set on the branch has a tool of the same name.
  *
  * @example A guard that denies a call, seen by the model as the tool's output
  * ```ts
@@ -127,20 +176,63 @@ export function wrapTools<T extends Record<string, AiSdkToolLike>>(
       ? session.newBranch({ name: "ai-sdk", spec: options.spec })
       : new Branch({ spec: options.spec }));
   const bus = session?.hooks ?? branch.hooks;
-  const pending = new Map<string, ToolCallOptionsLike>();
-  const approved = new Set<string>();
-  const by = options.approvedBy ?? "ai-sdk";
-  const out: Record<string, AiSdkToolLike> = {};
-
+  const taken = wrappedNames.get(branch) ?? new Set<string>();
   for (const [name, original] of Object.entries(tools)) {
     if (original === null || typeof original !== "object") {
       throw new TypeError(`Cannot wrap AI SDK tool ${JSON.stringify(name)}: not a tool object`);
     }
+    if (typeof original.execute === "function" && taken.has(name)) {
+      throw new ToolNameCollisionError(name, branch.id);
+    }
+  }
+  const pending = new Map<string, ToolCallOptionsLike>();
+  /** Calls whose approval this set asked for, not answered yet: call id -> tool name. */
+  const asked = new Map<string, string>();
+  /** Calls being recorded as rejected: their tool must not run. */
+  const rejecting = new Set<string>();
+  const by = options.approvedBy ?? "ai-sdk";
+  const out: Record<string, AiSdkToolLike> = {};
+
+  /** Records the rejections among `answers` of calls this set asked about, once each. */
+  const noteAnswers = async (answers: Map<string, FlowAnswer>): Promise<void> => {
+    for (const answer of answers.values()) {
+      const name = asked.get(answer.toolCallId);
+      if (name === undefined || answer.approved) continue;
+      asked.delete(answer.toolCallId);
+      const args = answer.input !== null && typeof answer.input === "object" &&
+          !Array.isArray(answer.input)
+        ? answer.input as Record<string, unknown>
+        : {};
+      const rejection = {
+        approve: false as const,
+        by,
+        ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+      };
+      rejecting.add(answer.toolCallId);
+      try {
+        // The tool.pre chain judges the call again and asks; the rejection is its answer
+        // (ApprovalRequested, ApprovalAnswered with approve false, ToolDenied). The tool
+        // cannot run here (`rejecting`).
+        await branch.act({ function: name, arguments: args }, {
+          callId: answer.toolCallId,
+          approve: () => rejection,
+        });
+      } catch {
+        // a denial (expected), or a failure of the guard below: nothing ran either way
+      } finally {
+        rejecting.delete(answer.toolCallId);
+      }
+    }
+  };
+  if (bus) listenForAnswers(bus, { noteAnswers });
+
+  for (const [name, original] of Object.entries(tools)) {
     const execute = original.execute;
     if (typeof execute !== "function") {
       out[name] = original; // a client-side tool: nothing runs here
       continue;
     }
+    taken.add(name);
     branch.actions.register(
       new Tool({
         name,
@@ -148,6 +240,14 @@ export function wrapTools<T extends Record<string, AiSdkToolLike>>(
         source: SOURCE,
         ...requestOptionsOf(name, original.inputSchema),
         func: (args: Record<string, unknown>, context: ToolContext) => {
+          if (context.callId && rejecting.has(context.callId)) {
+            throw new ToolDeniedError({
+              toolName: name,
+              callId: context.callId,
+              reason: "rejected in the AI SDK approval flow",
+              hook: "approval",
+            });
+          }
           const sdk = (context.callId && pending.get(context.callId)) || { toolCallId: "" };
           return execute(args, { ...sdk, abortSignal: context.signal });
         },
@@ -158,6 +258,7 @@ export function wrapTools<T extends Record<string, AiSdkToolLike>>(
     const ownApproval = original.needsApproval;
     const needsApproval = bus
       ? async (input: unknown, sdk: ToolCallOptionsLike): Promise<boolean> => {
+        if (sdk?.messages) await noteAnswers(flowAnswers(sdk.messages));
         if (ownApproval === true) return true;
         if (typeof ownApproval === "function" && await ownApproval(input, sdk)) return true;
         const args = (input ?? {}) as Record<string, unknown>;
@@ -170,7 +271,9 @@ export function wrapTools<T extends Record<string, AiSdkToolLike>>(
           source: SOURCE,
         });
         if (fold.verdict !== "ask") return false;
-        approved.add(sdk.toolCallId);
+        asked.delete(sdk.toolCallId);
+        asked.set(sdk.toolCallId, name);
+        if (asked.size > MAX_ASKED) asked.delete(asked.keys().next().value as string);
         return true;
       }
       : ownApproval;
@@ -180,15 +283,22 @@ export function wrapTools<T extends Record<string, AiSdkToolLike>>(
       ...(needsApproval === undefined ? {} : { needsApproval }),
       execute: async (input: unknown, sdk: ToolCallOptionsLike) => {
         const callId = sdk?.toolCallId || crypto.randomUUID();
+        const answers = flowAnswers(sdk?.messages);
+        await noteAnswers(answers);
+        // Approved means: the conversation holds an approval for this call id, and the call it
+        // approved had exactly these arguments.
+        const answer = answers.get(callId);
+        const approved = answer !== undefined && answer.approved && answer.hasInput &&
+          samePlainData(answer.input, input ?? {});
+        asked.delete(callId);
         pending.set(callId, sdk);
-        const wasAsked = approved.delete(callId);
         try {
           const result = await branch.act(
             { function: name, arguments: (input ?? {}) as Record<string, unknown> },
             {
               callId,
               ...(sdk?.abortSignal ? { signal: sdk.abortSignal } : {}),
-              ...(wasAsked ? { approve: () => ({ approve: true as const, by }) } : {}),
+              ...(approved ? { approve: () => ({ approve: true as const, by }) } : {}),
             },
           );
           return result.output;
@@ -201,5 +311,33 @@ export function wrapTools<T extends Record<string, AiSdkToolLike>>(
       },
     };
   }
+  wrappedNames.set(branch, taken);
   return out as T;
+}
+
+/**
+ * Records the answers of the AI SDK approval flow found in `messages` (the `ModelMessage[]` you
+ * pass to `generateText`/`streamText`) for every {@linkcode wrapTools} set of `session`: a
+ * rejection of a call a set asked about is recorded like an approval (`ApprovalRequested`,
+ * `ApprovalAnswered` with `approve: false`, `ToolDenied`) and the set forgets the call. The
+ * middleware (`hookscopeMiddleware({ session })`) does the same with every prompt it sees, and a
+ * wrapped tool with every conversation it is given; call this when neither sees the rejection
+ * (a model without the middleware that answers without calling a wrapped tool).
+ *
+ * @param session The session the tool sets were wrapped with.
+ * @param messages The conversation, with the `tool-approval-response` parts.
+ *
+ * @example
+ * ```ts
+ * import { recordApprovalAnswers } from "@hookscope/core/ai-sdk";
+ * import { Session } from "@hookscope/core";
+ *
+ * await recordApprovalAnswers(new Session(), [{ role: "user", content: "hi" }]);
+ * ```
+ */
+export function recordApprovalAnswers(
+  session: { readonly hooks: object },
+  messages: readonly unknown[],
+): Promise<void> {
+  return reportAnswers(session.hooks, messages);
 }

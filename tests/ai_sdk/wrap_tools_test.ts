@@ -1,10 +1,23 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { generateText, jsonSchema, type ModelMessage, stepCountIs, tool } from "ai";
+import {
+  generateText,
+  jsonSchema,
+  type ModelMessage,
+  stepCountIs,
+  tool,
+  wrapLanguageModel,
+} from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { AgentSpec, ApprovalRequiredError, MemoryStore, Session } from "../../mod.ts";
-import { wrapTools } from "../../ai-sdk/mod.ts";
+import { Branch } from "../../session/mod.ts";
+import {
+  hookscopeMiddleware,
+  recordApprovalAnswers,
+  ToolNameCollisionError,
+  wrapTools,
+} from "../../ai-sdk/mod.ts";
 
 // The real `ai` package drives a multi-step tool loop; its mock language model plays a model
 // that first calls tools and then answers, and records every prompt it was sent.
@@ -199,5 +212,152 @@ describe("wrapTools in a multi-step generateText", () => {
         }),
       /required: must be an array/,
     );
+  });
+});
+
+function signalsOf(session: Session): { kind: string; data: Record<string, unknown> }[] {
+  return session.observer.events.map((e) => ({
+    kind: (e as object).constructor.name,
+    data: (e as { data?: Record<string, unknown> }).data ?? {},
+  })).filter((s) => s.kind !== "MessageAdded" && s.kind !== "HookSignal");
+}
+
+/** An ask about every deploy, the first run paused on it; the messages to answer it with. */
+async function pausedDeploy(options: { middleware?: boolean } = {}) {
+  const ran: unknown[] = [];
+  const session = new Session();
+  session.hooks.on(
+    "tool.pre",
+    ({ toolName }) =>
+      toolName === "deploy" ? { decision: "ask", reason: "deploys need a person" } : undefined,
+  );
+  const tools = wrapTools({
+    deploy: tool({
+      inputSchema: z.object({ env: z.string() }),
+      execute: (input) => {
+        ran.push(input);
+        return "deployed";
+      },
+    }),
+  }, { session, approvedBy: "alice" });
+  const prompts: unknown[][] = [];
+  const base = scripted([
+    [call("d1", "deploy", { env: "prod" })],
+    [{ type: "text", text: "not shipped" }],
+  ], prompts);
+  const model = options.middleware
+    ? wrapLanguageModel({ model: base, middleware: hookscopeMiddleware({ session }) })
+    : base;
+  const first = await generateText({ model, tools, prompt: "ship it", stopWhen: stepCountIs(3) });
+  const request = first.content.find((p) => p.type === "tool-approval-request") as {
+    approvalId: string;
+  };
+  const answer = (approved: boolean, reason?: string): ModelMessage[] => [
+    { role: "user", content: "ship it" },
+    ...first.response.messages,
+    {
+      role: "tool",
+      content: [{
+        type: "tool-approval-response",
+        approvalId: request.approvalId,
+        approved,
+        ...(reason === undefined ? {} : { reason }),
+      }],
+    },
+  ];
+  return { ran, session, tools, model, prompts, answer };
+}
+
+describe("wrapTools and the AI SDK approval flow", () => {
+  it("a rejection seen by the middleware is recorded like an approval, once", async () => {
+    const { ran, session, tools, model, prompts, answer } = await pausedDeploy({
+      middleware: true,
+    });
+    const messages = answer(false, "not on a Friday");
+    const second = await generateText({ model, tools, messages, stopWhen: stepCountIs(3) });
+    await session.drainSignals();
+    assert.equal(second.text, "not shipped");
+    assert.deepEqual(ran, []);
+    assert.deepEqual(toolOutputs(prompts.at(-1)!).d1, {
+      type: "execution-denied",
+      reason: "not on a Friday",
+    });
+    const kinds = signalsOf(session).map((s) => s.kind);
+    assert.deepEqual(kinds, ["ApprovalRequested", "ApprovalAnswered", "ToolDenied"]);
+    const answered = signalsOf(session).find((s) => s.kind === "ApprovalAnswered")!;
+    assert.equal(answered.data.approve, false);
+    assert.equal(answered.data.reason, "not on a Friday");
+    assert.equal(answered.data.by, "alice");
+    assert.equal(answered.data.callId, "d1");
+    // The set forgot the call: the same conversation again records nothing more.
+    await recordApprovalAnswers(session, messages);
+    await session.drainSignals();
+    assert.equal(signalsOf(session).length, 3);
+  });
+
+  it("without the middleware, recordApprovalAnswers records the rejection", async () => {
+    const { ran, session, tools, model, answer } = await pausedDeploy();
+    const messages = answer(false);
+    await generateText({ model, tools, messages, stopWhen: stepCountIs(3) });
+    assert.deepEqual(signalsOf(session), []); // nothing of the wrapped set saw the rejection
+    await recordApprovalAnswers(session, messages);
+    await session.drainSignals();
+    assert.deepEqual(signalsOf(session).map((s) => s.kind), [
+      "ApprovalRequested",
+      "ApprovalAnswered",
+      "ToolDenied",
+    ]);
+    assert.deepEqual(ran, []);
+  });
+
+  it("a call runs only with an approval for its id and its arguments", async () => {
+    const { ran, tools, answer } = await pausedDeploy();
+    const execute = tools.deploy.execute! as (i: unknown, o: unknown) => Promise<unknown>;
+    // Asked, never answered.
+    const asked = answer(true).slice(0, -1);
+    await assert.rejects(
+      execute({ env: "prod" }, { toolCallId: "d1", messages: asked }),
+      ApprovalRequiredError,
+    );
+    // Approved, but for other arguments than the ones it is run with.
+    await assert.rejects(
+      execute({ env: "staging" }, { toolCallId: "d1", messages: answer(true) }),
+      ApprovalRequiredError,
+    );
+    // Approved for another call id.
+    await assert.rejects(
+      execute({ env: "prod" }, { toolCallId: "d2", messages: answer(true) }),
+      ApprovalRequiredError,
+    );
+    // Rejected.
+    await assert.rejects(
+      execute({ env: "prod" }, { toolCallId: "d1", messages: answer(false) }),
+      ApprovalRequiredError,
+    );
+    assert.deepEqual(ran, []);
+    assert.equal(
+      await execute({ env: "prod" }, { toolCallId: "d1", messages: answer(true) }),
+      "deployed",
+    );
+    assert.deepEqual(ran, [{ env: "prod" }]);
+  });
+
+  it("two wrapTools with the same tool name on one branch are refused", () => {
+    const branch = new Branch();
+    wrapTools({ read: tool({ inputSchema: z.object({}), execute: () => "first" }) }, { branch });
+    assert.throws(
+      () =>
+        wrapTools({ read: tool({ inputSchema: z.object({}), execute: () => "second" }) }, {
+          branch,
+        }),
+      (error: unknown) =>
+        error instanceof ToolNameCollisionError && error.toolName === "read" &&
+        error.branchId === branch.id,
+    );
+    // Other names, or another branch, are fine.
+    wrapTools({ write: tool({ inputSchema: z.object({}), execute: () => "w" }) }, { branch });
+    wrapTools({ read: tool({ inputSchema: z.object({}), execute: () => "r" }) }, {
+      branch: new Branch(),
+    });
   });
 });

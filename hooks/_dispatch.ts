@@ -21,7 +21,7 @@
 //    shared fold); the fold state is made at the first decision.
 // 6. No `Object.freeze` on per-call values in the loops (it measured 3–4× a 20-hook chain).
 
-import { HookTimeoutError, StopHook } from "../core/errors.ts";
+import { HookTimeoutError, StopHook } from "./errors.ts";
 import { RECORD, RECORD_HOOK } from "../core/_record.ts";
 import { isThenable } from "../core/_util.ts";
 import { abortable, deadline, TIMED_OUT } from "../core/_async.ts";

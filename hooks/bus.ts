@@ -4,7 +4,7 @@
  * @module
  */
 
-import { UnknownHookPointError } from "../core/errors.ts";
+import { UnknownHookPointError } from "./errors.ts";
 import { logger } from "../core/logger.ts";
 import type { SignalSink } from "../core/signal.ts";
 import type { SessionStore } from "../store/session_store.ts";

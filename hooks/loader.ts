@@ -5,7 +5,7 @@
  * @module
  */
 
-import { HookConfigError, UnknownHandlerError } from "../core/errors.ts";
+import { HookConfigError, UnknownHandlerError } from "./errors.ts";
 import type { SignalSink } from "../core/signal.ts";
 import { HookBus, type HookBusOptions, type HookHandler } from "./bus.ts";
 import type { HookOptions } from "./hook_options.ts";

@@ -1,7 +1,7 @@
 // A synchronous SHA-256 (FIPS 180-4) over UTF-8 text, for approval argument hashes: the act path
 // and the stores need the hash without awaiting WebCrypto.
 
-const K = new Uint32Array([
+const K: readonly number[] = Object.freeze([
   0x428a2f98,
   0x71374491,
   0xb5c0fbcf,

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { toModelAnswer } from "./endpoints/_answer.ts";
 import type { EntityInit } from "../core/mod.ts";
 import type { Endpoint, StreamChunk } from "./endpoint.ts";
 import { HookedEvent } from "./hooked_event.ts";
@@ -64,9 +65,12 @@ export class APICalling extends HookedEvent {
     return this.payload.stream === true;
   }
 
-  /** Calls the endpoint. */
+  /**
+   * Calls the endpoint; the response is its typed answer (`ModelAnswer`; a value of an endpoint
+   * written before typed answers is read as one, its value kept as `raw`).
+   */
   protected _coreInvoke(signal: AbortSignal): Promise<unknown> {
-    return this.endpoint.call(this.payload, { signal });
+    return Promise.resolve(this.endpoint.call(this.payload, { signal })).then(toModelAnswer);
   }
 
   /** Streams from the endpoint. */

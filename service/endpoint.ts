@@ -1,11 +1,12 @@
 /**
- * The `Endpoint` contract a model calls, the typed stream chunks, and `FunctionEndpoint`, an
- * in-process endpoint for tests and benchmarks.
+ * The `Endpoint` contract a model calls, the typed answer of a call and the typed stream chunks
+ * (one vocabulary), and `FunctionEndpoint`, an in-process endpoint for tests and benchmarks.
  *
  * @module
  */
 
 import { internals, iteratorSource, readerSource } from "./_stream_run.ts";
+import { toModelAnswer } from "./endpoints/_answer.ts";
 
 /** A piece of assistant text. */
 export interface TextChunk {
@@ -56,30 +57,107 @@ export interface DoneChunk {
 /** One typed piece of a streamed completion. */
 export type StreamChunk = TextChunk | ToolCallChunk | UsageChunk | DoneChunk;
 
+/** Token usage of an answer: the {@linkcode UsageChunk} without its discriminant. */
+export type AnswerUsage = Omit<UsageChunk, "type">;
+
+/**
+ * One tool call of an answer: the {@linkcode ToolCallChunk} fields (the arguments text as sent)
+ * and the arguments parsed once, where the answer entered: `args`, or `null` with `argsError`
+ * saying why (not JSON, not an object, nested too deeply).
+ */
+export interface AnswerToolCall extends Omit<ToolCallChunk, "type"> {
+  /** The parsed arguments, or `null` when unusable. */
+  args: Record<string, unknown> | null;
+  /** Why `args` is `null`. */
+  argsError?: string;
+}
+
+/**
+ * What `Endpoint.call()` resolves to, whatever the provider: the words of the stream's chunks
+ * gathered in one value (first choice), plus the response's id and model and the provider's
+ * `raw` body for whoever needs more.
+ *
+ * @example
+ * ```ts
+ * import { FunctionEndpoint, type ModelAnswer } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const endpoint = new FunctionEndpoint({ call: () => "hello" });
+ * const answer: ModelAnswer = await endpoint.call({}, { signal: new AbortController().signal });
+ * assert.equal(answer.text, "hello");
+ * assert.deepEqual(answer.toolCalls, []);
+ * assert.equal(answer.raw, "hello");
+ * ```
+ */
+export interface ModelAnswer {
+  /** The assistant's text (`""` when it only calls tools). */
+  text: string;
+  /** The tool calls, in order. */
+  toolCalls: AnswerToolCall[];
+  /** Token usage, or `null` when not reported. */
+  usage: AnswerUsage | null;
+  /** Why generation stopped (`"stop"`, `"tool_calls"`, …), `null` if never said. */
+  finishReason: string | null;
+  /** The provider's response id, or `null`. */
+  responseId: string | null;
+  /** The model that answered, as the provider names it, or `null`. */
+  model: string | null;
+  /** The provider's response body as received (for fields this answer does not carry). */
+  raw: unknown;
+}
+
+/**
+ * One conversation item to render for a provider: a `system`, `user` or `assistant` message, or an
+ * `action_request` (`{ function, arguments, callId }`) / `action_response`
+ * (`{ function, arguments, output, callId, context? }`) of a tool call. Structural, so any
+ * message shape with these fields fits (a branch's messages do).
+ */
+export interface ConversationItem {
+  /** `system`, `user`, `assistant`, `action_request` or `action_response`. */
+  readonly role: string;
+  /** The content. */
+  readonly content: unknown;
+  /** The item's own id, used as the call id when the content has none. */
+  readonly id?: string;
+}
+
 /** Options every endpoint call receives. */
 export interface EndpointCallOptions {
   /** Aborting it cancels the request. */
   signal: AbortSignal;
 }
 
-/** A provider a model calls: one request/response call and one streamed call. */
+/**
+ * A provider a model calls: one request/response call and one streamed call, both in the same
+ * typed vocabulary, and (optionally) how a conversation is written in its request. Nothing
+ * outside an endpoint reads a provider's wire format.
+ */
 export interface Endpoint {
   /** A short name for logs. */
   readonly name: string;
-  /** Sends one request and resolves to the parsed response. */
-  call(payload: Record<string, unknown>, options: EndpointCallOptions): Promise<unknown>;
+  /** Sends one request and resolves to its typed answer. */
+  call(payload: Record<string, unknown>, options: EndpointCallOptions): Promise<ModelAnswer>;
   /** Sends one request and streams typed chunks; errors reach the consumer. */
   stream(
     payload: Record<string, unknown>,
     options: EndpointCallOptions,
   ): ReadableStream<StreamChunk>;
+  /**
+   * The request's `messages` for a conversation. Optional: without it a model sends the
+   * OpenAI chat-completions form (`toOpenAIMessages`).
+   */
+  renderMessages?(conversation: readonly ConversationItem[]): unknown[];
 }
 
 /** What a {@linkcode FunctionEndpoint} wraps. */
 export interface FunctionEndpointInit {
   /** A name for logs (default `"function"`). */
   name?: string;
-  /** Answers a call. */
+  /**
+   * Answers a call: a {@linkcode ModelAnswer} (missing fields filled in), a string (the text),
+   * or an OpenAI chat-completions body (read as one); anything else is an answer with no text.
+   * The value itself is the answer's `raw`.
+   */
   call: (payload: Record<string, unknown>, options: EndpointCallOptions) => unknown;
   /** Produces stream chunks; by default one text chunk of `String(call result)` and a done chunk. */
   stream?: (
@@ -94,16 +172,16 @@ export interface FunctionEndpointInit {
  *
  * @example
  * ```ts
- * import { FunctionEndpoint, IModel } from "@hookscope/core/service";
+ * import { FunctionEndpoint, IModel, type ModelAnswer } from "@hookscope/core/service";
  * import assert from "node:assert/strict";
  *
  * const endpoint = new FunctionEndpoint({
- *   call: (payload) => ({ echo: payload.messages }),
+ *   call: (payload) => `echo ${(payload.messages as string[]).join()}`,
  *   stream: function* () { yield { type: "text", text: "hi" }; yield { type: "done", finishReason: "stop" }; },
  * });
  * const model = new IModel({ model: "local", endpoint });
  * const event = await model.invoke({ messages: ["ping"] });
- * assert.deepEqual(event.response, { echo: ["ping"] });
+ * assert.equal((event.response as ModelAnswer).text, "echo ping");
  *
  * const chunks = [];
  * for await (const chunk of model.stream({ messages: [] })) chunks.push(chunk);
@@ -129,10 +207,13 @@ export class FunctionEndpoint implements Endpoint {
     this.#stream = init.stream;
   }
 
-  /** Calls the wrapped function. */
-  async call(payload: Record<string, unknown>, options: EndpointCallOptions): Promise<unknown> {
+  /** Calls the wrapped function; resolves to its value as a {@linkcode ModelAnswer}. */
+  async call(
+    payload: Record<string, unknown>,
+    options: EndpointCallOptions,
+  ): Promise<ModelAnswer> {
     options.signal.throwIfAborted();
-    return await this.#call(payload, options);
+    return toModelAnswer(await this.#call(payload, options));
   }
 
   /** Streams the wrapped generator (or the call result as one text chunk). */

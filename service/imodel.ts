@@ -6,8 +6,9 @@
 
 import { logger } from "../core/mod.ts";
 import type { APICalling } from "./api_calling.ts";
-import type { Endpoint, StreamChunk } from "./endpoint.ts";
-import { OpenAICompatibleEndpoint } from "./endpoints/openai_compatible.ts";
+import type { ConversationItem, Endpoint, StreamChunk } from "./endpoint.ts";
+import { openAICompatible } from "./endpoints/openai_compatible.ts";
+import { toOpenAIMessages } from "./endpoints/openai_messages.ts";
 import type { HookRegistry } from "./hook_registry.ts";
 import type { CreateEventOptions, IModelOptions, ModelCallOptions } from "./model_options.ts";
 import { createModelEvent } from "./_create_event.ts";
@@ -87,7 +88,7 @@ export class IModel {
     const registry = validateModelOptions(options);
     const { model, endpoint, baseURL, apiKey, exitHook, streamingProcessFunc } = options;
     this.model = model;
-    this.endpoint = endpoint ?? new OpenAICompatibleEndpoint({ baseURL: baseURL!, apiKey });
+    this.endpoint = endpoint ?? openAICompatible({ baseURL: baseURL!, apiKey });
     this.hookRegistry = registry;
     this.exitHook = exitHook ?? false;
     this.streamingProcessFunc = streamingProcessFunc ?? null;
@@ -251,6 +252,29 @@ export class IModel {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * A conversation as the request's `messages`, in the endpoint's form
+   * (`endpoint.renderMessages`, or the OpenAI chat-completions form when it has none). The
+   * agent loop sends a branch's messages through it, so it never writes a provider's format.
+   *
+   * @example
+   * ```ts
+   * import { FunctionEndpoint, IModel } from "@hookscope/core/service";
+   * import assert from "node:assert/strict";
+   *
+   * const model = new IModel({ model: "m", endpoint: new FunctionEndpoint({ call: () => "" }) });
+   * assert.deepEqual(model.renderMessages([{ role: "user", content: "hi" }]), [
+   *   { role: "user", content: "hi" },
+   * ]);
+   * ```
+   */
+  renderMessages(conversation: readonly ConversationItem[]): unknown[] {
+    const endpoint = this.endpoint;
+    return typeof endpoint.renderMessages === "function"
+      ? endpoint.renderMessages(conversation)
+      : toOpenAIMessages(conversation);
   }
 
   /** A model with the same endpoint and options, sharing the registry and the observers. */

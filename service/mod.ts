@@ -5,7 +5,7 @@
  *
  * @example A hooked model call against an in-process endpoint
  * ```ts
- * import { FunctionEndpoint, IModel } from "@hookscope/core/service";
+ * import { FunctionEndpoint, IModel, type ModelAnswer } from "@hookscope/core/service";
  * import assert from "node:assert/strict";
  *
  * const model = new IModel({
@@ -15,7 +15,7 @@
  * });
  * const event = await model.invoke({ messages: ["hi"] });
  * assert.equal(event.status, "completed");
- * assert.deepEqual(event.response, ["hi"]);
+ * assert.deepEqual((event.response as ModelAnswer).raw, ["hi"]);
  * assert.equal(event.metadata.checked, true);
  * ```
  *

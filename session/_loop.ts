@@ -9,7 +9,7 @@ import {
 } from "../core/approval.ts";
 import { EventStatus } from "../core/operation.ts";
 import { toJsonSafe } from "../core/json_safe.ts";
-import type { StreamChunk } from "../service/endpoint.ts";
+import type { AnswerToolCall, ModelAnswer, StreamChunk } from "../service/endpoint.ts";
 import type { IModel } from "../service/imodel.ts";
 import type {
   RunAnswer,
@@ -21,7 +21,6 @@ import type {
 import type { ActionResult, ActOptions } from "./act.ts";
 import { actOutcome, deniedOutput, writeExchange } from "./_act_path.ts";
 import { argumentsText, parseToolArguments } from "../service/_tool_arguments.ts";
-import { toOpenAIMessages } from "../service/endpoints/openai_messages.ts";
 import type {
   AgentHost,
   AgentRunOptions,
@@ -77,7 +76,7 @@ export function requireModel(host: AgentHost): IModel {
   return host.model;
 }
 
-/** The chat-completions request for the host's conversation. */
+/** The model request for the host's conversation, its messages in the endpoint's form. */
 export function buildRequest(
   host: AgentHost,
   request: Record<string, unknown> | undefined,
@@ -85,34 +84,23 @@ export function buildRequest(
 ): Record<string, unknown> {
   const body: Record<string, unknown> = {
     ...(request ?? {}),
-    messages: toOpenAIMessages(host.messages),
+    messages: requireModel(host).renderMessages(host.messages),
   };
   const schemas = withTools ? host.actions.schemas() : [];
   if (schemas.length > 0) body.tools = schemas;
   return body;
 }
 
-function parseCompletion(response: unknown): { text: string; toolCalls: LoopCall[] } {
-  const message = (response as { choices?: { message?: Record<string, unknown> }[] } | null)
-    ?.choices?.[0]?.message;
-  if (!message || typeof message !== "object") {
-    throw new TypeError(`Cannot read the model's answer: the response has no choices[0].message`);
-  }
-  const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-  const toolCalls: LoopCall[] = [];
-  for (
-    const call of calls as { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[]
-  ) {
-    const name = checkToolName(call?.function?.name, call?.id);
-    toolCalls.push(
-      loopCall(
-        typeof call.id === "string" && call.id ? call.id : crypto.randomUUID(),
-        name,
-        call.function?.arguments,
-      ),
-    );
-  }
-  return { text: typeof message.content === "string" ? message.content : "", toolCalls };
+/** A tool call of the model's typed answer, its arguments as the endpoint parsed them. */
+function answeredCall(call: AnswerToolCall): LoopCall {
+  const out: { -readonly [K in keyof LoopCall]: LoopCall[K] } = {
+    id: call.id || crypto.randomUUID(),
+    name: checkToolName(call.name, call.id),
+    arguments: call.arguments,
+    args: call.args,
+  };
+  if (call.argsError !== undefined) out.argsError = call.argsError;
+  return out;
 }
 
 /**
@@ -141,7 +129,8 @@ export async function invokeModel(
     signal ? { signal } : undefined,
   );
   if (event.status !== EventStatus.COMPLETED) throw event.execution.error;
-  return parseCompletion(event.response);
+  const answer = event.response as ModelAnswer;
+  return { text: answer.text, toolCalls: answer.toolCalls.map(answeredCall) };
 }
 
 type CallOutcome =

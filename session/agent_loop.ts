@@ -12,7 +12,6 @@ import type { ActionManager } from "../action/manager.ts";
 import type { StreamChunk } from "../service/endpoint.ts";
 import type { IModel } from "../service/imodel.ts";
 import type { ActionRequestInit } from "../action/manager.ts";
-import { type OpenAIChatMessage, toOpenAIMessages } from "../service/endpoints/openai_messages.ts";
 import type { SessionStore } from "../store/session_store.ts";
 import type { ActHost, ActionResult, ActOptions } from "./act.ts";
 import type { Message, MessageInit } from "./message.ts";
@@ -51,9 +50,6 @@ export interface AgentHost extends ActHost {
   /** The owning session (its id and store name where runs are saved), or `null`. */
   readonly session?: { readonly id: string; readonly store?: SessionStore | undefined } | null;
 }
-
-/** One message in OpenAI chat-completions form (see {@linkcode toOpenAIMessages}). */
-export type ChatMessage = OpenAIChatMessage;
 
 /** A tool call the model asked for. */
 export interface ModelToolCall {
@@ -113,30 +109,6 @@ export type AgentStreamEvent =
   | { type: "tool_call"; call: ModelToolCall; turn: number }
   | { type: "tool_result"; result: ActionResult; blocked: boolean; turn: number }
   | { type: "done"; result: OperateResult };
-
-/**
- * Renders branch messages as OpenAI chat messages: each action request becomes an assistant
- * tool call and each action response a `tool` message answering it.
- *
- * @example
- * ```ts
- * import { toChatMessages, type Message } from "@hookscope/core/session";
- * import assert from "node:assert/strict";
- *
- * const base = { id: "x", createdAt: 0, branchId: null, sender: null, recipient: null };
- * const messages: Message[] = [
- *   { ...base, role: "user", content: "list files" },
- *   { ...base, role: "action_request", content: { function: "ls", arguments: {}, callId: "c1" } },
- *   { ...base, role: "action_response", content: { function: "ls", arguments: {}, output: ["a"], callId: "c1" } },
- * ];
- * const chat = toChatMessages(messages);
- * assert.equal(chat[1].tool_calls?.[0].id, "c1");
- * assert.deepEqual(chat[2], { role: "tool", tool_call_id: "c1", content: '["a"]' });
- * ```
- */
-export function toChatMessages(messages: readonly Message[]): ChatMessage[] {
-  return toOpenAIMessages(messages);
-}
 
 /**
  * One model turn: the instruction is added as a user message, the history (system prompt

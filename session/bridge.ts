@@ -41,13 +41,14 @@ export interface BusOwner {
 function tokensFrom(
   response: unknown,
 ): { prompt?: number; completion?: number; total?: number } | null {
+  // A model's typed answer (`ModelAnswer.usage`); a raw body's `usage` for a non-model event.
   const usage = (response as { usage?: Record<string, unknown> } | null)?.usage;
   if (!usage || typeof usage !== "object") return null;
   const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
   const out: { prompt?: number; completion?: number; total?: number } = {};
-  const prompt = n(usage.prompt_tokens);
-  const completion = n(usage.completion_tokens);
-  const total = n(usage.total_tokens);
+  const prompt = n(usage.promptTokens) ?? n(usage.prompt_tokens);
+  const completion = n(usage.completionTokens) ?? n(usage.completion_tokens);
+  const total = n(usage.totalTokens) ?? n(usage.total_tokens);
   if (prompt !== undefined) out.prompt = prompt;
   if (completion !== undefined) out.completion = completion;
   if (total !== undefined) out.total = total;

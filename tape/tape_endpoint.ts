@@ -4,7 +4,14 @@
  * @module
  */
 
-import type { Endpoint, EndpointCallOptions, StreamChunk } from "../service/endpoint.ts";
+import type {
+  ConversationItem,
+  Endpoint,
+  EndpointCallOptions,
+  ModelAnswer,
+  StreamChunk,
+} from "../service/endpoint.ts";
+import { toModelAnswer } from "../service/endpoints/_answer.ts";
 import {
   errorRecord,
   type PreparedRequest,
@@ -81,7 +88,7 @@ export interface TapeEndpoint extends Endpoint {
  *
  * @example Record an in-process endpoint, then replay it
  * ```ts
- * import { FunctionEndpoint, IModel } from "@hookscope/core/service";
+ * import { FunctionEndpoint, IModel, type ModelAnswer } from "@hookscope/core/service";
  * import { tapeEndpoint } from "@hookscope/core/tape";
  * import assert from "node:assert/strict";
  *
@@ -96,7 +103,7 @@ export interface TapeEndpoint extends Endpoint {
  *
  * const replay = tapeEndpoint({ path: "t.jsonl", mode: "replay", files });
  * const event = await new IModel({ model: "m", endpoint: replay }).invoke({ messages: ["q"] });
- * assert.deepEqual(event.response, { answer: 42 });
+ * assert.deepEqual((event.response as ModelAnswer).raw, { answer: 42 });
  * await replay.assertConsumed();
  * ```
  */
@@ -130,7 +137,14 @@ class TapeEndpointImpl implements TapeEndpoint {
     this.#tape = tape;
     this.#inner = inner;
     this.name = `tape(${innerName ?? tape.mode})`;
+    // The inner endpoint's message form, when it has its own (a replay has no inner endpoint:
+    // the model then sends the default OpenAI form).
+    if (typeof inner?.renderMessages === "function") {
+      this.renderMessages = (conversation) => inner.renderMessages!(conversation);
+    }
   }
+
+  renderMessages?: (conversation: readonly ConversationItem[]) => unknown[];
 
   get path(): string {
     return this.#tape.path;
@@ -152,7 +166,10 @@ class TapeEndpointImpl implements TapeEndpoint {
     return this.#tape.assertConsumed();
   }
 
-  async call(payload: Record<string, unknown>, options: EndpointCallOptions): Promise<unknown> {
+  async call(
+    payload: Record<string, unknown>,
+    options: EndpointCallOptions,
+  ): Promise<ModelAnswer> {
     const tape = this.#tape;
     const index = tape.claim();
     const prepared = await untilAborted(tape.prepare("call", payload), options.signal);
@@ -163,9 +180,9 @@ class TapeEndpointImpl implements TapeEndpoint {
       request: prepared.request,
     };
     if (tape.mode === "record") {
-      let response: unknown;
+      let response: ModelAnswer;
       try {
-        response = await this.#inner!.call(payload, options);
+        response = toModelAnswer(await this.#inner!.call(payload, options));
       } catch (error) {
         await tape.commit({ ...base, error: errorRecord(error, (v) => tape.clean(v)) });
         throw error;
@@ -175,7 +192,9 @@ class TapeEndpointImpl implements TapeEndpoint {
     }
     const entry = await untilAborted(tape.match(index, "call", prepared), options.signal);
     if (entry.error) throw new TapeRecordedError(entry.error.name, entry.error.message);
-    return structuredClone(entry.response);
+    // A tape holds typed answers (`raw` inside); one recorded before typed answers holds the
+    // provider's body, read as an answer the same way.
+    return toModelAnswer(structuredClone(entry.response));
   }
 
   stream(

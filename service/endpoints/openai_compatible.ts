@@ -9,10 +9,18 @@ import type { EventSourceMessage } from "eventsource-parser";
 import { anySignal } from "../../core/_abort.ts";
 import { redactSecrets } from "../../core/redact.ts";
 import { messageOf, type MessageOfOptions } from "../../core/_util.ts";
-import type { Endpoint, EndpointCallOptions, StreamChunk } from "../endpoint.ts";
+import type {
+  ConversationItem,
+  Endpoint,
+  EndpointCallOptions,
+  ModelAnswer,
+  StreamChunk,
+} from "../endpoint.ts";
 import { iterableToStream } from "../endpoint.ts";
 import { EndpointError, EndpointParseError } from "../endpoint_error.ts";
 import { createChunkMapper, isObject } from "./_openai_chunks.ts";
+import { openAIAnswer } from "./_openai_answer.ts";
+import { toOpenAIMessages } from "./openai_messages.ts";
 import { invalidHeaderValue, secretsOf } from "./_secrets.ts";
 import { SseEventStream, type SseFailure } from "./_sse_stream.ts";
 import { Watchdog, type WatchdogKind } from "./_watchdog.ts";
@@ -78,7 +86,10 @@ const WITH_CAUSE: MessageOfOptions = Object.freeze({ withCause: true });
 /**
  * An OpenAI-compatible chat-completions endpoint.
  *
- * `call()` POSTs the payload and resolves to the parsed JSON. `stream()` sends `stream: true` and
+ * `call()` POSTs the payload and resolves to the typed answer ({@linkcode ModelAnswer}: the first
+ * choice's text and tool calls with parsed arguments, usage, finish reason, response id and
+ * model, and the JSON body as `raw`). `renderMessages()` writes a conversation as OpenAI chat
+ * messages ({@linkcode toOpenAIMessages}). `stream()` sends `stream: true` and
  * `stream_options: { include_usage: true }` and yields typed chunks: `text` deltas, complete
  * `tool_call`s (assembled from their deltas, emitted at the finish reason or at `[DONE]`),
  * `usage`, and a final `done`. A tool-call delta without an `index` (some compatible servers omit
@@ -234,12 +245,22 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     return redactSecrets(text, this.#secrets);
   }
 
+  /** The conversation as OpenAI chat messages ({@linkcode toOpenAIMessages}). */
+  renderMessages(conversation: readonly ConversationItem[]): unknown[] {
+    return toOpenAIMessages(conversation);
+  }
+
   /**
-   * POSTs the payload (without `stream`) and resolves to the parsed JSON response. A connection
+   * POSTs the payload (without `stream`) and resolves to its typed answer (the JSON body as
+   * `raw`); a body that is not JSON rejects with {@linkcode EndpointParseError}, and one without
+   * `choices[0].message` with a `TypeError`. A connection
    * that breaks while the body arrives rejects with {@linkcode EndpointError} (with the status),
    * and an abort meanwhile with the signal's reason. The idle, overall and size limits apply.
    */
-  async call(payload: Record<string, unknown>, options: EndpointCallOptions): Promise<unknown> {
+  async call(
+    payload: Record<string, unknown>,
+    options: EndpointCallOptions,
+  ): Promise<ModelAnswer> {
     const body = { ...payload };
     delete body.stream;
     delete body.stream_options;
@@ -247,8 +268,9 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     try {
       const response = await this.#post(body, call, "application/json");
       const text = await this.#readLimited(response, call);
+      let json: unknown;
       try {
-        return JSON.parse(text);
+        json = JSON.parse(text);
       } catch {
         throw new EndpointParseError("Cannot parse endpoint response: invalid JSON", {
           status: response.status,
@@ -256,6 +278,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
           url: this.#safeURL(),
         });
       }
+      return openAIAnswer(json);
     } finally {
       call.watchdog.stop();
     }
@@ -577,6 +600,25 @@ export class OpenAICompatibleEndpoint implements Endpoint {
   #excerpt(text: string): string {
     return this.redact(text.slice(0, 64 * 1024)).slice(0, EXCERPT);
   }
+}
+
+/**
+ * Makes the OpenAI-compatible endpoint a model calls (`new IModel({ model, endpoint })`); the
+ * same as `new OpenAICompatibleEndpoint(options)`.
+ *
+ * @example
+ * ```ts
+ * import { IModel, openAICompatible } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * const model = new IModel({ model: "m", endpoint: openAICompatible({ baseURL: "http://127.0.0.1:1/v1" }) });
+ * assert.equal(model.endpoint.name, "openai_compatible");
+ * ```
+ */
+export function openAICompatible(
+  options: OpenAICompatibleEndpointOptions,
+): OpenAICompatibleEndpoint {
+  return new OpenAICompatibleEndpoint(options);
 }
 
 /** One call's limits. */

@@ -6,6 +6,7 @@
  */
 
 import { renderJson } from "../../core/json_safe.ts";
+import type { ConversationItem } from "../endpoint.ts";
 
 /** One tool call in an assistant message, as the OpenAI wire format carries it. */
 export interface OpenAIToolCall {
@@ -27,21 +28,6 @@ export interface OpenAIChatMessage {
   tool_calls?: OpenAIToolCall[];
   /** Which tool call a `tool` message answers. */
   tool_call_id?: string;
-}
-
-/**
- * One conversation item to send: a `system`, `user` or `assistant` message, or an
- * `action_request` (`{ function, arguments, callId }`) / `action_response`
- * (`{ function, arguments, output, callId, context? }`) of a tool call. Structural, so any
- * message shape with these fields fits.
- */
-export interface ConversationItem {
-  /** `system`, `user`, `assistant`, `action_request` or `action_response`. */
-  readonly role: string;
-  /** The content. */
-  readonly content: unknown;
-  /** The item's own id, used as the call id when the content has none. */
-  readonly id?: string;
 }
 
 function text(content: unknown): string {

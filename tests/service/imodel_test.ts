@@ -11,6 +11,7 @@ import {
   type HookParams,
   HookRegistry,
   IModel,
+  type ModelAnswer,
   type StreamChunk,
 } from "../../service/mod.ts";
 import {
@@ -313,11 +314,7 @@ describe("IModel.invoke() over HTTP", () => {
       });
       const event = await model.invoke({ messages: [{ role: "user", content: "ping" }] });
       assert.equal(event.status, EventStatus.COMPLETED);
-      assert.equal(
-        (event.response as { choices: { message: { content: string } }[] }).choices[0].message
-          .content,
-        "pong",
-      );
+      assert.equal((event.response as ModelAnswer).text, "pong");
       assert.deepEqual(steps, ["pre:0", "post:processing"]);
       assert.equal((server.requests[0].body as { model: string }).model, "m");
     });

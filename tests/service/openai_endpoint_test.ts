@@ -72,13 +72,14 @@ describe("OpenAICompatibleEndpoint", () => {
     });
   });
 
-  it("OpenAICompatibleEndpoint.call() POSTs to /chat/completions with a Bearer key and returns the JSON", async () => {
+  it("OpenAICompatibleEndpoint.call() POSTs to /chat/completions with a Bearer key and returns the typed answer (the JSON as raw)", async () => {
     await withServer([jsonReply(completion("hi there"))], async (server, endpoint) => {
       const payload = { model: "m1", messages: [{ role: "user", content: "hi" }], stream: true };
-      const out = await endpoint.call(payload, live()) as {
-        choices: { message: { content: string } }[];
-      };
-      assert.equal(out.choices[0].message.content, "hi there");
+      const out = await endpoint.call(payload, live());
+      assert.equal(out.text, "hi there");
+      assert.deepEqual(out.toolCalls, []);
+      const raw = out.raw as { choices: { message: { content: string } }[] };
+      assert.equal(raw.choices[0].message.content, "hi there");
       const [request] = server.requests;
       assert.equal(request.method, "POST");
       assert.equal(request.url, "/v1/chat/completions");

@@ -215,14 +215,20 @@ describe("tapeEndpoint", () => {
     const recorder = tapeEndpoint({ path, mode: "record", endpoint: live });
     const signal = new AbortController().signal;
     const payload = { model: "m", messages: [{ role: "user", content: `echo ${short}` }] };
-    assert.deepEqual(await recorder.call(payload, { signal }), answer(`your key was ${short}`));
+    assert.deepEqual(
+      (await recorder.call(payload, { signal })).raw,
+      answer(`your key was ${short}`),
+    );
     await server.close();
     const text = await readFile(path, "utf8");
     assert.equal(text.includes(short), false);
     assert.match(text, /your key was \[redacted\]/);
     // A replay without that endpoint redacts with `secrets`, so the same request matches.
     const replay = tapeEndpoint({ path, mode: "replay", secrets: [short] });
-    assert.deepEqual(await replay.call(payload, { signal }), answer("your key was [redacted]"));
+    assert.deepEqual(
+      (await replay.call(payload, { signal })).raw,
+      answer("your key was [redacted]"),
+    );
   });
 
   it("a changed prompt fails with TapeMismatchError naming the field, with a line diff", async () => {
@@ -256,7 +262,7 @@ describe("tapeEndpoint", () => {
 
     const replay = tapeEndpoint({ path, mode: "replay" });
     const payload = { model: "m", messages: [{ role: "user", content: "a" }] };
-    assert.deepEqual(await replay.call(payload, { signal }), answer("one"));
+    assert.deepEqual((await replay.call(payload, { signal })).raw, answer("one"));
     await replay.assertConsumed();
     await assert.rejects(replay.call(payload, { signal }), (e: unknown) => {
       assert.ok(e instanceof TapeExhaustedError);
@@ -354,7 +360,7 @@ describe("tapeEndpoint", () => {
 
     const replay = tapeEndpoint({ path, mode: "replay" });
     const other = { model: "m", temperature: 0, tools, messages: [{ role: "user", content: "x" }] };
-    assert.deepEqual(await replay.call(other, { signal }), answer("ok"));
+    assert.deepEqual((await replay.call(other, { signal })).raw, answer("ok"));
 
     const changed = tapeEndpoint({ path, mode: "replay" });
     await assert.rejects(

@@ -45,6 +45,7 @@ Commands:
   serve --policy FILE       answer Claude Code http hooks at POST /claude/hooks
   replay DB [SESSION…|--all] --policy FILE
                             what a policy would have decided for recorded calls (a CI gate)
+  undo DB CALL_ID [--force] restore the workspace as it was before a staged call committed
 
 Run 'hookscope <command> --help' for a command's options.`;
 
@@ -115,6 +116,10 @@ const COMMANDS: Record<string, () => Promise<{ run: Command; help: string }>> = 
   replay: async () => {
     const m = await import("./replay.ts");
     return { run: m.replayCommand, help: m.REPLAY_HELP };
+  },
+  undo: async () => {
+    const m = await import("./undo.ts");
+    return { run: m.undoCommand, help: m.UNDO_HELP };
   },
 };
 

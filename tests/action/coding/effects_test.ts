@@ -24,6 +24,8 @@ import {
   type ToolEffectsDecision,
 } from "../../../action/coding/mod.ts";
 import { DESTRUCTIVE_COMMANDS } from "../../fixtures/command_corpus.ts";
+import { main } from "../../../cli/main.ts";
+import { openOrCreateDb } from "../../../cli/_db.ts";
 import { makeSandbox, type Result, type Sandbox, snapshot, treeHash } from "./_helpers.ts";
 
 function fill(ws: string): void {
@@ -367,5 +369,29 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     await assert.rejects(toolkit.undo("c6"), /changed since/);
     await toolkit.undo("c6", { force: true });
     assert.equal(existsSync(join(ws, "edited.txt")), false);
+  });
+
+  it("hookscope undo DB CALL_ID restores a committed call (and refuses an unknown one)", async () => {
+    const ws = join(box.base, "cli-undo");
+    mkdirSync(ws);
+    fill(ws);
+    const before = treeHash(ws, false);
+    const dir = join(box.base, "cli-state");
+    const { manager } = toolkitWith(
+      ws,
+      new AgentSpec().effects("bash", () => ({ decision: "allow" })),
+      dir,
+    );
+    const result = await bash(manager, "rm -r victim && echo x > notes.md", "cli-1");
+    assert.equal(result.applied, true, JSON.stringify(result));
+    const db = join(box.base, "cli.db");
+    await (await openOrCreateDb(db)).close();
+    const out: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => out.push(t) };
+    assert.equal(await main(["undo", db, "cli-1", "--effects-dir", dir], io), 0, out.join("\n"));
+    assert.match(out[0], /Undid call cli-1/);
+    assert.equal(treeHash(ws, false), before);
+    assert.equal(await main(["undo", db, "nope", "--effects-dir", dir], io), 1);
+    assert.match(out.at(-1) ?? "", /no checkpoint for call nope/);
   });
 });

@@ -11,6 +11,8 @@
 //
 //   node_modules/.bin/deno run -A scripts/store_bench.ts [--writers 1,4,8] [--stores postgres,sqlite,memory]
 //
+// BENCH_PG_SYNCHRONOUS_COMMIT=off measures PostgresStore's synchronousCommit: "off" option.
+//
 // Uses HOOKSCOPE_PG_URL (default postgres://root@127.0.0.1:5432/test) and drops its schema.
 
 import { spawn } from "node:child_process";
@@ -47,7 +49,10 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function openStore(kind: string, target: string): Promise<SessionStore> {
-  if (kind === "postgres") return await PostgresStore.open(PG_URL, { schema: target, max: 4 });
+  if (kind === "postgres") {
+    const synchronousCommit = process.env.BENCH_PG_SYNCHRONOUS_COMMIT as "on" | "off" | undefined;
+    return await PostgresStore.open(PG_URL, { schema: target, max: 4, synchronousCommit });
+  }
   if (kind === "sqlite") return await SqliteStore.open(target);
   return new MemoryStore();
 }

@@ -24,6 +24,16 @@ export interface PostgresStoreOptions {
    * must already be at the current version (read-only viewers use this).
    */
   migrate?: boolean;
+  /**
+   * PostgreSQL's `synchronous_commit` for this store's connections. Default: the server's (or
+   * the role's) setting, normally `"on"`: a write resolves once its commit is flushed to disk,
+   * and writers of different sessions wait only for PostgreSQL's shared WAL flush. `"off"`: a
+   * write resolves once committed in memory and is flushed within a few hundred milliseconds
+   * (`wal_writer_delay`, 3× at most); a crash of the database server (not of a writer process)
+   * can lose the writes of that last moment, never corrupting or reordering what remains. Writer
+   * processes then no longer wait for disk syncs.
+   */
+  synchronousCommit?: "on" | "off";
 }
 
 /** What {@linkcode PostgresStore.info} reports. */
@@ -52,6 +62,7 @@ export interface PgConfig {
   readonly onError: (error: Error) => void;
   readonly timeoutMs: number;
   readonly migrate: boolean;
+  readonly synchronousCommit: "on" | "off" | undefined;
 }
 
 const SCHEMA_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -99,6 +110,18 @@ export function parseOptions(url: unknown, options: unknown): PgConfig {
   if (o.onError !== undefined && typeof o.onError !== "function") {
     throw new TypeError(`Cannot ${action}: onError must be a function`);
   }
+  const synchronousCommit = o.synchronousCommit;
+  if (
+    synchronousCommit !== undefined && synchronousCommit !== "on" && synchronousCommit !== "off"
+  ) {
+    throw new TypeError(
+      `Cannot ${action}: synchronousCommit must be "on" or "off"; got ${
+        typeof synchronousCommit === "string"
+          ? JSON.stringify(synchronousCommit)
+          : `(${typeof synchronousCommit})`
+      }`,
+    );
+  }
   const onError = o.onError ?? (() => {});
   return {
     url: parsed.toString(),
@@ -111,6 +134,7 @@ export function parseOptions(url: unknown, options: unknown): PgConfig {
     },
     timeoutMs,
     migrate: o.migrate !== false,
+    synchronousCommit,
   };
 }
 

@@ -61,6 +61,9 @@ export function poolClient(config: PgConfig): () => Sql {
       onnotice: () => {},
       connect_timeout: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
       idle_timeout: 60,
+      ...(config.synchronousCommit === undefined
+        ? {}
+        : { connection: { synchronous_commit: config.synchronousCommit } }),
     }) as unknown as Sql;
 }
 

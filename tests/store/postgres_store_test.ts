@@ -88,6 +88,23 @@ describe("PostgresStore", () => {
     await assert.rejects(PostgresStore.open(PG_URL, { schema: "1abc" }), TypeError);
     await assert.rejects(PostgresStore.open(PG_URL, { max: 0 }), TypeError);
     await assert.rejects(PostgresStore.open(PG_URL, { timeoutMs: -1 }), TypeError);
+    await assert.rejects(
+      PostgresStore.open(PG_URL, { synchronousCommit: "local" as "on" }),
+      /synchronousCommit must be "on" or "off"/,
+    );
+  });
+
+  it('PostgresStore with synchronousCommit: "off" stores and reads as with the default', async () => {
+    const schema = freshSchema();
+    const fast = await open(schema, { synchronousCommit: "off" });
+    const durable = await open(schema, { synchronousCommit: "on" });
+    await fast.insertSessionSignal(signal("async", 1));
+    await durable.insertSessionSignal(signal("async", 2));
+    assert.deepEqual((await durable.listSessionSignals("async")).map((row) => row.seq), [1, 2]);
+    assert.deepEqual((await fast.listSessionSignals("async")).map((row) => row.opId), [
+      "op1",
+      "op2",
+    ]);
   });
 
   it("PostgresStore.open() of a server that refuses rejects with StoreUnavailableError naming the URL", async () => {

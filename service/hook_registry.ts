@@ -170,10 +170,28 @@ export class HookRegistry {
     INTERNALS.set(this, { hooks: this.#hooks, stream: this.#stream });
   }
 
-  /** Registers the pre-event-create handler (overwriting warns); returns `fn`. */
-  preEventCreateHook<F extends PreEventCreateHandler>(fn: F): F {
+  /**
+   * Registers the pre-event-create handler (overwriting warns); returns `fn`. The method has the
+   * name of its key (`preEventCreate`), as `preInvoke` and `postInvoke` do.
+   *
+   * @example
+   * ```ts
+   * import { HookEventType, HookRegistry } from "@hookscope/core/service";
+   * import assert from "node:assert/strict";
+   *
+   * const registry = new HookRegistry();
+   * registry.preEventCreate(() => undefined);
+   * assert.ok(registry.canHandle({ hookType: HookEventType.PreEventCreate }));
+   * ```
+   */
+  preEventCreate<F extends PreEventCreateHandler>(fn: F): F {
     this.#setPhase(HookEventType.PreEventCreate, fn);
     return fn;
+  }
+
+  /** @deprecated Use {@linkcode HookRegistry.preEventCreate} (same behaviour). */
+  preEventCreateHook<F extends PreEventCreateHandler>(fn: F): F {
+    return this.preEventCreate(fn);
   }
 
   /** Registers the pre-invocation handler (overwriting warns); returns `fn`. */

@@ -39,7 +39,7 @@ function hookOf(
   const registry = new HookRegistry();
   const hookType = options?.hookType ?? HookEventType.PreInvocation;
   if (hookType === HookEventType.PostInvocation) registry.postInvoke(handler as never);
-  else if (hookType === HookEventType.PreEventCreate) registry.preEventCreateHook(handler as never);
+  else if (hookType === HookEventType.PreEventCreate) registry.preEventCreate(handler as never);
   else registry.preInvoke(handler as never);
   return new HookEvent({
     registry,

@@ -25,6 +25,13 @@ class FakeEvent {
 }
 
 describe("HookRegistry construction", () => {
+  it("preEventCreateHook() is the deprecated name of preEventCreate()", () => {
+    const registry = new HookRegistry();
+    const fn = () => undefined;
+    assert.equal(registry.preEventCreateHook(fn), fn);
+    assert.ok(registry.canHandle({ hookType: HookEventType.PreEventCreate }));
+  });
+
   it("HookRegistry accepts the key aliases pre_invoke, post_invoke and pre_event_create_hook", () => {
     const fn = () => {};
     const registry = new HookRegistry({
@@ -353,7 +360,7 @@ describe("HookRegistry.call() result matrix (reference §1.5)", () => {
           const registry = new HookRegistry();
           if (phase.stream) registry.onChunk("text", handler);
           else if (phase.hookType === HookEventType.PreEventCreate) {
-            registry.preEventCreateHook(handler);
+            registry.preEventCreate(handler);
           } else if (phase.hookType === HookEventType.PreInvocation) registry.preInvoke(handler);
           else registry.postInvoke(handler);
           const out = await registry.call(phase.stream ? null : new FakeEvent(), {

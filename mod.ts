@@ -9,8 +9,12 @@
  * - **Tool scope** (`./action`): per-Tool preprocessors/postprocessors, `AgentSpec` hook chains
  *   and security guards.
  *
- * This entry uses only web-standard APIs; runtime-specific code lives behind `./coding`,
- * `./store/sqlite` and `./cli`.
+ * This entry exports what an application writes (86 names): the classes it constructs, the
+ * handler and decision types it implements, the signals it observes and the errors it catches.
+ * Everything else — host interfaces, fold internals, tuning constants, free-function twins of
+ * methods, utilities — is in the entry of its scope (`./hooks`, `./session`, `./service`,
+ * `./action`, `./store`). This entry uses only web-standard APIs; runtime-specific code lives
+ * behind `./coding`, `./store/sqlite`, `./store/postgres` and `./cli`.
  *
  * @example Ordered Session hooks
  * ```ts
@@ -29,9 +33,105 @@
  * @module
  */
 
-export * from "./core/mod.ts";
-export * from "./hooks/mod.ts";
-export * from "./service/mod.ts";
-export * from "./action/mod.ts";
-export * from "./store/mod.ts";
-export * from "./session/mod.ts";
+// Session scope: dispatch, hook points, decisions, signals' base class.
+export {
+  type AgentHooks,
+  ApprovalRequiredError,
+  HOOK_POINTS,
+  HookBus,
+  HookConfigError,
+  type HookContext,
+  type HookHandler,
+  type HookOptions,
+  type HookPayloads,
+  HookPoint,
+  HookSignal,
+  HookTimeoutError,
+  registerHandler,
+  Signal,
+  type SignalSink,
+  StopHook,
+  ToolDeniedError,
+  type ToolPostDecision,
+  type ToolPreDecision,
+  type ToolSource,
+  UnknownHandlerError,
+  UnknownHookPointError,
+} from "./hooks/mod.ts";
+
+// Composition: sessions, branches, the act path and the agent loop, approvals, replay.
+export {
+  type ActionResult,
+  type ActOptions,
+  type AgentRunOptions,
+  type AgentStreamEvent,
+  type ApprovalAnswer,
+  ApprovalAnswered,
+  type ApprovalHandler,
+  ApprovalRequested,
+  Branch,
+  type BranchOptions,
+  BranchOwnershipError,
+  bridgeModelToSession,
+  type DecisionChange,
+  type Gate,
+  GateDenied,
+  HookBlocked,
+  type Message,
+  MessageAdded,
+  type MessageInit,
+  type MessageRole,
+  type OperateResult,
+  type PendingApproval,
+  type Policy,
+  replayDecisions,
+  Session,
+  SessionObserver,
+  type SessionOptions,
+  ToolDenied,
+  type ToolInvocation,
+  WouldAsk,
+  WouldDeny,
+} from "./session/mod.ts";
+
+// Service scope: models, their hook registry and endpoints.
+export {
+  APICalling,
+  type Endpoint,
+  EndpointError,
+  FunctionEndpoint,
+  HookedEvent,
+  HookEventType,
+  HookPhaseError,
+  HookRegistry,
+  IModel,
+  type IModelOptions,
+  OpenAICompatibleEndpoint,
+  type PhaseHandler,
+  type StreamChunk,
+  type StreamHandler,
+} from "./service/mod.ts";
+
+// Tool scope: tools, their manager, AgentSpec hook chains, the path guard.
+export {
+  ActionManager,
+  type ActionRequestInit,
+  AgentSpec,
+  type ErrorToolHook,
+  EventStatus,
+  FunctionCalling,
+  GateDeniedError,
+  guardPaths,
+  PermissionDeniedError,
+  type PostToolHook,
+  type PreToolHook,
+  SecurityDeniedError,
+  Tool,
+  ToolArgumentsError,
+  type ToolContext,
+  type ToolHookContext,
+  ToolNotFoundError,
+} from "./action/mod.ts";
+
+// Stores: the interface and the in-memory one.
+export { MemoryStore, type SessionStore } from "./store/mod.ts";

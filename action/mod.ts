@@ -42,6 +42,8 @@ export {
   ToolArgumentsError,
   ToolNotFoundError,
 } from "../core/mod.ts";
+export { isAbortError, isEventStatus } from "../core/operation.ts";
+export type { ArgumentIssue } from "../core/errors.ts";
 export type { EntityInit, EventRunOptions, Execution } from "../core/mod.ts";
 export * from "./tool.ts";
 export * from "./function_calling.ts";

@@ -43,6 +43,7 @@ Commands:
   points                    the hook point catalogue with wiring status
   hook --policy FILE        answer one Claude Code hook event (JSON on stdin)
   serve --policy FILE       answer Claude Code http hooks at POST /claude/hooks
+  console DB                the web console: sessions, live timeline, approvals to answer
   replay DB [SESSION…|--all] --policy FILE
                             what a policy would have decided for recorded calls (a CI gate)
   undo DB CALL_ID [--force] restore the workspace as it was before a staged call committed
@@ -116,6 +117,10 @@ const COMMANDS: Record<string, () => Promise<{ run: Command; help: string }>> = 
   replay: async () => {
     const m = await import("./replay.ts");
     return { run: m.replayCommand, help: m.REPLAY_HELP };
+  },
+  console: async () => {
+    const m = await import("./console.ts");
+    return { run: m.consoleCommand, help: m.CONSOLE_HELP };
   },
   undo: async () => {
     const m = await import("./undo.ts");

@@ -7,7 +7,7 @@
  *
  * @example The limit
  * ```ts
- * import { MAX_PAYLOAD_DEPTH } from "@hookscope/core";
+ * import { MAX_PAYLOAD_DEPTH } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
  * assert.equal(MAX_PAYLOAD_DEPTH, 256);
@@ -22,7 +22,7 @@ export const MAX_PAYLOAD_DEPTH = 256;
  *
  * @example Telling it apart
  * ```ts
- * import { PayloadTooDeepError } from "@hookscope/core";
+ * import { PayloadTooDeepError } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
  * const error = new PayloadTooDeepError(`tool "echo" result`);

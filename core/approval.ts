@@ -96,7 +96,7 @@ export type ApprovalAnswer =
  *
  * @example
  * ```ts
- * import { canonicalJson } from "@hookscope/core";
+ * import { canonicalJson } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
  * assert.equal(canonicalJson({ b: [2, 1], a: "x" }), '{"a":"x","b":[2,1]}');
@@ -122,7 +122,7 @@ export function canonicalJson(value: unknown): string {
  *
  * @example
  * ```ts
- * import { argsHash } from "@hookscope/core";
+ * import { argsHash } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
  * assert.equal(argsHash({ b: 1, a: 2 }), argsHash({ a: 2, b: 1 }));

@@ -21,7 +21,7 @@ export interface EntityInit {
  *
  * @example Create an element and render it as JSON
  * ```ts
- * import { Entity } from "@hookscope/core";
+ * import { Entity } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
  * const element = new Entity({ metadata: { owner: "docs" } });

@@ -22,7 +22,7 @@ const DEFAULT_KEYS = 1000;
  *
  * @example Cycles and odd values
  * ```ts
- * import { toJsonSafe } from "@hookscope/core";
+ * import { toJsonSafe } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * const node: Record<string, unknown> = { n: 1n, f: () => 1 };
@@ -45,7 +45,7 @@ export function toJsonSafe(value: unknown, options?: JsonSafeOptions): unknown {
  *
  * @example
  * ```ts
- * import { renderJson } from "@hookscope/core";
+ * import { renderJson } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * assert.equal(renderJson(new Map([["a", 1]])), '{"a":1}');
@@ -70,7 +70,7 @@ export const SUMMARY_LENGTH = 200;
  *
  * @example
  * ```ts
- * import { summarize } from "@hookscope/core";
+ * import { summarize } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * assert.equal(summarize({ path: "a.txt" }), '{"path":"a.txt"}');
@@ -90,7 +90,7 @@ export function summarize(value: unknown, max: number = SUMMARY_LENGTH): string 
  *
  * @example
  * ```ts
- * import { cutText } from "@hookscope/core";
+ * import { cutText } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * assert.equal(cutText("a😀", 2), "a");

@@ -30,7 +30,7 @@ const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 4
  *
  * @example Collect warnings in memory
  * ```ts
- * import { Logger, type LogRecord } from "@hookscope/core";
+ * import { Logger, type LogRecord } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * const records: LogRecord[] = [];
@@ -123,7 +123,7 @@ function consoleSink(record: LogRecord): void {
  *
  * @example Print isolated hook failures
  * ```ts
- * import { logger } from "@hookscope/core";
+ * import { logger } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * logger.configure({ level: "warn" });

@@ -4,7 +4,8 @@
  *
  * @example
  * ```ts
- * import { Signal, summarize } from "@hookscope/core";
+ * import { Signal } from "@hookscope/core";
+ * import { summarize } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * assert.equal(summarize(new Signal({ data: 1 }).data), "1");

@@ -40,7 +40,7 @@ const STATUS_VALUES: ReadonlySet<string> = new Set(Object.values(EventStatus));
  *
  * @example
  * ```ts
- * import { isEventStatus } from "@hookscope/core";
+ * import { isEventStatus } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
  * assert.equal(isEventStatus("failed"), true);
@@ -74,7 +74,7 @@ export interface EventRunOptions {
  *
  * @example
  * ```ts
- * import { isAbortError } from "@hookscope/core";
+ * import { isAbortError } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
  * const controller = new AbortController();
@@ -97,7 +97,8 @@ export function isAbortError(error: unknown, signal?: AbortSignal): boolean {
  *
  * @example A tiny event
  * ```ts
- * import { Operation, EventStatus } from "@hookscope/core";
+ * import { EventStatus } from "@hookscope/core";
+ * import { Operation } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
  * class Add extends Operation {

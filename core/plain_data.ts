@@ -23,7 +23,7 @@ export type NotPlainDataProblem =
  *
  * @example
  * ```ts
- * import { NotPlainDataError } from "@hookscope/core";
+ * import { NotPlainDataError } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
  * const error = new NotPlainDataError("Cannot act", ["arguments", "run"], "function");

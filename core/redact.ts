@@ -33,7 +33,7 @@ export const REDACTED = "[redacted]";
  *
  * @example Encoded echoes of a key
  * ```ts
- * import { redactSecrets } from "@hookscope/core";
+ * import { redactSecrets } from "@hookscope/core/service";
  * import assert from "node:assert/strict";
  *
  * const key = "sk-a/b+c=d";
@@ -46,7 +46,7 @@ export const REDACTED = "[redacted]";
  *
  * @example A payload with credential keys
  * ```ts
- * import { redactSecrets } from "@hookscope/core";
+ * import { redactSecrets } from "@hookscope/core/service";
  * import assert from "node:assert/strict";
  *
  * assert.deepEqual(
@@ -65,7 +65,7 @@ export function redactSecrets(text: string, secrets: readonly string[]): string;
  *
  * @example
  * ```ts
- * import { redactSecrets } from "@hookscope/core";
+ * import { redactSecrets } from "@hookscope/core/service";
  * import assert from "node:assert/strict";
  *
  * assert.deepEqual(redactSecrets({ apiKey: "x", n: 1 }), { apiKey: "[redacted]", n: 1 });

@@ -40,7 +40,7 @@ export interface ToolSource {
  *
  * @example
  * ```ts
- * import type { ToolAnnotations } from "@hookscope/core";
+ * import type { ToolAnnotations } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * const hints: ToolAnnotations = { destructiveHint: true, readOnlyHint: false };

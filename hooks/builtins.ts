@@ -23,7 +23,8 @@ function requireString(payload: unknown, key: string, handler: string): string {
  *
  * @example
  * ```ts
- * import { HookBus, logApiMetrics, logger, type LogRecord } from "@hookscope/core";
+ * import { HookBus } from "@hookscope/core";
+ * import { logApiMetrics, logger, type LogRecord } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * const lines: LogRecord[] = [];
@@ -49,7 +50,8 @@ export function logApiMetrics(payload: HookPayloads["api.post_call"]): void {
  *
  * @example
  * ```ts
- * import { HookBus, logToolCall } from "@hookscope/core";
+ * import { HookBus } from "@hookscope/core";
+ * import { logToolCall } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * const bus = new HookBus();

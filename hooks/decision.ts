@@ -99,7 +99,8 @@ export const TOOL_PRE_PASSES = 3;
  *
  * @example
  * ```ts
- * import { HookBus, UnsettledArgumentsError } from "@hookscope/core";
+ * import { HookBus } from "@hookscope/core";
+ * import { UnsettledArgumentsError } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * const bus = new HookBus();

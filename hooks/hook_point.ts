@@ -62,7 +62,7 @@ const IS_POINT: Readonly<Record<string, true>> = (() => {
  *
  * @example
  * ```ts
- * import { isHookPoint } from "@hookscope/core";
+ * import { isHookPoint } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * assert.equal(isHookPoint("tool.post"), true);
@@ -79,7 +79,8 @@ export function isHookPoint(value: unknown): value is HookPoint {
  *
  * @example
  * ```ts
- * import { toHookPoint, UnknownHookPointError } from "@hookscope/core";
+ * import { UnknownHookPointError } from "@hookscope/core";
+ * import { toHookPoint } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * assert.equal(toHookPoint("session.end"), "session.end");

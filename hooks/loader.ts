@@ -118,7 +118,8 @@ const registry = new Map<string, HookHandler>(BUILTIN_HANDLERS);
  *
  * @example
  * ```ts
- * import { registerHandler, resolveHandler } from "@hookscope/core";
+ * import { registerHandler } from "@hookscope/core";
+ * import { resolveHandler } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * const audit = () => {};
@@ -146,7 +147,9 @@ export function registerHandler(name: string, handler: HookHandler): void {
  *
  * @example
  * ```ts
- * import { persistMessage, resolveHandler, UnknownHandlerError } from "@hookscope/core";
+ * import { UnknownHandlerError } from "@hookscope/core";
+ * import { persistMessage } from "@hookscope/core/session";
+ * import { resolveHandler } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * assert.equal(resolveHandler("persistMessage"), persistMessage);
@@ -164,10 +167,10 @@ export function resolveHandler(name: string): HookHandler {
  *
  * @example
  * ```ts
- * import { registeredHandlerNames } from "@hookscope/core";
+ * import { registeredHandlerNames } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
- * assert.ok(registeredHandlerNames().includes("persistSessionStart"));
+ * assert.ok(registeredHandlerNames().includes("logToolCall"));
  * ```
  */
 export function registeredHandlerNames(): string[] {
@@ -183,7 +186,8 @@ export function registeredHandlerNames(): string[] {
  *
  * @example
  * ```ts
- * import { loadHooksForAgent, persistMessage } from "@hookscope/core";
+ * import { loadHooksForAgent } from "@hookscope/core/hooks";
+ * import { persistMessage } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
  * const hooks = loadHooksForAgent({ "message.add": ["persistMessage"] });
@@ -206,7 +210,7 @@ export function loadHooksForAgent(agentHooks?: AgentHooks | null): Map<HookPoint
  *
  * @example
  * ```ts
- * import { loadHookEntries, logToolCall } from "@hookscope/core";
+ * import { loadHookEntries, logToolCall } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * const hooks = loadHookEntries({ "tool.pre": [{ handler: "logToolCall", priority: 5, match: "bash" }] });
@@ -285,7 +289,8 @@ export interface BuildSessionBusOptions {
  *
  * @example
  * ```ts
- * import { buildSessionBus, DEFAULT_HOOKS, persistSessionStart } from "@hookscope/core";
+ * import { buildSessionBus } from "@hookscope/core/hooks";
+ * import { DEFAULT_HOOKS, persistSessionStart } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
  * const bus = buildSessionBus(

@@ -1,6 +1,7 @@
 /**
  * Session scope: ordered hook dispatch (`HookBus`), the hook point vocabulary, the declarative
- * loader and the built-in logging handlers.
+ * loader and the built-in logging handlers, with what they are built on: the `Signal` base class
+ * and its sink, the library's `logger`, and the JSON-safe rendering behind payload summaries.
  *
  * @example
  * ```ts
@@ -26,6 +27,11 @@ export {
   UnknownHandlerError,
   UnknownHookPointError,
 } from "../core/errors.ts";
+export type { DeniedBy, ToolDeniedInit } from "../core/errors.ts";
+export * from "../core/signal.ts";
+export * from "../core/tool_source.ts";
+export * from "../core/logger.ts";
+export * from "../core/json_safe.ts";
 export * from "./hook_point.ts";
 export * from "./hook_signal.ts";
 export * from "./decision.ts";

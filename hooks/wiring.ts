@@ -21,7 +21,7 @@ export interface HookPointWiring {
  *
  * @example
  * ```ts
- * import { HOOK_POINT_WIRING } from "@hookscope/core";
+ * import { HOOK_POINT_WIRING } from "@hookscope/core/hooks";
  * import assert from "node:assert/strict";
  *
  * assert.equal(HOOK_POINT_WIRING["tool.pre"].blocking, true);

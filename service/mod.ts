@@ -24,6 +24,7 @@
 
 // The redaction routine the endpoints use, for code that logs what a model call produced.
 export { REDACTED, redactSecrets } from "../core/mod.ts";
+export { HookPhaseError } from "../core/errors.ts";
 export * from "./hook_event_type.ts";
 export * from "./types.ts";
 export * from "./hook_registry.ts";

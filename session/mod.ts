@@ -2,9 +2,9 @@
  * Session composition, `@hookscope/core/session`: the `SessionObserver` (recording, fan-out,
  * gate, persistence), `Session` and `Branch` ownership, branch messages, the session signals,
  * the persistence handlers and message-persistence routing, the agent loop and the model
- * bridge. This entry exports the `session/` folder only: import `HookBus` from
- * `@hookscope/core/hooks`, models from `@hookscope/core/service`, tools from
- * `@hookscope/core/action`, stores and core types from `@hookscope/core`.
+ * bridge, with the approval types and the limits of the act path. `HookBus` and signals' base
+ * class are in `@hookscope/core/hooks`, models in `@hookscope/core/service`, tools in
+ * `@hookscope/core/action`, stores in `@hookscope/core/store`.
  *
  * @example A session, a gate and a subscriber
  * ```ts
@@ -24,6 +24,10 @@
  * @module
  */
 
+export { BranchOwnershipError } from "../core/errors.ts";
+export * from "../core/approval.ts";
+export * from "../core/plain_data.ts";
+export { MAX_PAYLOAD_DEPTH, PayloadTooDeepError } from "../core/_depth.ts";
 export * from "./signal.ts";
 export * from "./sanitize.ts";
 export * from "./observer.ts";
@@ -34,7 +38,12 @@ export * from "./persist.ts";
 export * from "./persist_handlers.ts";
 export * from "./act.ts";
 export * from "./agent_loop.ts";
-export * from "./bridge.ts";
+export {
+  bridgeModelToSession,
+  type BridgeOptions,
+  type BusOwner,
+  type ModelBridge,
+} from "./bridge.ts";
 export * from "./restore.ts";
 export * from "./resume.ts";
 export * from "./policy.ts";

@@ -1,11 +1,13 @@
 /**
- * Where sessions, branches, messages and signals are persisted: the {@linkcode SessionStore}
- * interface, the in-memory {@linkcode MemoryStore} and the store errors. The SQLite store lives in
- * its own entry point, `@hookscope/core/store/sqlite`, because it needs a runtime SQLite module.
+ * Stores, `@hookscope/core/store`: where sessions, branches, messages, signals and runs are
+ * persisted. The {@linkcode SessionStore} interface and its row types, the in-memory
+ * {@linkcode MemoryStore} and the store errors. The SQLite and PostgreSQL stores live in their own
+ * entry points, `@hookscope/core/store/sqlite` and `@hookscope/core/store/postgres`, because they
+ * need a runtime SQLite module or the `postgres` package.
  *
  * @example
  * ```ts
- * import { MemoryStore } from "@hookscope/core";
+ * import { MemoryStore } from "@hookscope/core/store";
  * import assert from "node:assert/strict";
  *
  * const store = new MemoryStore();

@@ -12,7 +12,7 @@ export type MessageRole = "system" | "user" | "assistant" | "action_request" | "
  *
  * @example
  * ```ts
- * import { MESSAGE_ROLES } from "@hookscope/core";
+ * import { MESSAGE_ROLES } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
  * assert.ok(MESSAGE_ROLES.includes("action_response"));
@@ -222,7 +222,7 @@ export type RunStatus = "running" | "waiting_approval" | "completed" | "failed" 
  *
  * @example
  * ```ts
- * import { RUN_STATUSES } from "@hookscope/core";
+ * import { RUN_STATUSES } from "@hookscope/core/store";
  * import assert from "node:assert/strict";
  *
  * assert.ok(RUN_STATUSES.includes("waiting_approval"));

@@ -11,7 +11,8 @@ import type { ApprovalAnswer } from "../core/approval.ts";
  *
  * @example A closed store rejects every call
  * ```ts
- * import { MemoryStore, StoreClosedError } from "@hookscope/core";
+ * import { MemoryStore } from "@hookscope/core";
+ * import { StoreClosedError } from "@hookscope/core/store";
  * import assert from "node:assert/strict";
  *
  * const store = new MemoryStore();
@@ -35,7 +36,8 @@ export class StoreClosedError extends Error {
  *
  * @example Creating a session twice
  * ```ts
- * import { MemoryStore, StoreConflictError } from "@hookscope/core";
+ * import { MemoryStore } from "@hookscope/core";
+ * import { StoreConflictError } from "@hookscope/core/store";
  * import assert from "node:assert/strict";
  *
  * const store = new MemoryStore();
@@ -60,7 +62,7 @@ export class StoreConflictError extends Error {
  *
  * @example The error names what is needed
  * ```ts
- * import { StoreUnavailableError } from "@hookscope/core";
+ * import { StoreUnavailableError } from "@hookscope/core/store";
  * import assert from "node:assert/strict";
  *
  * const error = new StoreUnavailableError("SqliteStore needs node:sqlite (Node >= 22.5)");
@@ -85,7 +87,7 @@ export type ApprovalConflictWhy = "already_answered" | "args_changed" | "expired
  *
  * @example
  * ```ts
- * import { ApprovalConflictError } from "@hookscope/core";
+ * import { ApprovalConflictError } from "@hookscope/core/store";
  * import assert from "node:assert/strict";
  *
  * const error = new ApprovalConflictError("c1", "already_answered", { approve: true, by: "ana" });

@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { ActionManager, AgentSpec, GateDeniedError, NotPlainDataError, Tool } from "../../mod.ts";
+import { ActionManager, AgentSpec, GateDeniedError, Tool } from "../../mod.ts";
+import { NotPlainDataError } from "../../session/mod.ts";
 import { guardDestructive } from "../../action/coding/mod.ts";
 
 const root = mkdtempSync(join(tmpdir(), "hookscope-tool-recheck-"));

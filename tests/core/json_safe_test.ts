@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { cutText, renderJson, summarize, toJsonSafe } from "../../mod.ts";
+import { cutText, renderJson, summarize, toJsonSafe } from "../../hooks/mod.ts";
 
 class Point {
   x = 1;

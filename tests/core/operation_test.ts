@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Entity, EventStatus, Operation, Signal } from "../../mod.ts";
+import { EventStatus, Signal } from "../../mod.ts";
+import { Entity, Operation } from "../../action/mod.ts";
 
 type Work = (signal: AbortSignal) => Promise<unknown>;
 type StreamWork = (signal: AbortSignal) => ReadableStream<unknown> | AsyncIterable<unknown>;

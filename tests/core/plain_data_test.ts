@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { NotPlainDataError } from "../../mod.ts";
+import { NotPlainDataError } from "../../session/mod.ts";
 import { plainDataCopy, samePlainData } from "../../core/_freeze.ts";
 
 function refusal(value: unknown): NotPlainDataError {

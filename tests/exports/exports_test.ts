@@ -45,6 +45,25 @@ describe("export snapshots", () => {
     for (const entry of Object.keys(exportsMap)) snapshot(entry);
   });
 
+  it("README.md and mod.ts state the root entry's count of names", () => {
+    const count = snapshot(".").size;
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const stated = /`@hookscope\/core` exports (\d+) names/.exec(readme)?.[1];
+    assert.equal(
+      Number(stated),
+      count,
+      `README.md says ${stated} names; the root exports ${count}`,
+    );
+    const doc = /application writes \((\d+) names\)/.exec(
+      readFileSync(join(root, "mod.ts"), "utf8"),
+    );
+    assert.equal(
+      Number(doc?.[1]),
+      count,
+      `mod.ts says ${doc?.[1]} names; the root exports ${count}`,
+    );
+  });
+
   for (const [entry, file] of Object.entries(exportsMap)) {
     it(`"${entry}" exports the names (values and types) in its snapshot`, () => {
       const expected = [...snapshot(entry).keys()].sort();

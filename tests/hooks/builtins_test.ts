@@ -1,20 +1,20 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { HookBus, type HookContext, MemoryStore } from "../../mod.ts";
 import {
   buildSessionBus,
-  DEFAULT_HOOKS,
-  HookBus,
-  type HookContext,
   logApiMetrics,
   logger,
   type LogRecord,
   logToolCall,
-  MemoryStore,
+} from "../../hooks/mod.ts";
+import {
+  DEFAULT_HOOKS,
   persistBranchProvenance,
   persistMessage,
   persistSessionEnd,
   persistSessionStart,
-} from "../../mod.ts";
+} from "../../session/mod.ts";
 
 function contextFor(store?: MemoryStore): HookContext {
   return new HookBus(null, store ? { store } : {}).context;

@@ -1,17 +1,15 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
-  HOOK_POINT_WIRING,
   HOOK_POINTS,
   HookBus,
   type HookContext,
   HookPoint,
   HookSignal,
-  isHookPoint,
   StopHook,
-  toHookPoint,
   UnknownHookPointError,
 } from "../../mod.ts";
+import { HOOK_POINT_WIRING, isHookPoint, toHookPoint } from "../../hooks/mod.ts";
 
 function recordingSink() {
   const events: unknown[] = [];

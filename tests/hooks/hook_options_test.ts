@@ -1,13 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  buildSessionBus,
-  HookBus,
-  HookConfigError,
-  HookTimeoutError,
-  loadHookEntries,
-  registerHandler,
-} from "../../mod.ts";
+import { HookBus, HookConfigError, HookTimeoutError, registerHandler } from "../../mod.ts";
+import { buildSessionBus, loadHookEntries } from "../../hooks/mod.ts";
 
 const POST = (toolName: string) => ({
   callId: "c",

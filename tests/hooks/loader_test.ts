@@ -2,23 +2,27 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
-  buildSessionBus,
-  DEFAULT_HOOKS,
   HookConfigError,
   HookSignal,
+  registerHandler,
+  UnknownHandlerError,
+  UnknownHookPointError,
+} from "../../mod.ts";
+import {
+  buildSessionBus,
   loadHooksForAgent,
   logApiMetrics,
   logToolCall,
+  registeredHandlerNames,
+  resolveHandler,
+} from "../../hooks/mod.ts";
+import {
+  DEFAULT_HOOKS,
   persistBranchProvenance,
   persistMessage,
   persistSessionEnd,
   persistSessionStart,
-  registeredHandlerNames,
-  registerHandler,
-  resolveHandler,
-  UnknownHandlerError,
-  UnknownHookPointError,
-} from "../../mod.ts";
+} from "../../session/mod.ts";
 
 describe("loader: registry", () => {
   it("the process-global registry is pre-seeded with the built-ins under their export names", () => {

@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { HookBus, HookSignal, renderJson } from "../../mod.ts";
+import { HookBus, HookSignal } from "../../mod.ts";
+import { renderJson } from "../../hooks/mod.ts";
 
 describe("HookBus with hostile payloads", () => {
   it("cyclic, huge and odd payloads never break emit or the recorded HookSignal", async () => {

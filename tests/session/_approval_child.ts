@@ -3,7 +3,8 @@
 // exits 3 when the run cannot be resumed (another process claimed it).
 
 import process from "node:process";
-import { RunNotResumableError, Session } from "../../mod.ts";
+import { Session } from "../../mod.ts";
+import { RunNotResumableError } from "../../session/mod.ts";
 import { SqliteStore } from "../../store/sqlite/mod.ts";
 import { approvalTools, askBeforeNotes, modelFor } from "./_approval_agent.ts";
 

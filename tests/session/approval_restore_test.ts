@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryStore, Session, SessionNotFoundError, type SessionStore, Tool } from "../../mod.ts";
+import { MemoryStore, Session, type SessionStore, Tool } from "../../mod.ts";
+import { SessionNotFoundError } from "../../session/mod.ts";
 import { SqliteStore } from "../../store/sqlite/mod.ts";
 import { sqliteMissing } from "../fixtures/sqlite_support.ts";
 

@@ -13,10 +13,10 @@ import {
   ApprovalRequested,
   MemoryStore,
   type OperateResult,
-  RunNotResumableError,
   Session,
   ToolDenied,
 } from "../../mod.ts";
+import { RunNotResumableError } from "../../session/mod.ts";
 import { type OpenAIServer, startOpenAIServer } from "../fixtures/openai_server.ts";
 import {
   approvalScript,

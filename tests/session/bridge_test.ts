@@ -1,14 +1,8 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import {
-  bridgeModelToSession,
-  HOOK_POINT_WIRING,
-  HookBus,
-  HookSignal,
-  IModel,
-  redactSecrets,
-  Session,
-} from "../../mod.ts";
+import { bridgeModelToSession, HookBus, HookSignal, IModel, Session } from "../../mod.ts";
+import { HOOK_POINT_WIRING } from "../../hooks/mod.ts";
+import { redactSecrets } from "../../service/mod.ts";
 import {
   jsonReply,
   type OpenAIServer,

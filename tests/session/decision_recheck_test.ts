@@ -10,16 +10,9 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import {
-  HookBlocked,
-  IModel,
-  MemoryStore,
-  NotPlainDataError,
-  Session,
-  Tool,
-  ToolDeniedError,
-  UnsettledArgumentsError,
-} from "../../mod.ts";
+import { HookBlocked, IModel, MemoryStore, Session, Tool, ToolDeniedError } from "../../mod.ts";
+import { NotPlainDataError } from "../../session/mod.ts";
+import { UnsettledArgumentsError } from "../../hooks/mod.ts";
 import { destructiveCommandGuard } from "../../action/coding/mod.ts";
 import { jsonReply, type OpenAIServer, startOpenAIServer } from "../fixtures/openai_server.ts";
 

@@ -5,7 +5,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { IModel, MAX_PAYLOAD_DEPTH, PayloadTooDeepError, Session, Tool } from "../../mod.ts";
+import { IModel, Session, Tool } from "../../mod.ts";
+import { MAX_PAYLOAD_DEPTH, PayloadTooDeepError } from "../../session/mod.ts";
 import { assertDepth } from "../../core/_depth.ts";
 import { FunctionEndpoint } from "../../service/mod.ts";
 

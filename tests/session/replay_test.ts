@@ -8,11 +8,11 @@ import {
   type DecisionChange,
   MemoryStore,
   type Policy,
-  REPLAY_SESSION_NAME,
   replayDecisions,
   Session,
   Tool,
 } from "../../mod.ts";
+import { REPLAY_SESSION_NAME } from "../../session/mod.ts";
 import { answerClaudeEvent } from "../../claude/mod.ts";
 
 const noRm: Policy = (session) =>

@@ -1,0 +1,75 @@
+/**
+ * `hookscope console DB`: the web console over a session store, without the hook endpoint.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import { consoleHandler, parseConsoleTokens } from "../console/handler.ts";
+import { listenConsole } from "../console/_listen.ts";
+import { flagHelp, type FlagSpec, parseFlags, requirePositionals } from "./_args.ts";
+import { displayDb, openOrCreateDb } from "./_db.ts";
+import { type CliIO, UsageError } from "./_output.ts";
+
+const FLAGS: Record<string, FlagSpec> = {
+  host: { type: "string", help: "address to listen on (default 127.0.0.1)" },
+  port: { type: "string", help: "port (default 8788; 0 picks a free one)" },
+  "token-env": {
+    type: "string",
+    help: "environment variable with the answer token(s) (default HOOKSCOPE_CONSOLE_TOKEN)",
+  },
+};
+
+/** Help text for `hookscope console`. */
+export const CONSOLE_HELP: string =
+  `Usage: hookscope console DB [--host 127.0.0.1] [--port 8788] [--token-env NAME]
+
+Serves the web console over DB (a SQLite file or a postgres:// URL): the sessions, a live
+timeline of one session, and the tool calls waiting for a person, with approve, reject (with a
+reason) and edit-then-approve.
+
+Answers need a bearer token, read from the environment variable NAME (default
+HOOKSCOPE_CONSOLE_TOKEN): one token (answers are recorded as by "console"), or name=token pairs
+separated by commas (answers are recorded as by that name). With a token set, every API request
+needs it; without one the console is read-only. Prints 'listening on http://HOST:PORT' once ready.
+
+${flagHelp(FLAGS)}`;
+
+/** Runs `hookscope console`; returns the exit code. */
+export async function consoleCommand(args: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseFlags("console", args, FLAGS);
+  if (values.help) {
+    io.out(CONSOLE_HELP);
+    return 0;
+  }
+  const [db] = requirePositionals("console", positionals, ["DB"]);
+  const host = typeof values.host === "string" && values.host !== "" ? values.host : "127.0.0.1";
+  const port = values.port === undefined ? 8788 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`hookscope console: --port must be a port number`);
+  }
+  const envName = typeof values["token-env"] === "string" && values["token-env"] !== ""
+    ? values["token-env"]
+    : "HOOKSCOPE_CONSOLE_TOKEN";
+  const raw = process.env[envName] ?? "";
+  let tokens: Record<string, string>;
+  try {
+    tokens = raw === "" ? {} : parseConsoleTokens(raw);
+  } catch (error) {
+    throw new UsageError(`hookscope console: ${envName}: ${(error as Error).message}`);
+  }
+  const store = await openOrCreateDb(db);
+  const server = await listenConsole(consoleHandler(store, { tokens }), host, port);
+  io.out(
+    `listening on http://${host.includes(":") ? `[${host}]` : host}:${server.port} (store ${
+      displayDb(db)
+    }; ${Object.keys(tokens).length > 0 ? "answers need a token" : "read-only: no token set"})`,
+  );
+  await new Promise<void>((stopped) => {
+    const stop = () => void server.close().then(stopped, stopped);
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  await store.close();
+  return 0;
+}

@@ -1,0 +1,300 @@
+// The console page: plain HTML, one stylesheet and one script, served as they are (no build
+// step). The script builds every element with textContent, never innerHTML, so nothing the
+// store holds (arguments, reasons, messages) is read as markup.
+
+/** The page. */
+export const CONSOLE_HTML: string = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>hookscope console</title>
+<link rel="stylesheet" href="/console.css">
+<script src="/console.js" defer></script>
+</head>
+<body>
+<header>
+  <h1>hookscope console</h1>
+  <form id="auth" autocomplete="off">
+    <label for="token">Answer token</label>
+    <input id="token" type="password" autocomplete="off">
+    <button type="submit">Use token</button>
+    <span id="who" role="status"></span>
+  </form>
+</header>
+<main>
+  <section aria-labelledby="pending-title">
+    <h2 id="pending-title">Waiting for a person</h2>
+    <p id="pending-empty">Nothing waits.</p>
+    <ul id="pending" class="cards"></ul>
+  </section>
+  <section aria-labelledby="sessions-title">
+    <h2 id="sessions-title">Sessions</h2>
+    <ul id="sessions"></ul>
+  </section>
+  <section aria-labelledby="timeline-title">
+    <h2 id="timeline-title">Timeline</h2>
+    <p id="timeline-help">Pick a session.</p>
+    <p id="timeline-status" class="meta" role="status"></p>
+    <ol id="timeline"></ol>
+  </section>
+</main>
+<p id="error" role="alert"></p>
+</body>
+</html>
+`;
+
+/** The stylesheet. */
+export const CONSOLE_CSS: string = `
+body { font: 15px/1.4 system-ui, sans-serif; margin: 0; color: #1b1b1b; background: #f6f6f4; }
+header { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; padding: .6rem 1rem; background: #20252b; color: #fff; }
+header h1 { font-size: 1.1rem; margin: 0; }
+header form { display: flex; gap: .4rem; align-items: center; flex-wrap: wrap; }
+main { display: grid; grid-template-columns: minmax(18rem, 1fr) minmax(12rem, 16rem) minmax(20rem, 2fr); gap: 1rem; padding: 1rem; }
+@media (max-width: 60rem) { main { grid-template-columns: 1fr; } }
+h2 { font-size: 1rem; margin: 0 0 .5rem; }
+ul, ol { list-style: none; margin: 0; padding: 0; }
+.cards > li { background: #fff; border: 1px solid #d0d0c8; border-left: 4px solid #c77d00; border-radius: 4px; padding: .6rem; margin-bottom: .8rem; }
+.cards > li.answered { border-left-color: #2a7a2a; }
+.cards > li.interrupted { border-left-color: #b00020; }
+pre { white-space: pre-wrap; word-break: break-word; background: #f0f0ea; padding: .4rem; margin: .3rem 0; font-size: 13px; max-height: 24rem; overflow: auto; }
+.meta { color: #555; font-size: 13px; }
+.hash { word-break: break-all; }
+.actions { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; margin-top: .4rem; }
+button { font: inherit; padding: .3rem .7rem; border-radius: 4px; border: 1px solid #888; background: #fff; cursor: pointer; }
+button.approve { background: #2a7a2a; color: #fff; border-color: #2a7a2a; }
+button.reject { background: #b00020; color: #fff; border-color: #b00020; }
+button:focus-visible, input:focus-visible, textarea:focus-visible, a:focus-visible { outline: 3px solid #3b82f6; outline-offset: 1px; }
+textarea { width: 100%; min-height: 6rem; font: 13px monospace; box-sizing: border-box; }
+#sessions a { display: block; padding: .3rem .4rem; border-radius: 4px; color: #0b4f9c; word-break: break-all; }
+#sessions a[aria-current="true"] { background: #dde8f6; }
+#timeline > li { border-bottom: 1px solid #e2e2dc; padding: .25rem 0; font-size: 13px; }
+#timeline .kind { font-weight: 600; margin-right: .4rem; }
+#timeline .hook { color: #7a4a00; margin-left: .4rem; }
+#timeline .msg { color: #0b4f9c; }
+.diff-del { color: #b00020; } .diff-add { color: #2a7a2a; }
+#error { color: #b00020; padding: 0 1rem; }
+`;
+
+/** The script. */
+export const CONSOLE_JS: string = String.raw`"use strict";
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const state = { token: sessionStorage.getItem("hookscope-token") || "", session: null, afterSeq: 0, messagesFrom: 0, painted: false, busy: false };
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "class") node.className = v; else if (k.startsWith("data-")) node.setAttribute(k, String(v)); else node.setAttribute(k, String(v));
+    }
+    for (const child of children) {
+      if (child === null || child === undefined) continue;
+      node.append(typeof child === "string" ? document.createTextNode(child) : child);
+    }
+    return node;
+  }
+  const time = (ms) => (typeof ms === "number" ? new Date(ms).toLocaleString() : "-");
+  const pretty = (value) => JSON.stringify(value, null, 2);
+  function showError(text) { $("error").textContent = text || ""; }
+  async function api(path, init) {
+    const headers = Object.assign({}, (init && init.headers) || {});
+    if (state.token) headers.authorization = "Bearer " + state.token;
+    const response = await fetch(path, Object.assign({}, init, { headers }));
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) { const e = new Error(body.error || ("HTTP " + response.status)); e.status = response.status; e.body = body; throw e; }
+    return body;
+  }
+  async function answer(row, fields) {
+    try {
+      const result = await api("/api/answer", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(Object.assign({ runId: row.runId, callId: row.callId, argsHash: row.argsHash }, fields)),
+      });
+      showError("");
+      return result;
+    } catch (error) {
+      showError(error.message);
+    } finally {
+      await refreshPending();
+    }
+  }
+  function argsDiff(before, after) {
+    const list = el("pre", { class: "diff" });
+    const keys = [...new Set([...Object.keys(before || {}), ...Object.keys(after || {})])].sort();
+    for (const key of keys) {
+      const a = JSON.stringify((before || {})[key]);
+      const b = JSON.stringify((after || {})[key]);
+      if (a === b) { list.append(el("div", null, "  " + key + ": " + a)); continue; }
+      if (a !== undefined) list.append(el("div", { class: "diff-del" }, "- " + key + ": " + a));
+      if (b !== undefined) list.append(el("div", { class: "diff-add" }, "+ " + key + ": " + b));
+    }
+    return list;
+  }
+  function pendingCard(row) {
+    const id = "c-" + row.runId + "-" + row.callId;
+    const li = el("li", { class: row.answer ? "answered" : row.interrupted ? "interrupted" : "", "data-call": row.callId, "data-run": row.runId });
+    li.append(el("h3", null, row.toolName + " ", el("span", { class: "meta" }, "call " + row.callId)));
+    if (row.interrupted) li.append(el("p", { class: "meta" }, "Interrupted: a resume started this call and its process went away. It may have run; it runs again only if approved again."));
+    li.append(el("p", null, "Reason: ", el("span", { class: "reason" }, row.reason || "-")));
+    li.append(el("p", { class: "meta" }, "Asked " + time(row.requestedAt) + (row.policy ? " by " + row.policy : "") + " · run " + row.runId + " · session " + (row.sessionId || "-")));
+    li.append(el("p", { class: "meta" }, "Who may answer: " + (row.answerableBy ? row.answerableBy.join(", ") : "anyone with a token") + " · expires: " + (row.expiresAt ? time(row.expiresAt) : "never")));
+    li.append(el("pre", { class: "args", "aria-label": "arguments" }, pretty(row.args)));
+    li.append(el("p", { class: "meta hash" }, "sha256 " + row.argsHash));
+    if (row.answer) {
+      const a = row.answer;
+      li.append(el("p", { class: "answer" }, (a.approve ? "Approved" : "Rejected") + (a.by ? " by " + a.by : "") + " at " + time(a.answeredAt) + (a.reason ? " — " + a.reason : "")));
+      if (a.updatedArgs) li.append(argsDiff(row.args, a.updatedArgs));
+      return li;
+    }
+    const actions = el("div", { class: "actions" });
+    const approve = el("button", { type: "button", class: "approve" }, "Approve");
+    approve.addEventListener("click", () => answer(row, { approve: true }));
+    const reasonId = id + "-reason";
+    const reason = el("input", { id: reasonId, type: "text", placeholder: "why not" });
+    const reject = el("button", { type: "button", class: "reject" }, "Reject");
+    reject.addEventListener("click", () => answer(row, { approve: false, reason: reason.value || undefined }));
+    const edit = el("button", { type: "button" }, "Edit, then approve");
+    edit.addEventListener("click", () => {
+      const areaId = id + "-edit";
+      const area = el("textarea", { id: areaId });
+      area.value = pretty(row.args);
+      const go = el("button", { type: "button", class: "approve" }, "Approve edited arguments");
+      go.addEventListener("click", () => {
+        let parsed;
+        try { parsed = JSON.parse(area.value); } catch (error) { showError("The edited arguments are not JSON: " + error.message); return; }
+        answer(row, { approve: true, updatedArgs: parsed });
+      });
+      edit.replaceWith(el("div", { class: "editor" }, el("label", { for: areaId }, "Arguments to run instead (checked again by the guards)"), area, go));
+      area.focus();
+    });
+    actions.append(approve, el("label", { for: reasonId }, "Reason"), reason, reject, edit);
+    li.append(actions);
+    return li;
+  }
+  let lastPending = "";
+  async function refreshPending() {
+    const rows = await api("/api/pending");
+    const key = JSON.stringify(rows);
+    if (key === lastPending) return;
+    lastPending = key;
+    const list = $("pending");
+    const focusedId = document.activeElement && document.activeElement.id;
+    const typing = document.activeElement && (document.activeElement.tagName === "TEXTAREA" || document.activeElement.tagName === "INPUT") && list.contains(document.activeElement);
+    if (typing) { lastPending = ""; return; }
+    list.replaceChildren(...rows.map(pendingCard));
+    $("pending-empty").hidden = rows.length > 0;
+    if (focusedId && $(focusedId)) $(focusedId).focus();
+  }
+  let lastSessions = "";
+  async function refreshSessions() {
+    const sessions = await api("/api/sessions");
+    const key = JSON.stringify(sessions) + state.session;
+    if (key === lastSessions) return;
+    lastSessions = key;
+    $("sessions").replaceChildren(...sessions.map((s) => {
+      const link = el("a", { href: "#/s/" + encodeURIComponent(s.id), "aria-current": s.id === state.session ? "true" : null }, s.id + " (" + s.status + (s.pending ? ", " + s.pending + " waiting" : "") + ")");
+      return el("li", null, link);
+    }));
+  }
+  function signalRow(row) {
+    // A signal's fields may sit at the top, under data (signals) or under payload (hook points).
+    const top = row.payload || {};
+    const p = Object.assign({}, top.payload && typeof top.payload === "object" ? top.payload : {}, top.data && typeof top.data === "object" ? top.data : {}, top);
+    const li = el("li", { "data-seq": row.seq, "data-kind": row.kind });
+    li.append(el("span", { class: "meta" }, new Date(row.ts).toLocaleTimeString() + " "), el("span", { class: "kind" }, row.kind));
+    const tool = p.toolName || (p.data && p.data.toolName);
+    if (p.point) li.append(el("span", { class: "meta" }, p.point + " "));
+    if (tool) li.append(el("span", null, tool + (p.callId ? " (" + p.callId + ")" : "")));
+    if (p.decision || p.verdict) li.append(el("span", null, " → " + (p.decision || p.verdict)));
+    if (p.hook) li.append(el("span", { class: "hook" }, "hook " + p.hook));
+    if (p.by) li.append(el("span", { class: "hook" }, "by " + p.by));
+    if (p.reason) li.append(el("span", { class: "meta" }, " — " + p.reason));
+    if (p.why) li.append(el("span", { class: "meta" }, " — refused: " + p.why));
+    if (p.updatedArgs && p.args) li.append(argsDiff(p.args, p.updatedArgs));
+    else if (p.args) li.append(el("pre", null, pretty(p.args)));
+    return li;
+  }
+  function messageRow(m) {
+    const c = m.content;
+    const text = typeof c === "string" ? c : c && c.function ? c.function + " " + JSON.stringify(c.output !== undefined ? c.output : c.arguments) : JSON.stringify(c);
+    return el("li", { "data-message": m.id, class: "msg" }, el("span", { class: "meta" }, new Date(m.createdAt).toLocaleTimeString() + " "), el("span", { class: "kind" }, m.role), text || "");
+  }
+  async function refreshTimeline() {
+    if (!state.session) return;
+    const sessionId = state.session;
+    for (;;) {
+      // A small first page paints at once; the rest follows in larger pages.
+      const limit = state.painted ? 5000 : 500;
+      const page = await api("/api/sessions/" + encodeURIComponent(sessionId) + "/timeline?afterSeq=" + state.afterSeq + "&messagesFrom=" + state.messagesFrom + "&limit=" + limit);
+      if (sessionId !== state.session) return;
+      const items = page.signals.map((r) => [r.ts, signalRow(r)]).concat(page.messages.map((m) => [m.createdAt, messageRow(m)]));
+      items.sort((a, b) => a[0] - b[0]);
+      const rows = items.map((item) => item[1]);
+      if (rows.length > 0) {
+        const fragment = document.createDocumentFragment();
+        fragment.append(...rows);
+        $("timeline").append(fragment);
+      }
+      if (rows.length > 0 && state.painted) $("timeline-status").textContent = rows.length + " new events";
+      state.afterSeq = page.lastSeq;
+      state.messagesFrom = page.messageCount;
+      if (!state.painted) {
+        state.painted = true;
+        requestAnimationFrame(() => { document.body.dataset.painted = String(performance.now()); });
+      }
+      if (!page.more) break;
+    }
+    if (!state.loaded) {
+      state.loaded = true;
+      requestAnimationFrame(() => { document.body.dataset.loaded = String(performance.now()); });
+    }
+  }
+  function route() {
+    const match = /^#\/s\/(.+)$/.exec(location.hash);
+    const next = match ? decodeURIComponent(match[1]) : null;
+    if (next === state.session) return;
+    state.session = next; state.afterSeq = 0; state.messagesFrom = 0; state.painted = false; state.loaded = false;
+    delete document.body.dataset.painted;
+    delete document.body.dataset.loaded;
+    $("timeline").replaceChildren();
+    $("timeline-help").textContent = next ? "Session " + next : "Pick a session.";
+    lastSessions = "";
+  }
+  const NEED_TOKEN = "Enter the answer token to see this console.";
+  const busy = { timeline: false, lists: false };
+  async function guarded(name, body) {
+    if (busy[name]) return;
+    busy[name] = true;
+    try {
+      await body();
+      if ($("error").textContent === NEED_TOKEN) showError("");
+    } catch (error) {
+      showError(error.status === 401 ? NEED_TOKEN : error.message);
+    } finally {
+      busy[name] = false;
+    }
+  }
+  // The timeline and the lists poll on their own, so a slow list never delays a new signal.
+  const tickTimeline = () => guarded("timeline", async () => { route(); await refreshTimeline(); });
+  const tickLists = () => guarded("lists", async () => { route(); await Promise.all([refreshPending(), refreshSessions()]); });
+  function tick() { tickTimeline(); tickLists(); }
+  async function whoami() {
+    try { const me = await api("/api/whoami"); $("who").textContent = me.canAnswer ? (me.name ? "answering as " + me.name : "") : "read-only console"; }
+    catch { $("who").textContent = state.token ? "token refused" : ""; }
+  }
+  $("auth").addEventListener("submit", (event) => {
+    event.preventDefault();
+    state.token = $("token").value;
+    sessionStorage.setItem("hookscope-token", state.token);
+    $("token").value = "";
+    lastPending = ""; lastSessions = "";
+    whoami(); tick();
+  });
+  window.addEventListener("hashchange", tick);
+  whoami();
+  tick();
+  setInterval(tickTimeline, 200);
+  setInterval(tickLists, 300);
+})();
+`;

@@ -1,0 +1,278 @@
+/**
+ * The console's HTTP side: a web-standard handler over a session store that serves the page, a
+ * read API (sessions, a session's timeline, pending approvals) and one write, an answer. Every
+ * answer needs a bearer token the operator configured (the token's name is who answered);
+ * cross-site requests, bodies that are not JSON and bodies past the cap are refused.
+ *
+ * @module
+ */
+
+import { timingSafeEqual } from "node:crypto";
+import { answerRecorded } from "../session/_answer.ts";
+import type { RunAnswer, SessionStore } from "../store/session_store.ts";
+import { ApprovalConflictError } from "../store/store_errors.ts";
+import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from "./_page.ts";
+
+/** Options of {@linkcode consoleHandler}. */
+export interface ConsoleOptions {
+  /**
+   * Bearer tokens by the name of who holds them (`{ ana: "s3cret" }`). With none, the console
+   * is read-only: every answer is refused. With some, every `/api/` request needs one.
+   */
+  readonly tokens?: Readonly<Record<string, string>>;
+  /** Largest request body, in bytes (default 65 536). */
+  readonly maxBodyBytes?: number;
+  /** Most signals one timeline response carries (default 5 000). */
+  readonly pageSize?: number;
+}
+
+/** A web-standard request handler. */
+export type ConsoleHandler = (request: Request) => Promise<Response>;
+
+const SECURITY_HEADERS: Record<string, string> = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+function reply(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8" },
+  });
+}
+
+function asset(body: string, type: string): Response {
+  return new Response(body, { headers: { ...SECURITY_HEADERS, "content-type": type } });
+}
+
+/**
+ * Parses a token setting: `name=token` pairs separated by commas, or one bare token (named
+ * `console`). Empty parts are ignored.
+ *
+ * @example
+ * ```ts
+ * import { parseConsoleTokens } from "./handler.ts";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(parseConsoleTokens("ana=a1,bo=b2"), { ana: "a1", bo: "b2" });
+ * assert.deepEqual(parseConsoleTokens("only"), { console: "only" });
+ * ```
+ */
+export function parseConsoleTokens(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const parts = text.split(",").map((p) => p.trim()).filter(Boolean);
+  if (parts.length === 1 && !parts[0].includes("=")) return { console: parts[0] };
+  for (const part of parts) {
+    const at = part.indexOf("=");
+    if (at <= 0 || at === part.length - 1) {
+      throw new TypeError(
+        `Cannot read console tokens: expected name=token, got a part without one`,
+      );
+    }
+    out[part.slice(0, at)] = part.slice(at + 1);
+  }
+  return out;
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Who holds the request's bearer token, or `null`. */
+function holder(request: Request, tokens: Readonly<Record<string, string>>): string | null {
+  const header = request.headers.get("authorization") ?? "";
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  if (match === null) return null;
+  let found: string | null = null;
+  for (const [name, token] of Object.entries(tokens)) {
+    if (sameText(match[1], token)) found = name;
+  }
+  return found;
+}
+
+/** Why a state-changing request looks cross-site, or `null`. */
+function crossSite(request: Request): string | null {
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== null && site !== "same-origin" && site !== "none") {
+    return `Sec-Fetch-Site is ${site}`;
+  }
+  const origin = request.headers.get("origin");
+  if (origin !== null) {
+    const host = request.headers.get("host") ?? new URL(request.url).host;
+    let originHost: string;
+    try {
+      originHost = new URL(origin).host;
+    } catch {
+      return "a malformed Origin";
+    }
+    if (originHost !== host) return `Origin ${origin} is not this console`;
+  }
+  return null;
+}
+
+async function readBody(request: Request, cap: number): Promise<string | null> {
+  const length = Number(request.headers.get("content-length") ?? "0");
+  if (length > cap) return null;
+  if (request.body === null) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > cap) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.length;
+  }
+  return new TextDecoder().decode(all);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The console over `store`: `GET /` (the page), `GET /api/sessions`,
+ * `GET /api/sessions/ID/timeline?afterSeq=N&messagesFrom=M&limit=L`, `GET /api/pending`,
+ * `POST /api/answer`. See docs/approvals.md ("The console").
+ *
+ * @example A read-only console answers nothing
+ * ```ts
+ * import { consoleHandler } from "./handler.ts";
+ * import { MemoryStore } from "../store/memory_store.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const handle = consoleHandler(new MemoryStore());
+ * const answer = await handle(new Request("http://127.0.0.1/api/answer", { method: "POST" }));
+ * assert.equal(answer.status, 403);
+ * ```
+ */
+export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}): ConsoleHandler {
+  const tokens = options.tokens ?? {};
+  const guarded = Object.keys(tokens).length > 0;
+  const cap = options.maxBodyBytes ?? 65_536;
+  const pageSize = options.pageSize ?? 5_000;
+  return async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    if (request.method === "GET" && (path === "/" || path === "/index.html")) {
+      return asset(CONSOLE_HTML, "text/html; charset=utf-8");
+    }
+    if (request.method === "GET" && path === "/console.js") {
+      return asset(CONSOLE_JS, "text/javascript; charset=utf-8");
+    }
+    if (request.method === "GET" && path === "/console.css") {
+      return asset(CONSOLE_CSS, "text/css; charset=utf-8");
+    }
+    if (!path.startsWith("/api/")) return reply(404, { error: "not found" });
+    const who = guarded ? holder(request, tokens) : null;
+    if (path === "/api/answer") {
+      if (request.method !== "POST") return reply(405, { error: "POST an answer" });
+      const cross = crossSite(request);
+      if (cross !== null) return reply(403, { error: `cross-site request refused (${cross})` });
+      if (!guarded) {
+        return reply(403, {
+          error: "this console is read-only: no answer token is configured (--token-env)",
+        });
+      }
+      if (who === null) return reply(401, { error: "a valid bearer token is needed to answer" });
+      const type = request.headers.get("content-type") ?? "";
+      if (!/^application\/json\b/i.test(type)) {
+        return reply(415, { error: "an answer is application/json" });
+      }
+      const text = await readBody(request, cap);
+      if (text === null) return reply(413, { error: `the body is larger than ${cap} bytes` });
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return reply(400, { error: "the body is not JSON" });
+      }
+      if (
+        !isRecord(body) || typeof body.runId !== "string" || typeof body.callId !== "string" ||
+        typeof body.approve !== "boolean" || typeof body.argsHash !== "string"
+      ) {
+        return reply(400, {
+          error: "an answer needs runId, callId, approve (boolean) and argsHash (what you saw)",
+        });
+      }
+      const answer: RunAnswer = { approve: body.approve, by: who, argsHash: body.argsHash };
+      if (body.approve && body.updatedArgs !== undefined) {
+        if (!isRecord(body.updatedArgs)) {
+          return reply(400, { error: "updatedArgs must be an object" });
+        }
+        answer.updatedArgs = body.updatedArgs;
+      }
+      if (!body.approve && body.reason !== undefined) {
+        if (typeof body.reason !== "string") return reply(400, { error: "reason is text" });
+        answer.reason = body.reason;
+      }
+      try {
+        const ok = await answerRecorded(store, body.runId, body.callId, answer);
+        if (!ok) return reply(404, { error: "that run does not wait for that call" });
+        const run = await store.getRun(body.runId);
+        return reply(200, { ok: true, answer: run?.answers[body.callId] ?? answer });
+      } catch (error) {
+        if (error instanceof ApprovalConflictError) {
+          return reply(409, { error: error.message, why: error.why, answer: error.answer ?? null });
+        }
+        if (error instanceof TypeError) return reply(400, { error: error.message });
+        throw error;
+      }
+    }
+    if (request.method !== "GET") return reply(405, { error: "read with GET" });
+    if (guarded && who === null) return reply(401, { error: "a valid bearer token is needed" });
+    if (path === "/api/whoami") return reply(200, { name: who, canAnswer: guarded });
+    if (path === "/api/sessions") {
+      const sessions = await store.listSessions();
+      const pending = await store.listPendingApprovals();
+      return reply(
+        200,
+        sessions.map((s) => ({
+          id: s.id,
+          status: s.status,
+          lastActivityAt: s.lastActivityAt ?? null,
+          pending: pending.filter((p) => p.sessionId === s.id).length,
+        })),
+      );
+    }
+    if (path === "/api/pending") {
+      const sessionId = url.searchParams.get("session") ?? undefined;
+      const rows = await store.listPendingApprovals(sessionId ? { sessionId } : undefined);
+      return reply(200, rows);
+    }
+    const timeline = /^\/api\/sessions\/([^/]+)\/timeline$/.exec(path);
+    if (timeline !== null) {
+      const sessionId = decodeURIComponent(timeline[1]);
+      const afterSeq = Number(url.searchParams.get("afterSeq") ?? "0") || 0;
+      const messagesFrom = Number(url.searchParams.get("messagesFrom") ?? "0") || 0;
+      const asked = Number(url.searchParams.get("limit") ?? String(pageSize));
+      const limit = Number.isInteger(asked) && asked > 0 ? Math.min(asked, pageSize) : pageSize;
+      const signals = await store.listSessionSignals(sessionId, { afterSeq, limit });
+      const messages = (await store.listMessages({ sessionId })).slice(messagesFrom);
+      return reply(200, {
+        signals,
+        messages,
+        lastSeq: signals.at(-1)?.seq ?? afterSeq,
+        messageCount: messagesFrom + messages.length,
+        more: signals.length === limit,
+      });
+    }
+    return reply(404, { error: "not found" });
+  };
+}

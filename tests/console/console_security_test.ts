@@ -1,0 +1,171 @@
+// The console's HTTP side on a real 127.0.0.1 server: no answer without the token, cross-site
+// posts refused, bodies past the cap refused, the first answer wins, and the page's script builds
+// its elements from text only (so arguments with markup in them are never read as HTML).
+
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { consoleHandler } from "../../console/handler.ts";
+import { type ConsoleServer, listenConsole } from "../../console/_listen.ts";
+import { CONSOLE_HTML, CONSOLE_JS } from "../../console/_page.ts";
+import { MemoryStore } from "../../store/memory_store.ts";
+import { waitingRun } from "../store/conformance_runs.ts";
+
+const TOKEN = "t0ken-for-tests";
+let store: MemoryStore;
+let server: ConsoleServer;
+let base: string;
+
+before(async () => {
+  store = new MemoryStore();
+  const run = waitingRun("r1", {}, ["c1", "c2"]);
+  run.pending[0].args = { command: "<script>alert(1)</script><img src=x onerror=alert(2)>" };
+  run.pending[0].argsHash = undefined;
+  await store.saveRun(run);
+  server = await listenConsole(
+    consoleHandler(store, { tokens: { ana: TOKEN }, maxBodyBytes: 4096 }),
+    "127.0.0.1",
+    0,
+  );
+  base = `http://127.0.0.1:${server.port}`;
+});
+after(async () => {
+  await server.close();
+  await store.close();
+});
+
+async function post(body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${base}/api/answer`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}`, ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function hashOf(callId: string): Promise<string> {
+  const rows = await store.listPendingApprovals({ callId });
+  return rows[0].argsHash!;
+}
+
+describe("console security", () => {
+  it("serves the page with a strict content security policy and no inline script", async () => {
+    const response = await fetch(`${base}/`, { signal: AbortSignal.timeout(10_000) });
+    assert.equal(response.status, 200);
+    const csp = response.headers.get("content-security-policy") ?? "";
+    assert.match(csp, /script-src 'self'/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.equal(response.headers.get("x-content-type-options"), "nosniff");
+    const html = await response.text();
+    assert.equal(html, CONSOLE_HTML);
+    assert.doesNotMatch(html, /<script>(?!<\/script>)/);
+    // The script never parses store data as markup.
+    assert.doesNotMatch(CONSOLE_JS, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+  });
+
+  it("refuses every API read and every answer without the token", async () => {
+    for (const path of ["/api/pending", "/api/sessions", "/api/sessions/s1/timeline"]) {
+      const response = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(10_000) });
+      assert.equal(response.status, 401, path);
+      await response.body?.cancel();
+    }
+    const hash = await hashOf("c1");
+    const none = await post({ runId: "r1", callId: "c1", approve: true, argsHash: hash }, {
+      authorization: "",
+    });
+    assert.equal(none.status, 401);
+    const wrong = await post({ runId: "r1", callId: "c1", approve: true, argsHash: hash }, {
+      authorization: "Bearer nope",
+    });
+    assert.equal(wrong.status, 401);
+    assert.equal((await store.getRun("r1"))?.answers.c1, undefined);
+  });
+
+  it("refuses cross-site posts (Sec-Fetch-Site, Origin) and form content types", async () => {
+    const hash = await hashOf("c1");
+    const answer = { runId: "r1", callId: "c1", approve: true, argsHash: hash };
+    assert.equal((await post(answer, { "sec-fetch-site": "cross-site" })).status, 403);
+    assert.equal((await post(answer, { "sec-fetch-site": "same-site" })).status, 403);
+    assert.equal((await post(answer, { origin: "https://evil.example" })).status, 403);
+    const form = await post("runId=r1&callId=c1&approve=true", {
+      "content-type": "application/x-www-form-urlencoded",
+    });
+    assert.equal(form.status, 415);
+    assert.equal((await store.getRun("r1"))?.answers.c1, undefined);
+  });
+
+  it("refuses bodies past the cap", async () => {
+    const big = {
+      runId: "r1",
+      callId: "c1",
+      approve: false,
+      argsHash: "x",
+      reason: "x".repeat(10_000),
+    };
+    const response = await post(big);
+    assert.equal(response.status, 413);
+    assert.equal((await store.getRun("r1"))?.answers.c1, undefined);
+  });
+
+  it("shows the arguments as data (markup inside stays text) and records the token holder as who answered; a second answer is refused", async () => {
+    const pending = await fetch(`${base}/api/pending`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    assert.match(pending.headers.get("content-type") ?? "", /application\/json/);
+    const rows = await pending.json();
+    assert.equal(rows[0].args.command, "<script>alert(1)</script><img src=x onerror=alert(2)>");
+    const stale = await post({
+      runId: "r1",
+      callId: "c1",
+      approve: true,
+      argsHash: "0".repeat(64),
+    });
+    assert.equal(stale.status, 409);
+    assert.equal(stale.body.why, "args_changed");
+    const ok = await post({
+      runId: "r1",
+      callId: "c1",
+      approve: false,
+      reason: "no",
+      argsHash: rows[0].argsHash,
+      by: "mallory",
+    });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(ok.body.answer.by, "ana");
+    const again = await post({
+      runId: "r1",
+      callId: "c1",
+      approve: true,
+      argsHash: rows[0].argsHash,
+    });
+    assert.equal(again.status, 409);
+    assert.equal(again.body.why, "already_answered");
+    assert.equal(again.body.answer.by, "ana");
+  });
+
+  it("a console without tokens is read-only", async () => {
+    const readOnly = await listenConsole(consoleHandler(store), "127.0.0.1", 0);
+    try {
+      const url = `http://127.0.0.1:${readOnly.port}`;
+      const list = await fetch(`${url}/api/pending`, { signal: AbortSignal.timeout(10_000) });
+      assert.equal(list.status, 200);
+      await list.body?.cancel();
+      const answer = await fetch(`${url}/api/answer`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          runId: "r1",
+          callId: "c2",
+          approve: true,
+          argsHash: await hashOf("c2"),
+        }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      assert.equal(answer.status, 403);
+      await answer.body?.cancel();
+    } finally {
+      await readOnly.close();
+    }
+  });
+});

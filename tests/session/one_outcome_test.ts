@@ -136,3 +136,22 @@ describe("one writer per tool exchange", () => {
     assert.equal(branch.messages.filter((m) => m.role === "action_response").length, 3);
   });
 });
+
+describe("the exchange write", () => {
+  it("one act() touches the session's activity once for its two messages", async () => {
+    const counted = countingStore(new MemoryStore());
+    const session = new Session({ store: counted.store });
+    await session.start();
+    const branch = session.newBranch();
+    branch.actions.register(new Tool({ name: "add", func: (a: { x: number }) => a.x + 1 }));
+    await session.drainSignals();
+    counted.reset();
+    await branch.act({ function: "add", arguments: { x: 1 } });
+    await session.drainSignals();
+    await branch.drainSignals();
+    assert.equal(counted.calls.get("insertMessage"), 2);
+    assert.equal(counted.calls.get("touchSessionActivity"), 1);
+    const row = await counted.store.getSession(session.id);
+    assert.equal(typeof row?.lastActivityAt, "number");
+  });
+});

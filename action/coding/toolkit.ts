@@ -30,6 +30,12 @@ import type { FileChange, ToolEffectsPayload } from "./file_change.ts";
 import { decideEffects, type EffectsVerdict } from "./effects_policy.ts";
 import { registerStagedProbe } from "./_effects_registry.ts";
 
+/** What the toolkit needs of a session's hook bus (structural: no import of ./hooks). */
+interface SessionBus {
+  handlersFor(point: "tool.effects"): ((payload: never, context: never) => unknown)[];
+  readonly context: never;
+}
+
 /** The coding tools a toolkit can build. */
 export const CODING_TOOLS: readonly ["reader", "editor", "bash", "search"] = [
   "reader",
@@ -274,6 +280,8 @@ export class CodingToolkit {
   #limits: { maxCheckpointBytes?: number; maxCheckpointsBytes?: number };
   #approve: CodingToolkitOptions["approveEffects"];
   #store: Promise<EffectsStore | { unavailable: string }> | undefined;
+  /** The session buses of the branches the tools were bound to (their `tool.effects` handlers). */
+  #buses = new Set<() => SessionBus | null>();
 
   /**
    * Records the workspace root (resolved on first tool use, so construction needs no file
@@ -360,9 +368,20 @@ export class CodingToolkit {
   }
 
   async #decideEffects(payload: ToolEffectsPayload, signal: AbortSignal): Promise<EffectsVerdict> {
-    const verdict = await decideEffects(this.#spec.effectsHooksFor(payload.toolName), payload, {
-      signal,
-    });
+    const hooks = [...this.#spec.effectsHooksFor(payload.toolName)];
+    for (const busOf of this.#buses) {
+      const bus = busOf();
+      if (!bus) continue;
+      for (const handler of bus.handlersFor("tool.effects")) {
+        const named = {
+          [handler.name || "tool.effects handler"]: (
+            { signal: _signal, ...rest }: ToolEffectsPayload & { signal: AbortSignal },
+          ) => handler(rest as never, bus.context) as never,
+        };
+        hooks.push(Object.values(named)[0]);
+      }
+    }
+    const verdict = await decideEffects(hooks, payload, { signal });
     if (verdict.decision !== "ask" || this.#approve === undefined) return verdict;
     let approved: boolean;
     try {
@@ -492,6 +511,10 @@ export class CodingToolkit {
       } else if (actions && typeof actions.register === "function") {
         const on = actions.register;
         register = (tool) => on.call(actions, tool);
+        // A Branch: its session's tool.effects handlers decide on change sets too.
+        if ("hooks" in (target as object)) {
+          this.#buses.add(() => (target as { hooks?: SessionBus | null }).hooks ?? null);
+        }
       } else {
         throw new TypeError(
           "Cannot bind coding tools: target must be an ActionManager or a Branch",

@@ -25,6 +25,7 @@ import {
 } from "../../../action/coding/mod.ts";
 import { DESTRUCTIVE_COMMANDS } from "../../fixtures/command_corpus.ts";
 import { main } from "../../../cli/main.ts";
+import { Session } from "../../../session/mod.ts";
 import { openOrCreateDb } from "../../../cli/_db.ts";
 import { makeSandbox, type Result, type Sandbox, snapshot, treeHash } from "./_helpers.ts";
 
@@ -393,5 +394,31 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     assert.equal(treeHash(ws, false), before);
     assert.equal(await main(["undo", db, "nope", "--effects-dir", dir], io), 1);
     assert.match(out.at(-1) ?? "", /no checkpoint for call nope/);
+  });
+
+  it("a session's tool.effects handlers decide too when the tools are bound to a branch", async () => {
+    const ws = join(box.base, "session");
+    mkdirSync(ws);
+    fill(ws);
+    const before = treeHash(ws);
+    const session = new Session();
+    const seen: string[] = [];
+    session.hooks.on("tool.effects", ({ toolName, changes }) => {
+      seen.push(`${toolName} ${changes.map((c) => `${c.kind} ${c.path}`).join(", ")}`);
+      return { decision: "deny", reason: "the session says no" };
+    });
+    const branch = session.newBranch();
+    new CodingToolkit({
+      workspaceRoot: ws,
+      tools: ["bash"],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      effectsDir: state,
+    }).bind(branch);
+    const result = await branch.act({ function: "bash", arguments: { command: "rm list.txt" } });
+    const output = result.output as Result;
+    assert.equal(output.applied, false, JSON.stringify(output));
+    assert.match(String(output.error), /the session says no/);
+    assert.deepEqual(seen, ["bash deleted list.txt"]);
+    assert.equal(treeHash(ws), before);
   });
 });

@@ -22,7 +22,7 @@ export interface BenchStat {
   failed?: string;
 }
 
-/** A target of issue 6, checked against one group. */
+/** A bus target, checked against one group. */
 export interface Verdict {
   /** The target, in words. */
   target: string;
@@ -209,12 +209,12 @@ function find(list: readonly BenchStat[] | undefined, name: string): BenchStat |
 }
 
 /**
- * Checks issue 6's targets on statistic `stat`: `emit-sync/k` ≤ 1.5× the floor for k ≥ 1,
+ * Checks the bus targets on statistic `stat`: `emit-sync/k` ≤ 1.5× the floor for k ≥ 1,
  * `emit-zero-call/0` within 2× of a Map lookup miss, `emit-async/k` ≤ 1.2× the floor, hookscope
  * faster than every peer in every `emit-*` group, `emit-observed` at most 1 µs above its floor,
  * `service-call/0` at most 2 µs above the floor, `stream-chunks/<n>` at most 150 ns per chunk
- * above the floor; and issue 17's: `tool-chain/0` ≤ 8× and `tool-chain/3` ≤ 14× the bare
- * function, `service-call/2` ≤ 11.5× the endpoint, `emit-observed/k` ≤ 5× the plain emit.
+ * above the floor; and the chain and call targets: `tool-chain/0` ≤ 8× and `tool-chain/3` ≤ 14×
+ * the bare function, `service-call/2` ≤ 11.5× the endpoint, `emit-observed/k` ≤ 5× the plain emit.
  * Groups that were not run produce no verdict.
  */
 export function checkTargets(stats: readonly BenchStat[], stat: string): Verdict[] {
@@ -255,11 +255,11 @@ export function checkTargets(stats: readonly BenchStat[], stat: string): Verdict
     if (kase === "emit-async") ratioTarget("≤ 1.2× the floor", 1.2);
     if (kase === "emit-observed") {
       aboveTarget("recording adds ≤ 1 µs per emit", 1_000, 1);
-      ratioTarget("≤ 5× the plain emit (issue 17)", 5);
+      ratioTarget("≤ 5× the plain emit", 5);
     }
-    if (kase === "tool-chain" && k === 0) ratioTarget("≤ 8× the bare function (issue 17)", 8);
-    if (kase === "tool-chain" && k === 3) ratioTarget("≤ 14× the bare function (issue 17)", 14);
-    if (kase === "service-call" && k === 2) ratioTarget("≤ 11.5× the endpoint (issue 17)", 11.5);
+    if (kase === "tool-chain" && k === 0) ratioTarget("≤ 8× the bare function", 8);
+    if (kase === "tool-chain" && k === 3) ratioTarget("≤ 14× the bare function", 14);
+    if (kase === "service-call" && k === 2) ratioTarget("≤ 11.5× the endpoint", 11.5);
     if (kase === "service-call" && k === 0) aboveTarget("≤ 2 µs above the floor", 2_000, 1);
     if (kase === "stream-chunks" && k > 0) {
       aboveTarget("≤ 150 ns per chunk above the floor", 150, k);

@@ -1,5 +1,5 @@
 /**
- * Prints the benchmark ratio tables and the issue-6 target verdicts.
+ * Prints the benchmark ratio tables and the target verdicts.
  *
  * Runs `deno bench --json` over `bench/` (with the flags the benches need) and prints one
  * Markdown table per group `<case>/<k>`: `avg` and `p75` per bench and each divided by the
@@ -64,7 +64,7 @@ export function report(json: unknown | readonly unknown[]): { text: string; fail
   const text = [
     ...header,
     renderTables(stats, ["avg", VERDICT_STAT]),
-    "## Targets (issue 6)",
+    "## Targets",
     "",
     renderVerdicts(checkTargets(stats, VERDICT_STAT)),
   ].join("\n");

@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   );
   console.log(`Times are per call; ratios divide by the group's floor; verdicts use the median.\n`);
   console.log(renderTables(stats, ["median", "mean"]));
-  console.log("## Targets (issue 6, bus cases)\n");
+  console.log("## Targets (bus cases)\n");
   console.log(renderVerdicts(checkTargets(stats, "median")));
 }
 

@@ -239,14 +239,14 @@ describe("checkTargets()", () => {
     const verdicts = checkTargets(stats, "p75");
     assert.deepEqual(verdicts.map((v) => [v.group, v.ok]), [
       ["emit-observed/1", true],
-      ["emit-observed/1", false], // 6× the plain emit (issue 17: ≤ 5×)
+      ["emit-observed/1", false], // 6× the plain emit (target: ≤ 5×)
       ["service-call/0", false],
       ["stream-chunks/10000", true],
     ]);
     assert.equal(verdicts[3].measured, "140.0 ns above the floor per chunk");
   });
 
-  it("checkTargets() holds issue 17's tool-chain, service-call/2 and emit-observed ratios", () => {
+  it("checkTargets() holds the tool-chain, service-call/2 and emit-observed ratios", () => {
     const stats = [
       stat("tool-chain/0", "floor", 100),
       stat("tool-chain/0", "hookscope", 800),
@@ -257,10 +257,10 @@ describe("checkTargets()", () => {
       stat("emit-observed/20", "floor", 100),
       stat("emit-observed/20", "hookscope", 501),
     ];
-    assert.equal(verdict(stats, "tool-chain/0", "≤ 8× the bare function (issue 17)"), true);
-    assert.equal(verdict(stats, "tool-chain/3", "≤ 14× the bare function (issue 17)"), false);
-    assert.equal(verdict(stats, "service-call/2", "≤ 11.5× the endpoint (issue 17)"), true);
-    assert.equal(verdict(stats, "emit-observed/20", "≤ 5× the plain emit (issue 17)"), false);
+    assert.equal(verdict(stats, "tool-chain/0", "≤ 8× the bare function"), true);
+    assert.equal(verdict(stats, "tool-chain/3", "≤ 14× the bare function"), false);
+    assert.equal(verdict(stats, "service-call/2", "≤ 11.5× the endpoint"), true);
+    assert.equal(verdict(stats, "emit-observed/20", "≤ 5× the plain emit"), false);
   });
 
   it("checkTargets() reports a target as not measured when hookscope failed", () => {

@@ -316,7 +316,8 @@ function instrumentSession(
   const bus = session.hooks;
   const off: (() => unknown)[] = [];
   const on = <P extends HookPoint>(point: P, handler: HookHandler<P>, priority = 0) =>
-    off.push(bus.on(point, handler, priority ? { priority, name: "otel" } : { name: "otel" }));
+    // Telemetry never decides: a failing listener is reported and the call goes on.
+    off.push(bus.on(point, handler, { priority, name: "otel", onFailure: "continue" }));
   const sessionModel = (session as { model?: IModel | null }).model ?? null;
   const direct = new Set<IModel>(sessionModel ? [sessionModel, ...models] : models);
   for (const model of direct) off.push(observeModel(model, spans));

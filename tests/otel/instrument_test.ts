@@ -144,6 +144,23 @@ describe("instrument(session)", () => {
     assert.equal(exporter.getFinishedSpans().length, 0);
   });
 
+  it("a failing tracer never blocks a tool call", async () => {
+    const session = new Session();
+    const branch = session.newBranch();
+    let ran = 0;
+    branch.actions.register(new Tool({ name: "t", func: () => ++ran }));
+    const tracer = {
+      startSpan: () => {
+        throw new Error("exporter down");
+      },
+    };
+    const stop = instrument(session, { tracer, meter: null });
+    const result = await branch.act({ function: "t", arguments: {} });
+    stop();
+    assert.equal(ran, 1);
+    assert.equal(result.output, 1);
+  });
+
   it("bad arguments are TypeErrors", () => {
     const { tracer } = tracing();
     assert.throws(() => instrument(new Session(), {} as never), TypeError);

@@ -17,6 +17,7 @@ import { answerInStore } from "./_claude_events.ts";
 import { asciiJson, failedAnswer, MAX_EVENT_BYTES, readLimited } from "./_claude_wire.ts";
 import { WriteBehind } from "./_write_behind.ts";
 import { listen } from "./_http_listen.ts";
+import { consoleHandler } from "../console/handler.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   policy: {
@@ -116,10 +117,15 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     );
     pending.delete(recorded);
   };
+  // The web console at `/`: the same bearer token answers approvals (read-only without one).
+  const consoleHandle = consoleHandler(
+    store,
+    token === undefined ? {} : { tokens: { console: token } },
+  );
   const handle = async (req: Request): Promise<Response> => {
     const path = new URL(req.url).pathname;
     if (req.method === "GET" && path === "/healthz") return send(200, "ok");
-    if (path !== "/claude/hooks") return send(404, { error: "not found" });
+    if (path !== "/claude/hooks") return await consoleHandle(req);
     if (req.method !== "POST") return send(405, { error: "use POST" });
     if (!authorized(req)) return send(401, { error: "missing or wrong bearer token" });
     if (!/^application\/json\b/i.test(req.headers.get("content-type") ?? "")) {

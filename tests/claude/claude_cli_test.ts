@@ -186,6 +186,21 @@ describe("hookscope hook and serve with bad input", () => {
       await wrong.body?.cancel();
     });
 
+    it("serves the web console at / (its API needs the same token)", async () => {
+      const page = await fetch(`${url}/`, { signal: AbortSignal.timeout(30_000) });
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<title>hookscope console<\/title>/);
+      const anonymous = await fetch(`${url}/api/pending`, { signal: AbortSignal.timeout(30_000) });
+      assert.equal(anonymous.status, 401);
+      await anonymous.body?.cancel();
+      const pending = await fetch(`${url}/api/pending`, {
+        headers: { authorization: "Bearer s3cret" },
+        signal: AbortSignal.timeout(30_000),
+      });
+      assert.equal(pending.status, 200);
+      assert.ok(Array.isArray(await pending.json()));
+    });
+
     it("hook --server forwards the event to serve (with the token from --token-env)", async () => {
       const forwarded = await hook(
         ["--server", url, "--token-env", "HOOK_TOKEN"],

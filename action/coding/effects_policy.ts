@@ -54,6 +54,15 @@ function list(paths: string[]): string {
 /**
  * Judges one change set for the default policy: the reasons a person must look at it (empty
  * when it may commit).
+ *
+ * @example
+ * ```ts
+ * import { keepDataFindings } from "@hookscope/core/coding";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(keepDataFindings([{ path: "a.txt", kind: "created", bytesAfter: 1 }]), []);
+ * assert.match(keepDataFindings([{ path: ".env", kind: "created" }])[0], /protected files: \.env/);
+ * ```
  */
 export function keepDataFindings(
   changes: readonly FileChange[],

@@ -115,7 +115,17 @@ export interface CheckpointInfo {
   readonly changes: readonly FileChange[];
 }
 
-/** The default base directory of effects state (see {@linkcode CodingToolkitOptions.effectsDir}). */
+/**
+ * The default base directory of effects state (see {@linkcode CodingToolkitOptions.effectsDir}).
+ *
+ * @example
+ * ```ts
+ * import { defaultEffectsDir } from "@hookscope/core/coding";
+ * import assert from "node:assert/strict";
+ *
+ * assert.match(defaultEffectsDir(), /hookscope.effects$/);
+ * ```
+ */
 export function defaultEffectsDir(): string {
   const state = process.env.XDG_STATE_HOME;
   if (state && state.startsWith("/")) return `${state}/hookscope/effects`;

@@ -52,8 +52,8 @@ export interface FunctionCallingInit {
  *
  * const double = new Tool({
  *   name: "double",
- *   func: ({ n }) => n * 2,
- *   requestOptions: z.object({ n: z.number() }),
+ *   execute: ({ n }) => n * 2,
+ *   inputSchema: z.object({ n: z.number() }),
  * });
  * const call = new FunctionCalling({ tool: double, arguments: { n: 21 } });
  * await call.invoke();
@@ -197,7 +197,7 @@ export class FunctionCalling extends Operation {
         this.#applyPre(replaced);
       }
       signal.throwIfAborted();
-      let result = tool.func(this.arguments, toolContext(signal, this.callId));
+      let result = tool.execute(this.arguments, toolContext(signal, this.callId));
       if (isThenable(result)) return this.#runAsync(signal, FUNC, result);
       if (tool.postprocessor) {
         result = tool.postprocessor(
@@ -225,7 +225,7 @@ export class FunctionCalling extends Operation {
       if (step === PRE) {
         this.#applyPre(await abortable(pending, signal));
         signal.throwIfAborted();
-        result = tool.func(this.arguments, toolContext(signal, this.callId));
+        result = tool.execute(this.arguments, toolContext(signal, this.callId));
         if (isThenable(result)) result = await abortable(result, signal);
       } else {
         result = await abortable(pending, signal);
@@ -311,7 +311,7 @@ class CallContext implements ProcessorContext {
 
 function isToolLike(value: unknown): value is Tool {
   return value !== null && typeof value === "object" &&
-    typeof (value as Tool).func === "function" && typeof (value as Tool).name === "string";
+    typeof (value as Tool).execute === "function" && typeof (value as Tool).name === "string";
 }
 
 /** Validates arguments against a tool's schema; returns the parsed copy or throws. */

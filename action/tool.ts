@@ -74,19 +74,25 @@ export interface RequestSchema<A = unknown> {
 /** Options of {@linkcode Tool}. */
 export interface ToolInit<A extends Record<string, unknown> = Record<string, unknown>, R = unknown>
   extends EntityInit {
-  /** The function to run. */
-  func: ToolFunction<A, R>;
+  /** The function to run (required; `func` is its deprecated spelling). */
+  execute?: ToolFunction<A, R>;
+  /** @deprecated Use `execute` (same meaning; give one of the two). */
+  func?: ToolFunction<A, R>;
   /** The tool name; defaults to the function's name. */
   name?: string;
   /** What the tool does, for the model. */
   description?: string;
   /** The zod schema of the arguments; its JSON Schema is the function's `parameters`. */
+  inputSchema?: RequestSchema<A>;
+  /** @deprecated Use `inputSchema` (same meaning; give one of the two). */
   requestOptions?: RequestSchema<A>;
   /** Reject unknown argument keys (a strict object) instead of keeping them. */
+  strict?: boolean;
+  /** @deprecated Use `strict` (same meaning; give one of the two). */
   strictFuncCall?: boolean;
   /**
    * The arguments' JSON Schema, for tools whose schema comes from elsewhere (an MCP server, an AI
-   * SDK tool). It becomes the function's `parameters`; `requestOptions` may then be any
+   * SDK tool). It becomes the function's `parameters`; `inputSchema` may then be any
    * {@linkcode RequestSchema} (a validator for that JSON Schema) instead of a zod schema.
    */
   parameters?: Record<string, unknown>;
@@ -124,8 +130,8 @@ const OPEN_PARAMETERS = Object.freeze({
  * const add = new Tool({
  *   name: "add",
  *   description: "Adds two numbers",
- *   func: ({ a, b }) => a + b,
- *   requestOptions: z.object({ a: z.number(), b: z.number() }),
+ *   execute: ({ a, b }) => a + b,
+ *   inputSchema: z.object({ a: z.number(), b: z.number() }),
  * });
  * const fn = add.schema.function as { name: string; parameters: { required: string[] } };
  * assert.equal(fn.name, "add");
@@ -135,15 +141,15 @@ const OPEN_PARAMETERS = Object.freeze({
 export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R = unknown>
   extends Entity {
   /** The function the tool runs. */
-  readonly func: ToolFunction<A, R>;
+  readonly execute: ToolFunction<A, R>;
   /** The tool name (the function name in the schema). */
   readonly name: string;
   /** The description given to the model (may be empty). */
   readonly description: string;
   /** The zod schema of the arguments, if any. */
-  readonly requestOptions: RequestSchema<A> | null;
+  readonly inputSchema: RequestSchema<A> | null;
   /** Whether unknown argument keys are rejected. */
-  readonly strictFuncCall: boolean;
+  readonly strict: boolean;
   /** Runs before the function. */
   readonly preprocessor: ToolPreprocessor | null;
   /** Second argument of the preprocessor. */
@@ -165,10 +171,20 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     if (init === null || typeof init !== "object") {
       throw new TypeError("Cannot create tool: options must be an object");
     }
-    if (typeof init.func !== "function") {
-      throw new TypeError("Cannot create tool: func must be a function");
+    for (const [now, before] of SPELLINGS) {
+      if (init[now] !== undefined && init[before] !== undefined) {
+        throw new TypeError(
+          `Cannot create tool: give ${now} or its deprecated spelling ${before}, not both`,
+        );
+      }
     }
-    const name = init.name ?? init.func.name;
+    const execute = init.execute ?? init.func;
+    if (typeof execute !== "function") {
+      throw new TypeError("Cannot create tool: execute must be a function");
+    }
+    const inputSchema = init.inputSchema ?? init.requestOptions;
+    const schemaKey = init.inputSchema !== undefined ? "inputSchema" : "requestOptions";
+    const name = init.name ?? execute.name;
     if (typeof name !== "string" || name === "") {
       throw new TypeError("Cannot create tool: a name is required (the function has none)");
     }
@@ -200,27 +216,27 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
       );
     }
     if (
-      init.requestOptions != null && parameters !== undefined &&
-      typeof (init.requestOptions as { safeParse?: unknown }).safeParse !== "function"
+      inputSchema != null && parameters !== undefined &&
+      typeof (inputSchema as { safeParse?: unknown }).safeParse !== "function"
     ) {
       throw new TypeError(
-        `Cannot create tool ${JSON.stringify(name)}: requestOptions must have a safeParse method`,
+        `Cannot create tool ${JSON.stringify(name)}: ${schemaKey} must have a safeParse method`,
       );
     }
     if (
-      init.requestOptions != null && parameters === undefined &&
-      !(init.requestOptions instanceof ZodType)
+      inputSchema != null && parameters === undefined &&
+      !(inputSchema instanceof ZodType)
     ) {
       throw new TypeError(
-        `Cannot create tool ${JSON.stringify(name)}: requestOptions must be a zod schema`,
+        `Cannot create tool ${JSON.stringify(name)}: ${schemaKey} must be a zod schema`,
       );
     }
     super(init);
-    this.func = init.func;
+    this.execute = execute;
     this.name = name;
     this.description = init.description ?? "";
-    this.requestOptions = init.requestOptions ?? null;
-    this.strictFuncCall = init.strictFuncCall ?? false;
+    this.inputSchema = inputSchema ?? null;
+    this.strict = init.strict ?? init.strictFuncCall ?? false;
     this.preprocessor = init.preprocessor ?? null;
     this.preprocessorOptions = { ...init.preprocessorOptions };
     this.postprocessor = init.postprocessor ?? null;
@@ -229,13 +245,28 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     this.source = source === LOCAL_SOURCE ? source : Object.freeze({ ...source });
     this.#parameters = parameters === undefined ? null : structuredClone(parameters);
     this.#validator = parameters === undefined
-      ? buildValidator((init.requestOptions ?? null) as ZodType | null, this.strictFuncCall)
-      : init.requestOptions ?? null;
+      ? buildValidator((inputSchema ?? null) as ZodType | null, this.strict)
+      : inputSchema ?? null;
+  }
+
+  /** @deprecated Use `execute` (the same function). */
+  get func(): ToolFunction<A, R> {
+    return this.execute;
+  }
+
+  /** @deprecated Use `inputSchema` (the same schema). */
+  get requestOptions(): RequestSchema<A> | null {
+    return this.inputSchema;
+  }
+
+  /** @deprecated Use `strict` (the same flag). */
+  get strictFuncCall(): boolean {
+    return this.strict;
   }
 
   /**
    * The OpenAI-style function schema `{ type: "function", function: { name, description,
-   * parameters } }`; `parameters` is the JSON Schema of `requestOptions` (without `$schema`), or
+   * parameters } }`; `parameters` is the JSON Schema of `inputSchema` (without `$schema`), or
    * an open object schema without one.
    */
   get schema(): Record<string, unknown> {
@@ -243,7 +274,7 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     let parameters: Record<string, unknown> = { ...OPEN_PARAMETERS, properties: {} };
     if (this.#parameters) {
       parameters = this.#parameters;
-    } else if (this.requestOptions) {
+    } else if (this.inputSchema) {
       const json = toJSONSchema(this.#validator as ZodType, {
         unrepresentable: "any",
         io: "input",
@@ -267,7 +298,7 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
   }
 
   /**
-   * The zod schema arguments are validated with (`requestOptions`, made strict or loose when it
+   * The zod schema arguments are validated with (`inputSchema`, made strict or loose when it
    * is an object schema), or `null` when the tool has none.
    */
   get validator(): RequestSchema | null {
@@ -283,11 +314,18 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
       metadata: toJsonSafe(this.metadata),
       name: this.name,
       description: this.description,
-      strictFuncCall: this.strictFuncCall,
+      strictFuncCall: this.strict,
       schema: this.schema,
     };
   }
 }
+
+/** The leading `ToolInit` keys and their deprecated spellings. */
+const SPELLINGS = [
+  ["execute", "func"],
+  ["inputSchema", "requestOptions"],
+  ["strict", "strictFuncCall"],
+] as const;
 
 function buildValidator(schema: ZodType | null, strict: boolean): ZodType | null {
   if (!schema) return null;

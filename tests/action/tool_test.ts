@@ -9,8 +9,8 @@ describe("Tool", () => {
     const tool = new Tool({
       name: "add",
       description: "Adds",
-      func: ({ a, b }) => a + (b ?? 0),
-      requestOptions: z.object({ a: z.number(), b: z.number().optional() }),
+      execute: ({ a, b }) => a + (b ?? 0),
+      inputSchema: z.object({ a: z.number(), b: z.number().optional() }),
     });
     const schema = tool.schema as {
       type: string;
@@ -30,7 +30,7 @@ describe("Tool", () => {
     function echo(args: Record<string, unknown>) {
       return args;
     }
-    const tool = new Tool({ func: echo });
+    const tool = new Tool({ execute: echo });
     assert.equal(tool.name, "echo");
     assert.deepEqual((tool.schema.function as { parameters: unknown }).parameters, {
       type: "object",
@@ -39,44 +39,69 @@ describe("Tool", () => {
     });
   });
 
-  it("Tool.schema with strictFuncCall forbids additional properties", () => {
+  it("Tool.schema with strict forbids additional properties", () => {
     const tool = new Tool({
       name: "t",
-      func: () => 1,
-      requestOptions: z.object({ a: z.string() }),
-      strictFuncCall: true,
+      execute: () => 1,
+      inputSchema: z.object({ a: z.string() }),
+      strict: true,
     });
     const parameters = (tool.schema.function as { parameters: Record<string, unknown> }).parameters;
     assert.equal(parameters.additionalProperties, false);
   });
 
-  it("new Tool() rejects a missing function, a missing name and a non-zod schema", () => {
-    assert.throws(() => new Tool({ func: undefined as never }), TypeError);
-    const nameless = Object.defineProperty(() => 1, "name", { value: "" });
-    assert.equal(nameless.name, "");
-    assert.throws(() => new Tool({ func: nameless }), {
-      name: "TypeError",
-      message: "Cannot create tool: a name is required (the function has none)",
-    });
+  it("the deprecated func, requestOptions and strictFuncCall still work, not beside their new names", () => {
+    const schema = z.object({ a: z.number() });
+    const fn = (args: Record<string, unknown>) => args;
+    const old = new Tool({ name: "o", func: fn, requestOptions: schema, strictFuncCall: true });
+    assert.equal(old.execute, fn);
+    assert.equal(old.func, fn);
+    assert.equal(old.inputSchema, schema);
+    assert.equal(old.requestOptions, schema);
+    assert.equal(old.strict, true);
+    assert.equal(old.strictFuncCall, true);
+    assert.throws(
+      () => new Tool({ name: "o", execute: fn, func: fn }),
+      /execute or .* func, not both/,
+    );
+    assert.throws(
+      () => new Tool({ name: "o", execute: fn, inputSchema: schema, requestOptions: schema }),
+      /inputSchema or .* requestOptions, not both/,
+    );
     assert.throws(
       () => new Tool({ name: "x", func: () => 1, requestOptions: {} as never }),
       { message: 'Cannot create tool "x": requestOptions must be a zod schema' },
     );
+  });
+
+  it("new Tool() rejects a missing function, a missing name and a non-zod schema", () => {
+    assert.throws(() => new Tool({ execute: undefined as never }), TypeError);
+    assert.throws(() => new Tool({}), /execute must be a function/);
+    const nameless = Object.defineProperty(() => 1, "name", { value: "" });
+    assert.equal(nameless.name, "");
+    assert.throws(() => new Tool({ execute: nameless }), {
+      name: "TypeError",
+      message: "Cannot create tool: a name is required (the function has none)",
+    });
     assert.throws(
-      () => new Tool({ name: "x", func: () => 1, preprocessor: 5 as never }),
+      () => new Tool({ name: "x", execute: () => 1, inputSchema: {} as never }),
+      { message: 'Cannot create tool "x": inputSchema must be a zod schema' },
+    );
+    assert.throws(
+      () => new Tool({ name: "x", execute: () => 1, preprocessor: 5 as never }),
       { message: 'Cannot create tool "x": preprocessor must be a function' },
     );
   });
 
-  it("strictFuncCall rejects unknown keys; the default keeps them", () => {
+  it("strict rejects unknown keys; the default keeps them", () => {
     const schema = z.object({ a: z.number() });
     const strict = new Tool({
       name: "s",
-      func: (args) => args,
-      requestOptions: schema,
-      strictFuncCall: true,
+      execute: (args) => args,
+      inputSchema: schema,
+      strict: true,
     });
-    const loose = new Tool({ name: "l", func: (args) => args, requestOptions: schema });
+    const loose = new Tool({ name: "l", execute: (args) => args, inputSchema: schema });
     assert.throws(
       () => new FunctionCalling({ tool: strict, arguments: { a: 1, extra: true } }),
       { name: "ToolArgumentsError" },
@@ -87,7 +112,7 @@ describe("Tool", () => {
 
   it("FunctionCalling accepts arbitrary arguments exactly when the schema does", () => {
     const schema = z.object({ n: z.number().int(), tag: z.string().optional() });
-    const tool = new Tool({ name: "p", func: (args) => args, requestOptions: schema });
+    const tool = new Tool({ name: "p", execute: (args) => args, inputSchema: schema });
     fc.assert(
       fc.property(fc.anything(), (value) => {
         const expected = schema.safeParse(value).success &&
@@ -107,7 +132,7 @@ describe("Tool", () => {
   });
 
   it("Tool.toJSON() includes the name and the schema", () => {
-    const tool = new Tool({ name: "n", func: () => 1 });
+    const tool = new Tool({ name: "n", execute: () => 1 });
     const json = tool.toJSON();
     assert.equal(json.name, "n");
     assert.equal((json.schema as { type: string }).type, "function");

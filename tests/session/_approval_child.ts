@@ -6,6 +6,7 @@ import process from "node:process";
 import { Session } from "../../mod.ts";
 import { RunNotResumableError } from "../../session/mod.ts";
 import { SqliteStore } from "../../store/sqlite/mod.ts";
+import { ApprovalConflictError } from "../../store/store_errors.ts";
 import { approvalTools, askBeforeNotes, modelFor } from "./_approval_agent.ts";
 
 const env = process.env;
@@ -38,8 +39,14 @@ try {
       answer: result.message.content,
     }));
   } catch (error) {
-    if (!(error instanceof RunNotResumableError)) throw error;
-    console.log(JSON.stringify({ refused: error.reason, message: error.message }));
+    // A second answer (the other process answered first) is refused like a second claim.
+    if (error instanceof ApprovalConflictError) {
+      console.log(JSON.stringify({ refused: error.why, message: error.message }));
+    } else if (error instanceof RunNotResumableError) {
+      console.log(JSON.stringify({ refused: error.reason, message: error.message }));
+    } else {
+      throw error;
+    }
     code = 3;
   }
 } finally {

@@ -217,7 +217,7 @@ if (sqliteMissing) {
       const codes = outcomes.map((o) => o.code).sort();
       assert.deepEqual(codes, [0, 3], outcomes.map((o) => o.stderr).join("\n"));
       const refused = outcomes.find((o) => o.code === 3)!;
-      assert.match(String(refused.output.refused), /claimed|not_waiting/);
+      assert.match(String(refused.output.refused), /claimed|not_waiting|already_answered/);
       assert.deepEqual(readNotes(stopped.log), [{ text: "draft 1" }]);
       const store = await SqliteStore.open(stopped.path, { readOnly: true });
       try {

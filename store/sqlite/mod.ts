@@ -23,20 +23,5 @@
  */
 
 export * from "./sqlite_store.ts";
+// The errors its methods throw; the interface and row types are in `@hookscope/core/store`.
 export { StoreClosedError, StoreConflictError, StoreUnavailableError } from "../store_errors.ts";
-export type {
-  MessageRecord,
-  MessageRole,
-  PendingApprovalFilter,
-  PendingApprovalRow,
-  RunAnswer,
-  RunApproval,
-  RunRecord,
-  RunState,
-  RunStatus,
-  RunToolCall,
-  SessionRow,
-  SessionStore,
-  SignalInsert,
-  SignalRow,
-} from "../session_store.ts";

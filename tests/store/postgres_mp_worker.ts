@@ -8,7 +8,8 @@
 // - killable:   writes groups of 20 signals + 5 messages, printing ACK n after each, until killed
 
 import process from "node:process";
-import { PostgresStore, type RunRecord, type StoreChange } from "../../store/postgres/mod.ts";
+import { PostgresStore, type StoreChange } from "../../store/postgres/mod.ts";
+import type { RunRecord } from "../../store/mod.ts";
 
 const env = process.env;
 const url = env.HOOKSCOPE_PG_URL as string;

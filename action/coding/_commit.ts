@@ -446,12 +446,7 @@ async function finishCheckpoint(store: EffectsStore, id: string): Promise<void> 
  * `hookscope undo`.
  */
 export async function recoverEffects(store: EffectsStore): Promise<number> {
-  let names: string[];
-  try {
-    names = await readdir(`${store.dir}/journal`);
-  } catch {
-    return 0;
-  }
+  const names = await readdir(`${store.dir}/journal`).catch(() => [] as string[]);
   let recovered = 0;
   for (const name of names.sort()) {
     if (!name.endsWith(".json")) {
@@ -482,6 +477,13 @@ export async function recoverEffects(store: EffectsStore): Promise<number> {
     await cleanup(store, journal);
     if (journal.checkpoint) await finishCheckpoint(store, journal.checkpoint);
     await unlink(`${store.dir}/journal/${name}`);
+  }
+  // Stages (overlay upper layers) of processes that were killed mid-run.
+  for (const name of await readdir(`${store.dir}/stage`).catch(() => [] as string[])) {
+    const match = /^run-([0-9]+)-/.exec(name);
+    if (match && !alive(Number(match[1]))) {
+      await rm(`${store.dir}/stage/${name}`, { recursive: true, force: true }).catch(() => {});
+    }
   }
   // Checkpoints without a journal that never committed.
   const journals = new Set<string>();

@@ -68,7 +68,8 @@ export interface Stage {
 /** Makes a fresh stage directory under `base`. */
 export async function makeStage(base: string): Promise<Stage> {
   await mkdir(base, { recursive: true, mode: 0o700 });
-  const dir = await mkdtemp(`${base}/run-`);
+  // The pid in the name lets a later process remove the stages of one that was killed.
+  const dir = await mkdtemp(`${base}/run-${process.pid}-`);
   for (const name of ["upper", "work", "lower"]) await mkdir(`${dir}/${name}`, { mode: 0o755 });
   return { dir, upper: `${dir}/upper` };
 }

@@ -26,6 +26,7 @@ import {
 import { DESTRUCTIVE_COMMANDS } from "../../fixtures/command_corpus.ts";
 import { main } from "../../../cli/main.ts";
 import { Session } from "../../../session/mod.ts";
+import { effectsStore } from "../../../action/coding/_commit.ts";
 import { openOrCreateDb } from "../../../cli/_db.ts";
 import { makeSandbox, type Result, type Sandbox, snapshot, treeHash } from "./_helpers.ts";
 
@@ -420,5 +421,19 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     assert.match(String(output.error), /the session says no/);
     assert.deepEqual(seen, ["bash deleted list.txt"]);
     assert.equal(treeHash(ws), before);
+  });
+
+  it("the next toolkit start removes the stages of a killed process", async () => {
+    const ws = join(box.base, "stale");
+    mkdirSync(ws);
+    const dir = join(box.base, "stale-state");
+    // pid 2^22 + 1 is above the kernel's pid_max: never alive
+    const stale = join(effectsStore(dir, ws).dir, "stage", "run-4194305-abc", "upper");
+    mkdirSync(stale, { recursive: true });
+    writeFileSync(join(stale, "big"), "left behind\n");
+    const { manager } = toolkitWith(ws, new AgentSpec(), dir);
+    const result = await bash(manager, "echo ok");
+    assert.equal(result.stdout, "ok\n");
+    assert.equal(existsSync(stale), false);
   });
 });

@@ -11,6 +11,9 @@
  * exits 1 on a difference; with it, it rewrites the snapshots (and deletes those of entries that
  * are gone).
  *
+ * It reads the working tree: in a checkout shared with uncommitted work of others, `--update` also
+ * writes their new names, so commit only the snapshot lines of your own change.
+ *
  * @module
  */
 

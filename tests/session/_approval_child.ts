@@ -18,6 +18,12 @@ try {
     tools: approvalTools(env.LOG!),
   });
   askBeforeNotes(session);
+  if (env.HANG_AFTER_NOTE) {
+    // Stand in for a process that dies mid-tool: the note is written, its result never stored.
+    session.hooks.on("tool.post", async ({ toolName }) => {
+      if (toolName === "note") await new Promise(() => {});
+    });
+  }
   if (env.WAIT_FOR) {
     // Start together: say we are ready, then wait until the file named by WAIT_FOR exists.
     const { existsSync, writeFileSync } = await import("node:fs");

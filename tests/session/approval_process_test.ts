@@ -260,5 +260,56 @@ if (sqliteMissing) {
         await store.close();
       }
     });
+
+    it("a resume killed with SIGKILL after the tool ran: after release the call is interrupted and runs again only on a new answer", async () => {
+      const stopped = await stopOnAsk();
+      servers.push(stopped.server);
+      const owner = "doomed-resumer";
+      const child = spawn(process.execPath, childCommand(), {
+        cwd: resolve(HERE, "../.."),
+        env: {
+          ...process.env,
+          ...childEnv(stopped, { [stopped.callId]: { approve: true, by: "ana" } }, {
+            HANG_AFTER_NOTE: "1",
+            OWNER: owner,
+          }),
+        },
+        stdio: ["ignore", "ignore", "ignore"],
+      });
+      const exited = new Promise<void>((done) => child.once("exit", () => done()));
+      try {
+        const deadline = Date.now() + 60_000;
+        while (readNotes(stopped.log).length === 0) {
+          assert.ok(Date.now() < deadline, "the resume never ran the tool");
+          await new Promise((wait) => setTimeout(wait, 10));
+        }
+      } finally {
+        child.kill("SIGKILL");
+        await exited;
+      }
+      assert.deepEqual(readNotes(stopped.log), [{ text: "draft 1" }]);
+      const store = await SqliteStore.open(stopped.path);
+      try {
+        assert.equal((await store.getRun(stopped.runId))?.owner, owner);
+        assert.equal(await store.releaseRun(stopped.runId, owner), true);
+        const [row] = await store.listPendingApprovals({ runId: stopped.runId });
+        assert.equal(row.interrupted, true);
+        assert.equal(row.answer, undefined);
+      } finally {
+        await store.close();
+      }
+      // Without a person's word nothing runs.
+      const refused = await runChild(childEnv(stopped, {}));
+      assert.equal(refused.code, 3, refused.stderr);
+      assert.equal(refused.output.refused, "unanswered");
+      assert.deepEqual(readNotes(stopped.log), [{ text: "draft 1" }]);
+      // A person decides it may run again.
+      const again = await runChild(
+        childEnv(stopped, { [stopped.callId]: { approve: true, by: "ana" } }),
+      );
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(again.output.stoppedBy, "answer");
+      assert.deepEqual(readNotes(stopped.log), [{ text: "draft 1" }, { text: "draft 1" }]);
+    });
   });
 }

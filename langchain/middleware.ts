@@ -1,7 +1,7 @@
 /**
  * `hookscopeMiddleware`: a LangChain.js v1 `createAgent` middleware that puts every tool call
  * under hookscope's Tool-scope chains and the session's `tool.pre`/`tool.post`/`tool.error`
- * decisions.
+ * decisions, and every model call under the service scope's `preInvoke`/`postInvoke` hooks.
  *
  * @module
  */
@@ -14,6 +14,8 @@ import type { AgentSpec } from "../action/spec.ts";
 import { Tool } from "../action/tool.ts";
 import { Branch } from "../session/branch.ts";
 import type { Session } from "../session/session.ts";
+import type { HookRegistry } from "../service/hook_registry.ts";
+import { modelCallSettings, wrapModelCall } from "./_model_call.ts";
 
 /** Options for {@linkcode hookscopeMiddleware}. */
 export interface HookscopeMiddlewareOptions {
@@ -25,6 +27,16 @@ export interface HookscopeMiddlewareOptions {
   spec?: AgentSpec;
   /** Who approved, in `ApprovalAnswered` signals, when the resume value names nobody. */
   approvedBy?: string;
+  /**
+   * Service-scope hooks run around each model call (`preInvoke`, `postInvoke`; their event is a
+   * `LangChainModelCall`). A `preInvoke` that throws refuses the call with
+   * `ModelCallRefusedError`.
+   */
+  modelHooks?: HookRegistry;
+  /** Whether a failing `postInvoke` rejects the call (default `false`: logged and ignored). */
+  modelHookExit?: boolean;
+  /** Deadline of each model hook in milliseconds (default 30 000). */
+  modelHookTimeoutMs?: number;
 }
 
 /**
@@ -41,7 +53,7 @@ export interface HookscopeInterruptValue {
 
 /**
  * What {@linkcode hookscopeMiddleware} returns: a `createAgent` middleware (made with
- * `langchain`'s `createMiddleware`) that wraps tool calls.
+ * `langchain`'s `createMiddleware`) that wraps tool calls and model calls.
  */
 export interface HookscopeMiddleware {
   /** `"HookscopeMiddleware"`. */
@@ -49,6 +61,9 @@ export interface HookscopeMiddleware {
   /** LangChain's `wrapToolCall` hook: `(request, handler) => ToolMessage | Command`. */
   // deno-lint-ignore no-explicit-any
   wrapToolCall?: (request: any, handler: any) => Promise<any>;
+  /** LangChain's `wrapModelCall` hook: `(request, handler) => AIMessage`. */
+  // deno-lint-ignore no-explicit-any
+  wrapModelCall?: (request: any, handler: any) => Promise<any>;
 }
 
 const SOURCE: ToolSource = Object.freeze({ kind: "langchain" });
@@ -93,9 +108,13 @@ function answerOf(value: unknown, by: string): ApprovalAnswer {
  * - Tool failures go through the `tool.error` chain and then reach LangChain's own tool error
  *   handling unchanged.
  *
- * Model calls are not put under service hooks by this middleware.
+ * Each model call goes through `wrapModelCall`: `api.pre_call` on the session's bus, then the
+ * `preInvoke` handler of `options.modelHooks` (it may replace `event.messages`; a throw refuses
+ * the call with `ModelCallRefusedError`, the model is not called and the run rejects),
+ * the call, the `postInvoke` handler (it sees and may replace `event.response`), then
+ * `api.post_call` with the status, latency and token usage.
  *
- * @param options The session, branch and spec.
+ * @param options The session, branch, spec and model hooks.
  * @returns The middleware, for `createAgent({ middleware: [ … ] })`.
  *
  * @example A guard that denies a call, seen by the model as the tool's output
@@ -132,6 +151,12 @@ export function hookscopeMiddleware(options: HookscopeMiddlewareOptions = {}): H
   const by = options.approvedBy ?? "langchain";
   const pending = new Map<string, Pending>();
   const registered = new Set<string>();
+  const models = modelCallSettings(
+    options.modelHooks,
+    session?.hooks,
+    options.modelHookExit,
+    options.modelHookTimeoutMs,
+  );
 
   function register(name: string, description: string): void {
     if (registered.has(name)) return;
@@ -155,6 +180,8 @@ export function hookscopeMiddleware(options: HookscopeMiddlewareOptions = {}): H
 
   return createMiddleware({
     name: "HookscopeMiddleware",
+    // deno-lint-ignore no-explicit-any
+    wrapModelCall: (request, handler) => wrapModelCall(models, request, handler as any) as any,
     wrapToolCall: async (request, handler) => {
       const call = request.toolCall;
       const name = call.name;

@@ -1,6 +1,6 @@
 /**
  * LangChain.js v1 adapter: {@linkcode hookscopeMiddleware} puts the tool calls of a
- * `createAgent` agent under hookscope's session decisions. Needs the `langchain` package (an
+ * `createAgent` agent under hookscope's session decisions and its model calls under service hooks. Needs the `langchain` package (an
  * optional peer).
  *
  * @example
@@ -22,3 +22,4 @@ export {
   hookscopeMiddleware,
   type HookscopeMiddlewareOptions,
 } from "./middleware.ts";
+export { type LangChainModelCall, ModelCallRefusedError } from "./model_call.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { GateDeniedError, PermissionDeniedError } from "../core/mod.ts";
+import { PermissionDeniedError, SecurityDeniedError } from "../core/mod.ts";
 import { isThenable, messageOf } from "../core/_util.ts";
 import { plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import { isPlainObject } from "./_objects.ts";
@@ -89,6 +89,8 @@ const PERMISSION_NAMES = new Set([
   "PermissionDenied",
   "PermissionDeniedError",
   "GateDeniedError",
+  "SecurityDeniedError",
+  "ToolDeniedError",
 ]);
 
 function isPermissionError(error: unknown): boolean {
@@ -101,7 +103,7 @@ function denial(step: PreStep, error: unknown): unknown {
   const reason = isPermissionError(error)
     ? messageOf(error)
     : `evaluator error: ${messageOf(error)}`;
-  return new GateDeniedError(step.hook.name || "anonymous", reason, { cause: error });
+  return new SecurityDeniedError(step.hook.name || "anonymous", reason, { cause: error });
 }
 
 /** How many times at most the security pass runs after the steps (see {@linkcode runPre}). */
@@ -110,14 +112,14 @@ const SECURITY_SETTLE_PASSES = 2;
 /**
  * Runs a pre chain on `args` (which it does not modify; each hook gets its own copy). Returns the
  * final arguments, or `null` when no hook changed them; a promise of that once a hook returned a
- * thenable. A throwing security hook throws `GateDeniedError`; a user hook's throw propagates.
+ * thenable. A throwing security hook throws `SecurityDeniedError`; a user hook's throw propagates.
  *
  * A hook's object return is copied to plain data once (`NotPlainDataError` otherwise, a
- * `GateDeniedError` from a security hook) and counts as a change only when it differs. The
+ * `SecurityDeniedError` from a security hook) and counts as a change only when it differs. The
  * security hooks judge the arguments that run: when a security hook of the last security pass
  * changed them after another one of that pass had judged them, that pass runs again on the
  * result until no such change is left (at most
- * {@linkcode SECURITY_SETTLE_PASSES} more times; then `GateDeniedError`).
+ * {@linkcode SECURITY_SETTLE_PASSES} more times; then `SecurityDeniedError`).
  */
 export function runPre(
   toolName: string,
@@ -158,7 +160,7 @@ function settle(
   let security: readonly PreStep[] | null = null;
   while (current.securityChanged) {
     if (count >= SECURITY_SETTLE_PASSES) {
-      throw new GateDeniedError(
+      throw new SecurityDeniedError(
         current.hook || "anonymous",
         `the security hooks did not settle on the arguments (still rewriting after ${
           count + 1

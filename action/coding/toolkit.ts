@@ -292,6 +292,8 @@ export class CodingToolkit {
   #store: Promise<EffectsStore | { unavailable: string }> | undefined;
   /** The session buses of the branches the tools were bound to (their `tool.effects` handlers). */
   #buses = new Set<() => SessionBus | null>();
+  /** The specs of the managers the tools were bound to (their effects hooks decide too). */
+  #boundSpecs = new Set<AgentSpec>();
 
   /**
    * Records the workspace root (resolved on first tool use, so construction needs no file
@@ -341,12 +343,15 @@ export class CodingToolkit {
     }
     this.#approve = options?.approveEffects;
     if (this.#tools.includes("bash")) {
-      registerStagedProbe(this.#spec, async () => {
-        const resolved = await this.#resolveSandbox();
-        return resolved.kind === "bubblewrap" && resolved.effects.effects === "overlay" &&
-          resolved.writable.length === 0;
-      });
+      registerStagedProbe(this.#spec, () => this.#stagedHere());
     }
+  }
+
+  /** Whether bash calls run staged here, covering everything they could write. */
+  async #stagedHere(): Promise<boolean> {
+    const resolved = await this.#resolveSandbox();
+    return resolved.kind === "bubblewrap" && resolved.effects.effects === "overlay" &&
+      resolved.writable.length === 0;
   }
 
   /**
@@ -379,6 +384,7 @@ export class CodingToolkit {
 
   async #decideEffects(payload: ToolEffectsPayload, signal: AbortSignal): Promise<EffectsVerdict> {
     const hooks = [...this.#spec.effectsHooksFor(payload.toolName)];
+    for (const spec of this.#boundSpecs) hooks.push(...spec.effectsHooksFor(payload.toolName));
     for (const busOf of this.#buses) {
       const bus = busOf();
       if (!bus) continue;
@@ -532,7 +538,19 @@ export class CodingToolkit {
       }
     }
     const tools = this.tools();
-    if (register) { for (const tool of tools) register(tool); }
+    if (register) {
+      // The target's own spec (an ActionManager's, a Branch's agent spec): its effects hooks
+      // decide on change sets too, and its command judge learns whether calls are staged.
+      const manager = typeof (target as { register?: unknown }).register === "function"
+        ? target
+        : (target as { actions?: unknown }).actions;
+      const spec = (manager as { spec?: unknown } | undefined)?.spec;
+      if (spec instanceof AgentSpec && spec !== this.#spec && !this.#boundSpecs.has(spec)) {
+        this.#boundSpecs.add(spec);
+        if (this.#tools.includes("bash")) registerStagedProbe(spec, () => this.#stagedHere());
+      }
+      for (const tool of tools) register(tool);
+    }
     return tools;
   }
 }

@@ -436,4 +436,30 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     assert.equal(result.stdout, "ok\n");
     assert.equal(existsSync(stale), false);
   });
+
+  it("the coding preset as a branch's agent spec: its effects policy decides, its judge advises", async () => {
+    const ws = join(box.base, "agent");
+    mkdirSync(ws);
+    fill(ws);
+    const before = treeHash(ws);
+    const session = new Session();
+    const agent = session.newBranch({ spec: codingSpec({ cwd: ws }) });
+    new CodingToolkit({
+      workspaceRoot: ws,
+      tools: ["bash"],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      effectsDir: state,
+    }).bind(agent);
+    const removal = await agent.act({ function: "bash", arguments: { command: "rm -rf victim" } });
+    const output = removal.output as Result;
+    assert.equal(output.applied, false, JSON.stringify(output));
+    assert.match(String(output.error), /deletes 2 existing file/);
+    assert.match(String(output.advice), /recursive delete/);
+    assert.equal(treeHash(ws), before);
+    const inline = await agent.act({
+      function: "bash",
+      arguments: { command: `node -e "console.log(6*7)"` },
+    });
+    assert.equal((inline.output as Result).stdout, "42\n");
+  });
 });

@@ -125,6 +125,9 @@ export async function demoCommand(
       workspace,
       instruction: "Tidy up this workspace and summarise what you find.",
       askBefore: ["editor"],
+      // The demo shows the command judge at work: bash writes directly (no staged runs), so the
+      // judge blocks rm -rf build as before.
+      sandbox: { effects: "direct" },
       io,
       write,
     });

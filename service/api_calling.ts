@@ -21,7 +21,7 @@ export interface APICallingInit extends EntityInit {
 /**
  * One call of an endpoint, surrounded by the model's pre/post-invocation hooks.
  *
- * @example
+ * @example One call; the response is the typed answer, the body kept as `raw`
  * ```ts
  * import { APICalling, FunctionEndpoint } from "@hookscope/core/service";
  * import assert from "node:assert/strict";
@@ -30,7 +30,7 @@ export interface APICallingInit extends EntityInit {
  * const call = new APICalling({ endpoint, payload: { model: "m" } });
  * await call.invoke();
  * assert.equal(call.status, "completed");
- * assert.deepEqual(call.response, { model: "m" });
+ * assert.deepEqual((call.response as { raw: unknown }).raw, { model: "m" });
  * ```
  */
 export class APICalling extends HookedEvent {

@@ -21,7 +21,8 @@
  * const { signal } = new AbortController();
  * await recorder.call({ messages: ["q"] }, { signal });
  * const player = tapeEndpoint({ path: "t.jsonl", mode: "replay", files });
- * assert.deepEqual(await player.call({ messages: ["q"] }, { signal }), { answer: 42 });
+ * const replayed = await player.call({ messages: ["q"] }, { signal });
+ * assert.deepEqual(replayed.raw, { answer: 42 }); // the recorded body, as the typed answer's raw
  * await assert.rejects(player.call({ messages: ["q"] }, { signal }), TapeExhaustedError);
  * ```
  *

@@ -11,12 +11,16 @@ import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
 import { modelServer, redactCredentials, redactingStore } from "./_credentials.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
-import { bridgeModelToSession, HookBlocked, Session } from "../session/mod.ts";
+import { bridgeModelToSession, HookBlocked, Session, ToolDenied } from "../session/mod.ts";
+import type { ToolVerdictData } from "../session/mod.ts";
 import { displayDb, openOrCreateDb } from "./_db.ts";
 import { CliError, type CliIO, visible } from "./_output.ts";
 import type { PendingApproval } from "../core/approval.ts";
 import { askBeforeHook, saveResumeInfo } from "./_resume_info.ts";
 import { secretsGuardIn } from "./_secrets_guard.ts";
+
+/** The data of a ToolDenied signal. */
+const verdict = (signal: { data: unknown }): ToolVerdictData => signal.data as ToolVerdictData;
 
 /** What the agent run needs. */
 export interface AgentRunConfig {
@@ -187,6 +191,15 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   session.observer.observe({ type: HookBlocked }, (signal) => {
     blocked++;
     line("BLOCKED", `${signal.toolName} by ${signal.point}: ${signal.error.message}`);
+  });
+  session.observer.observe({ type: ToolDenied }, (signal) => {
+    blocked++;
+    line(
+      "DENIED",
+      `${verdict(signal).toolName} by ${verdict(signal).hook ?? "policy"}: ${
+        verdict(signal).reason
+      }`,
+    );
   });
 
   const bridge = bridgeModelToSession(model, session, { chunks: false });

@@ -8,7 +8,8 @@
 import { codingSpec, CodingToolkit, nodeFileSystem } from "../action/coding/mod.ts";
 import { summarize } from "../core/json_safe.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
-import { HookBlocked, RunNotResumableError, Session } from "../session/mod.ts";
+import { HookBlocked, RunNotResumableError, Session, ToolDenied } from "../session/mod.ts";
+import type { ToolVerdictData } from "../session/mod.ts";
 import { responsesAfter } from "../session/_stored_responses.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { optionalString } from "./_approvals.ts";
@@ -18,6 +19,9 @@ import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { askBeforeHook, readResumeInfo } from "./_resume_info.ts";
 import { secretsGuardIn } from "./agent_run.ts";
 import { modelServer, redactCredentials, redactingStore } from "./_credentials.ts";
+
+/** The data of a ToolDenied signal. */
+const verdict = (signal: { data: unknown }): ToolVerdictData => signal.data as ToolVerdictData;
 
 const FLAGS: Record<string, FlagSpec> = {
   "base-url": { type: "string", help: "the model server (default: the one the run used)" },
@@ -164,6 +168,14 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
     );
     session.observer.observe({ type: HookBlocked }, (signal) => {
       line("BLOCKED", `${signal.toolName} by ${signal.point}: ${signal.error.message}`);
+    });
+    session.observer.observe({ type: ToolDenied }, (signal) => {
+      line(
+        "DENIED",
+        `${verdict(signal).toolName} by ${verdict(signal).hook ?? "policy"}: ${
+          verdict(signal).reason
+        }`,
+      );
     });
     line("resume", `run ${runId} of session ${run.sessionId}`);
     for (const pending of run.pending) {

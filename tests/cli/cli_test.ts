@@ -67,7 +67,7 @@ describe("hookscope demo (subprocess)", () => {
         /api\s+pre_call hookscope-demo/,
         /model\s+▸ Let me look around the workspace first\./,
         /tool\.pre reader/,
-        /tool\.err bash guardDestructive: Blocked destructive command: rm -rf build/,
+        /DENIED\s+bash by guardDestructive: Blocked destructive command: rm -rf build/,
         /BLOCKED\s+reader by tool\.pre: reader may not touch secrets/,
         /persist\s+message assistant/,
         /── approval: run [0-9a-f-]{36} stopped, waiting for a person ──/,
@@ -138,7 +138,6 @@ describe("hookscope demo (subprocess)", () => {
         "branch.create",
         "tool.pre",
         "tool.post",
-        "tool.error",
         "api.pre_call",
         "api.post_call",
         "session.end",
@@ -146,6 +145,11 @@ describe("hookscope demo (subprocess)", () => {
     ) {
       assert.ok(points.includes(point), `${point} persisted`);
     }
+    // A security hook's denial is a denial like any other: ToolDenied, not tool.error.
+    const denied = timeline.signals.find((s: { kind: string }) => s.kind === "ToolDenied");
+    assert.equal(denied.payload.data.toolName, "bash");
+    assert.equal(denied.payload.data.hook, "guardDestructive");
+    assert.match(denied.payload.data.reason, /Destructive command \(recursive delete/);
     assert.ok(kinds.indexOf("ApprovalRequested") >= 0, "the ask is persisted");
     const answered = timeline.signals.find((s: { kind: string }) => s.kind === "ApprovalAnswered");
     assert.equal(answered.payload.data.by, "demo-reviewer");

@@ -6,14 +6,17 @@
  * `node:fs`, `node:path`-free POSIX path logic and `node:child_process` (Deno, Bun, Node), and
  * Deno's permission API behind a runtime check. Nothing runs at module load.
  *
- * @example Bash without a shell
+ * @example Bash writing straight to the workspace runs no shell syntax
  * ```ts
  * import { CodingToolkit } from "@hookscope/core/coding";
  * import { ActionManager } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
+ * // effects: "direct" writes into the workspace as it runs, so only what the judge parsed runs;
+ * // staged runs ("overlay", the default where it mounts) run a real shell and judge the effects.
+ * const toolkit = new CodingToolkit({ tools: ["bash"], sandbox: { effects: "direct" } });
  * const manager = new ActionManager();
- * for (const tool of new CodingToolkit({ tools: ["bash"] }).bind()) manager.register(tool);
+ * for (const tool of toolkit.bind()) manager.register(tool);
  * const call = await manager.invoke({ function: "bash", arguments: { command: "ls | wc" } });
  * const result = call.response as { success: boolean; returnCode: number; stderr: string };
  * assert.equal(result.success, false);

@@ -93,6 +93,23 @@ export function bwrapFeatures(path: string, timeoutMs = 10_000): Promise<BwrapFe
   return known;
 }
 
+/**
+ * The arguments of a probe run: the namespaces and identity of every run over a read-only root,
+ * with `/proc` and `/dev` (what `detectSandbox` and the overlay check start `true` in).
+ */
+export function probeArgs(disableUserns: boolean): string[] {
+  return [
+    ...namespaceArgs(disableUserns),
+    "--ro-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+  ];
+}
+
 /** The namespace and identity flags every sandboxed run (and the detection probe) uses. */
 export function namespaceArgs(disableUserns: boolean): string[] {
   const { uid, gid } = sandboxIdentity();
@@ -590,16 +607,7 @@ export async function resolveSandbox(options: SandboxOptions): Promise<ResolvedS
   if (options.effects === "direct") {
     effects = { effects: "direct", effectsReason: 'sandbox.effects is "direct"' };
   } else {
-    effects = await overlaySupport(info.path, [
-      ...namespaceArgs(features.disableUserns),
-      "--ro-bind",
-      "/",
-      "/",
-      "--proc",
-      "/proc",
-      "--dev",
-      "/dev",
-    ]);
+    effects = await overlaySupport(info.path, probeArgs(features.disableUserns));
     if (options.effects === "overlay" && effects.effects === "direct") {
       return {
         kind: "unavailable",

@@ -12,7 +12,7 @@ import {
   bwrapFeatures,
   findProgram,
   memoryLimitMode,
-  namespaceArgs,
+  probeArgs,
   processLimitMode,
 } from "./_bwrap.ts";
 import { runProcess } from "./_process.ts";
@@ -204,18 +204,9 @@ export async function detectSandbox(options?: DetectSandboxOptions): Promise<San
   const match = /([0-9]+(?:\.[0-9]+)+)/.exec(version.stdout);
   // The same namespaces and identity as every run: a machine that cannot create the user
   // namespace (or mount /proc in it) has no sandbox rather than failing each call.
-  const probeArgs = [
-    ...namespaceArgs((await bwrapFeatures(path, timeoutMs)).disableUserns),
-    "--ro-bind",
-    "/",
-    "/",
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
-  ];
+  const bareArgs = probeArgs((await bwrapFeatures(path, timeoutMs)).disableUserns);
   const probe = await runProcess({
-    argv: [path, ...probeArgs, "true"],
+    argv: [path, ...bareArgs, "true"],
     timeoutMs,
     maxBytes: 4096,
     env,
@@ -231,7 +222,7 @@ export async function detectSandbox(options?: DetectSandboxOptions): Promise<San
       effectsReason: `no sandbox: ${reason}`,
     };
   }
-  const overlay = await overlaySupport(path, probeArgs);
+  const overlay = await overlaySupport(path, bareArgs);
   return {
     kind: "bubblewrap",
     ...(match ? { version: match[1] } : {}),

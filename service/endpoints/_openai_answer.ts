@@ -2,7 +2,7 @@
 // non-streamed OpenAI answer is parsed.
 
 import type { AnswerToolCall, AnswerUsage, ModelAnswer } from "../endpoint.ts";
-import { parseToolArguments } from "../_tool_arguments.ts";
+import { argumentsText, parseToolArguments } from "../_tool_arguments.ts";
 import { isObject } from "./_openai_chunks.ts";
 
 /** Whether a value looks like a chat-completions body (it has a `choices` array). */
@@ -66,14 +66,4 @@ export function openAIAnswer(body: unknown): ModelAnswer {
     model: typeof b.model === "string" ? b.model : null,
     raw: body,
   };
-}
-
-function argumentsText(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (value === undefined || value === null) return "{}";
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

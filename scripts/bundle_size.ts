@@ -28,9 +28,9 @@ export interface BundleCase {
 
 /** The measured Workers and their budgets. */
 export const CASES: readonly BundleCase[] = [
-  { name: "./service", entry: "service/mod.ts", gzipBudget: 20_000, zodAllowed: false },
+  { name: "./service", entry: "service/mod.ts", gzipBudget: 22_000, zodAllowed: false },
   { name: "./hooks", entry: "hooks/mod.ts", gzipBudget: 12_000, zodAllowed: false },
-  { name: ".", entry: "mod.ts", gzipBudget: 80_000, zodAllowed: true },
+  { name: ".", entry: "mod.ts", gzipBudget: 84_000, zodAllowed: true },
 ];
 
 /** Sizes of one bundle. */

@@ -282,7 +282,7 @@ describe("hookscope CLI output and storage safety (subprocess)", () => {
     assert.equal(summary.status, "waiting_approval");
     const listed = await hookscope(["pending", db]);
     assert.equal(listed.code, 0, listed.err);
-    assert.match(listed.out, /arguments of call_pad \(bash\):/);
+    assert.match(listed.out, /arguments of call_pad \(bash, hash [0-9a-f]{12}\):/);
     assert.match(listed.out, /find victim -name '\*\.log'/);
     assert.match(listed.out, /-delete # just a listing/, "the tail is visible");
     assert.match(

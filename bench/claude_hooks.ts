@@ -1,6 +1,7 @@
 // Decision latency of the Claude Code hook protocol, end to end on this machine:
 //   - `hookscope serve` (one warm process, SQLite store on) at a steady rate: p50/p99 per POST;
-//   - `hookscope hook` (a process per event, as a Claude `command` hook): per call;
+//   - `hookscope hook` (a process per event, as a Claude `command` hook): per call, answering
+//     itself and forwarding to the running `serve` (`--server`);
 //   - a plain `node` and a plain `python3` hook script doing the same check, for comparison;
 //   - `answerClaudeEvent` in-process (what claudeAgentHooks runs), for the floor.
 // Run: node_modules/.bin/deno run -A bench/claude_hooks.ts [--rate 100] [--requests 500] [--spawns 20]
@@ -135,6 +136,16 @@ const rows: [string, { p50: number; p99: number }][] = [];
     times.push(await post(i));
   }
   rows.push([`hookscope serve, ${RATE}/s, SQLite store`, stats(times)]);
+  rows.push(
+    await spawned("hookscope hook --server (a process per event, forwarding)", DENO, [
+      "run",
+      "-A",
+      join(ROOT, "cli/main.ts"),
+      "hook",
+      "--server",
+      url,
+    ]),
+  );
   process.kill(-server.pid!, "SIGTERM");
 }
 

@@ -1,7 +1,7 @@
 // Validation and normalization of run records, shared by every store so all accept and return the
 // same runs.
 
-import { argsHash } from "../core/approval.ts";
+import { argsHash, canonicalJson } from "../core/approval.ts";
 import { ApprovalConflictError } from "./store_errors.ts";
 import { toJsonSafe } from "../core/json_safe.ts";
 import {
@@ -267,6 +267,10 @@ export function withAnswer(
 ): RunRecord | undefined {
   const given = run.answers[callId];
   if (given !== undefined) {
+    // The same answer again, to the millisecond of `answeredAt`: a store retrying a write whose
+    // commit it did not hear about (a connection lost mid-answer). It is stored already; an answer
+    // given again later, even an equal one, has another time and is refused.
+    if (canonicalJson({ ...answer, argsHash: given.argsHash }) === canonicalJson(given)) return run;
     throw new ApprovalConflictError(callId, "already_answered", toConflictAnswer(given));
   }
   if (run.status !== "waiting_approval") return undefined;

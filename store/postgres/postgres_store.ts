@@ -108,6 +108,13 @@ function toMessage(row: Row): MessageRecord {
   return messageFromColumns(row);
 }
 
+/** A call whose answer was lost: a connection error (SQLSTATE 08006), so it is retried. */
+function lostAnswer(): Error {
+  return Object.assign(new Error("PostgreSQL returned no row for a call that returns one"), {
+    code: "08006",
+  });
+}
+
 /**
  * A {@linkcode SessionStore} on PostgreSQL, with the same behaviour as `MemoryStore` and
  * `SqliteStore` (the store conformance suite runs against all three), for many worker processes
@@ -298,7 +305,16 @@ export class PostgresStore implements SessionStore {
     const [{ last }] = await this.#run(
       append.what,
       true,
-      (sql) => sql.unsafe(this.#appendSql, append.params as never[], { prepare: true }),
+      async (sql) => {
+        const rows = await sql.unsafe(this.#appendSql, append.params as never[], {
+          prepare: true,
+        });
+        // The statement always returns one row. None came back once under a connection
+        // terminated mid-answer (the 8-process test): a lost answer, retried like a lost
+        // connection (the append skips rows already stored).
+        if (rows.length === 0) throw lostAnswer();
+        return rows;
+      },
     );
     this.#notifier.notify(Number(last), append.sessions);
   }

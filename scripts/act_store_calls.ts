@@ -12,22 +12,9 @@ import { MemoryStore } from "../store/memory_store.ts";
 import { Session } from "../session/mod.ts";
 import { Tool } from "../action/mod.ts";
 import { FunctionEndpoint, IModel } from "../service/mod.ts";
-import type { SessionStore } from "../store/session_store.ts";
+import { countingStore } from "../tests/session/_counting_store.ts";
 
-function counting(inner: SessionStore) {
-  const calls = new Map<string, number>();
-  const store = new Proxy(inner, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver);
-      if (typeof value !== "function" || typeof key !== "string") return value;
-      return (...args: unknown[]) => {
-        calls.set(key, (calls.get(key) ?? 0) + 1);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return { store, calls };
-}
+const counting = countingStore;
 const c = counting(new MemoryStore());
 const session = new Session({ store: c.store });
 await session.start();

@@ -139,13 +139,13 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
     return undefined;
   };
   const attached = new Tool({
-    func: base.func,
+    execute: base.execute,
     name,
     description: base.description,
-    ...(base.requestOptions ? { requestOptions: base.requestOptions } : {}),
+    ...(base.inputSchema ? { inputSchema: base.inputSchema } : {}),
     ...(base.parameters ? { parameters: base.parameters } : {}),
     source: base.source,
-    strictFuncCall: base.strictFuncCall,
+    strict: base.strict,
     preprocessor,
     preprocessorOptions: base.preprocessorOptions,
     postprocessor,

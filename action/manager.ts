@@ -56,8 +56,8 @@ export interface InvokeOptions {
  * const manager = new ActionManager({ spec });
  * manager.register(new Tool({
  *   name: "greet",
- *   func: ({ who }) => `hello ${who}`,
- *   requestOptions: z.object({ who: z.string() }),
+ *   execute: ({ who }) => `hello ${who}`,
+ *   inputSchema: z.object({ who: z.string() }),
  * }));
  * const call = await manager.invoke({ function: "greet", arguments: { who: "ada" } });
  * assert.equal(call.status, "completed");
@@ -65,7 +65,7 @@ export interface InvokeOptions {
  * await assert.rejects(manager.invoke({ function: "nope", arguments: {} }), {
  *   name: "ToolNotFoundError",
  * });
- * manager.register(new Tool({ name: "fail", func: () => { throw new Error("boom"); } }));
+ * manager.register(new Tool({ name: "fail", execute: () => { throw new Error("boom"); } }));
  * await assert.rejects(manager.invoke({ function: "fail" }), { message: "boom" });
  * const failed = await manager.invoke({ function: "fail" }, { suppressErrors: true });
  * assert.equal(failed.status, "failed");

@@ -18,8 +18,8 @@
  * const manager = new ActionManager({ spec });
  * manager.register(new Tool({
  *   name: "run",
- *   func: ({ command }) => `ran ${command}`,
- *   requestOptions: z.object({ command: z.string() }),
+ *   execute: ({ command }) => `ran ${command}`,
+ *   inputSchema: z.object({ command: z.string() }),
  * }));
  * const ok = await manager.invoke({ function: "run", arguments: { command: " ls " } });
  * assert.equal(ok.response, "ran ls");

@@ -305,7 +305,7 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     return this.#validator;
   }
 
-  /** JSON-safe form: `kind`, `id`, `createdAt`, `metadata`, name, description and schema. */
+  /** JSON-safe form: `kind`, `id`, `createdAt`, `metadata`, `name`, `description`, `strict`, `schema`. */
   override toJSON(): Record<string, unknown> {
     return {
       kind: this.constructor.name,
@@ -314,7 +314,7 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
       metadata: toJsonSafe(this.metadata),
       name: this.name,
       description: this.description,
-      strictFuncCall: this.strict,
+      strict: this.strict,
       schema: this.schema,
     };
   }

@@ -98,9 +98,9 @@ const wrappedNames = new WeakMap<Branch, Set<string>>();
 /** How many asked-about calls a tool set remembers before it forgets the oldest. */
 const MAX_ASKED = 1024;
 
-function requestOptionsOf(name: string, schema: unknown) {
+function inputSchemaOf(name: string, schema: unknown) {
   if (schema instanceof z.ZodType) {
-    return { requestOptions: schema as z.ZodType<Record<string, unknown>> };
+    return { inputSchema: schema as z.ZodType<Record<string, unknown>> };
   }
   const json = (schema as { jsonSchema?: unknown } | null)?.jsonSchema;
   if (json && typeof json === "object" && !Array.isArray(json)) {
@@ -110,7 +110,7 @@ function requestOptionsOf(name: string, schema: unknown) {
     }
     const parameters = json as Record<string, unknown>;
     if (parameters.type === "object") {
-      return { parameters, requestOptions: jsonSchemaValidator(parameters) };
+      return { parameters, inputSchema: jsonSchemaValidator(parameters) };
     }
   }
   return {};
@@ -238,8 +238,8 @@ export function wrapTools<T extends Record<string, AiSdkToolLike>>(
         name,
         description: original.description ?? "",
         source: SOURCE,
-        ...requestOptionsOf(name, original.inputSchema),
-        func: (args: Record<string, unknown>, context: ToolContext) => {
+        ...inputSchemaOf(name, original.inputSchema),
+        execute: (args: Record<string, unknown>, context: ToolContext) => {
           if (context.callId && rejecting.has(context.callId)) {
             throw new ToolDeniedError({
               toolName: name,

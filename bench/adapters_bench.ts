@@ -119,7 +119,7 @@ for (const run of [viaHookscope, () => drain(source().pipeThrough(new TransformS
   const traced = new Session();
   const [plainBranch, tracedBranch] = [plain, traced].map((session) => {
     const branch = session.newBranch();
-    branch.actions.register(new Tool({ name: "t", func: () => 1 }));
+    branch.actions.register(new Tool({ name: "t", execute: () => 1 }));
     return branch;
   });
   instrument(traced, { tracer: new BasicTracerProvider().getTracer("bench") });

@@ -107,8 +107,8 @@ async function agentRun(removeBranches: boolean): Promise<void> {
   const tool = new Tool({
     name: "lookup",
     description: "Looks a key up",
-    requestOptions: z.object({ key: z.string() }),
-    func: (args: { key: string }) => {
+    inputSchema: z.object({ key: z.string() }),
+    execute: (args: { key: string }) => {
       toolCalls++;
       return { value: args.key.length };
     },

@@ -51,8 +51,8 @@ async function record(store: SessionStore): Promise<string> {
     new Tool({
       name: "bash",
       description: "run",
-      requestOptions: z.object({ command: z.string() }),
-      func: ({ command }: { command: string }) => `ran ${command}`,
+      inputSchema: z.object({ command: z.string() }),
+      execute: ({ command }: { command: string }) => `ran ${command}`,
     }),
   );
   noRm(session);

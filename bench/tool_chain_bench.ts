@@ -30,8 +30,8 @@ for (const [k, manager] of [[0, new ActionManager()], [3, new ActionManager({ sp
   manager.register(
     new Tool({
       name: "add",
-      func: add,
-      requestOptions: z.object({ a: z.number(), b: z.number() }),
+      execute: add,
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
     }),
   );
   const call = await manager.invoke({ function: "add", arguments: args });

@@ -165,7 +165,7 @@ export function hookscopeMiddleware(options: HookscopeMiddlewareOptions = {}): H
         name,
         description,
         source: SOURCE,
-        func: (args: Record<string, unknown>, context) => {
+        execute: (args: Record<string, unknown>, context) => {
           const entry = context.callId ? pending.get(context.callId) : undefined;
           if (entry === undefined) {
             throw new Error(`Cannot run LangChain tool "${name}": no pending call`);

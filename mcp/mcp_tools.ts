@@ -474,9 +474,9 @@ export async function mcpTools(
         maxDescriptionBytes,
       ),
       parameters: info.inputSchema,
-      requestOptions: jsonSchemaValidator(info.inputSchema),
+      inputSchema: jsonSchemaValidator(info.inputSchema),
       source: sourceOf(server, info, maxDescriptionBytes),
-      func: async (args: Record<string, unknown>, context: ToolContext) => {
+      execute: async (args: Record<string, unknown>, context: ToolContext) => {
         // A signal of this call only: the SDK adds an abort listener to the signal it is given
         // and never removes it, so a long-lived caller signal is linked, and unlinked at the end.
         const outer = context.signal;

@@ -225,7 +225,7 @@ export function wrapAgentTools<A extends AgentLike>(
         ...(original.parameters && typeof original.parameters === "object"
           ? { parameters: original.parameters as Record<string, unknown> }
           : {}),
-        func: (args: Record<string, unknown>, context: ToolContext) => {
+        execute: (args: Record<string, unknown>, context: ToolContext) => {
           const call = context.callId ? running.get(context.callId) : undefined;
           if (call === undefined) {
             throw new Error(`Cannot run agent tool ${JSON.stringify(name)}: no pending call`);

@@ -26,7 +26,7 @@ session.hooks.on("tool.pre", ({ args }) => {
 });
 const branch = session.newBranch();
 branch.actions.register(
-  new Tool({ name: "add", func: (a: Record<string, unknown>) => Number(a.x) + 1 }),
+  new Tool({ name: "add", execute: (a: Record<string, unknown>) => Number(a.x) + 1 }),
 );
 for (const [label, x] of [["ran", 1], ["denied", 2], ["blocked", 3]] as const) {
   await branch.act({ function: "add", arguments: { x: 1 } }); // warm
@@ -65,7 +65,7 @@ async function operateCalls(x: number | null): Promise<number> {
   });
   const b = session.newBranch({ model });
   b.actions.register(
-    new Tool({ name: "add", func: (a: Record<string, unknown>) => Number(a.x) + 1 }),
+    new Tool({ name: "add", execute: (a: Record<string, unknown>) => Number(a.x) + 1 }),
   );
   await session.drainSignals();
   await b.drainSignals();

@@ -126,7 +126,7 @@ export interface ActHost {
  * import assert from "node:assert/strict";
  *
  * const branch = new Branch();
- * branch.actions.register(new Tool({ name: "add", func: (a: Record<string, unknown>) => Number(a.x) + 1 }));
+ * branch.actions.register(new Tool({ name: "add", execute: (a: Record<string, unknown>) => Number(a.x) + 1 }));
  * const result = await branch.act({ function: "add", arguments: { x: 1 } });
  * assert.equal(result.output, 2);
  * ```
@@ -143,7 +143,7 @@ export interface ActHost {
  *   String(args.command).includes("rm -rf") ? { decision: "deny", reason: "destructive" } : undefined
  * );
  * const branch = session.newBranch();
- * branch.actions.register(new Tool({ name: "bash", func: () => "ran" }));
+ * branch.actions.register(new Tool({ name: "bash", execute: () => "ran" }));
  * await assert.rejects(
  *   branch.act({ function: "bash", arguments: { command: " ".repeat(200) + "rm -rf x" } }),
  *   ToolDeniedError,
@@ -172,7 +172,7 @@ export async function act(
  * import assert from "node:assert/strict";
  *
  * const branch = new Branch();
- * branch.actions.register(new Tool({ name: "echo", func: (a: Record<string, unknown>) => a.v }));
+ * branch.actions.register(new Tool({ name: "echo", execute: (a: Record<string, unknown>) => a.v }));
  * const results = await branch.actAll([
  *   { function: "echo", arguments: { v: 1 } },
  *   { function: "missing", arguments: {} },

@@ -191,7 +191,7 @@ function checkInstruction(instruction: unknown): void {
  *   }),
  * });
  * const branch = new Branch({ model });
- * branch.actions.register(new Tool({ name: "add", func: (a: Record<string, unknown>) => Number(a.x) + 1 }));
+ * branch.actions.register(new Tool({ name: "add", execute: (a: Record<string, unknown>) => Number(a.x) + 1 }));
  * const result = await branch.operate("add one");
  * assert.equal(result.message.content, "done");
  * assert.equal(result.actions[0].output, 2);

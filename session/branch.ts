@@ -97,7 +97,7 @@ const NO_EMIT_OPTIONS: EmitOptions = Object.freeze({});
  * const spec = new AgentSpec({ name: "adder" }).post("add", ({ result }) => Number(result) * 10);
  * const session = new Session();
  * const agent = session.newBranch({ spec });
- * agent.actions.register(new Tool({ name: "add", func: (a: Record<string, unknown>) => Number(a.x) + 1 }));
+ * agent.actions.register(new Tool({ name: "add", execute: (a: Record<string, unknown>) => Number(a.x) + 1 }));
  * const result = await agent.act({ function: "add", arguments: { x: 1 } });
  * assert.equal(result.output, 20);
  * assert.equal(agent.name, "adder");

@@ -212,8 +212,8 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
  * const session = new Session({ store });
  * await session.start();
  * session.defaultBranch.actions.register(new Tool({
- *   name: "bash", description: "run", requestOptions: z.object({ command: z.string() }),
- *   func: ({ command }: { command: string }) => `ran ${command}`,
+ *   name: "bash", description: "run", inputSchema: z.object({ command: z.string() }),
+ *   execute: ({ command }: { command: string }) => `ran ${command}`,
  * }));
  * await session.defaultBranch.act({ function: "bash", arguments: { command: "curl example.test" } });
  * await session.drainSignals();

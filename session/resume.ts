@@ -175,7 +175,7 @@ function runStoreOfSession(session: Session): SessionStore {
  * const session = new Session({ model });
  * const branch = session.defaultBranch;
  * const ran: unknown[] = [];
- * branch.actions.register(new Tool({ name: "echo", func: (a: Record<string, unknown>) => ran.push(a.v) }));
+ * branch.actions.register(new Tool({ name: "echo", execute: (a: Record<string, unknown>) => ran.push(a.v) }));
  * session.hooks.on("tool.pre", () => ({ decision: "ask", reason: "check" }));
  * const stopped = await branch.operate("echo one");
  * if (stopped.stoppedBy === "approval") {

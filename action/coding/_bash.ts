@@ -110,8 +110,8 @@ export function bashTool(
     description:
       "Run one command (argv, no shell) in the workspace. Quote words with ' or \" as in bash; a # word starts a comment. Shell syntax is refused: lists (; && || & newlines), pipes, redirections (< >), $ expansions, substitutions, unquoted globs and ~. Returns stdout, stderr, returnCode, timedOut, sandbox." +
       describeSandbox(sandbox),
-    requestOptions: request,
-    func: async (args, { signal, callId }): Promise<CodingResult> => {
+    inputSchema: request,
+    execute: async (args, { signal, callId }): Promise<CodingResult> => {
       // Refusals before a run report the declared kind; a run reports the kind it ran under.
       const call = {
         kind: sandbox.declared === "none" ? "none" : "bubblewrap",

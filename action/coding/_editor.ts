@@ -63,8 +63,8 @@ export function editorTool(workspace: Workspace): Tool {
     name: "editor",
     description:
       "Write a file (action write, content) or replace an exact string in it (action edit, oldString, newString, replaceAll). An existing file must be read first and unchanged since.",
-    requestOptions: request,
-    func: async (args): Promise<CodingResult> => {
+    inputSchema: request,
+    execute: async (args): Promise<CodingResult> => {
       const input = args as z.infer<typeof request>;
       const raw = input.filePath;
       if (raw === "") return failure("'filePath' is required");

@@ -29,8 +29,8 @@ export function readerTool(workspace: Workspace): Tool {
     name: "reader",
     description:
       "Read a text file with line numbers (action read, optional offset and limit) or list a directory (action list_dir). Paths are relative to the workspace root.",
-    requestOptions: request,
-    func: async (args): Promise<CodingResult> => {
+    inputSchema: request,
+    execute: async (args): Promise<CodingResult> => {
       const { action, path: raw } = args as z.infer<typeof request>;
       if (raw === "") return failure("'path' is required");
       try {

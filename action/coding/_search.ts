@@ -166,8 +166,8 @@ export function searchTool(workspace: Workspace): Tool {
     name: "search",
     description:
       "Search the workspace: grep (regular expression over lines, optional include glob) or find (files and directories by name glob or substring).",
-    requestOptions: request,
-    func: async (args, context?: { signal?: AbortSignal }): Promise<CodingResult> => {
+    inputSchema: request,
+    execute: async (args, context?: { signal?: AbortSignal }): Promise<CodingResult> => {
       const input = args as z.infer<typeof request>;
       const raw = input.path ?? ".";
       const signal = context?.signal;

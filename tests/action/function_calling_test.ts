@@ -11,13 +11,13 @@ describe("FunctionCalling", () => {
     const order: string[] = [];
     const tool = new Tool({
       name: "inc",
-      requestOptions: schema,
+      inputSchema: schema,
       preprocessor: (args, options) => {
         order.push(`pre:${args.n}:${options.step}`);
         return { n: Number(args.n) + Number(options.step) };
       },
       preprocessorOptions: { step: 10 },
-      func: ({ n }) => {
+      execute: ({ n }) => {
         order.push(`func:${n}`);
         return n + 1;
       },
@@ -36,7 +36,7 @@ describe("FunctionCalling", () => {
   });
 
   it("new FunctionCalling() throws ToolArgumentsError with the zod issues", () => {
-    const tool = new Tool({ name: "t", requestOptions: schema, func: () => 1 });
+    const tool = new Tool({ name: "t", inputSchema: schema, execute: () => 1 });
     try {
       new FunctionCalling({ tool, arguments: { n: "x" } });
       assert.fail("expected a throw");
@@ -55,9 +55,9 @@ describe("FunctionCalling", () => {
     let ran = false;
     const tool = new Tool({
       name: "t",
-      requestOptions: schema,
+      inputSchema: schema,
       preprocessor: () => ({ n: "not a number" }),
-      func: () => {
+      execute: () => {
         ran = true;
         return 1;
       },
@@ -72,7 +72,7 @@ describe("FunctionCalling", () => {
 
   it("FunctionCalling.invoke() captures a throwing function as FAILED without rejecting", async () => {
     const boom = new Error("boom");
-    const tool = new Tool({ name: "t", func: () => Promise.reject(boom) });
+    const tool = new Tool({ name: "t", execute: () => Promise.reject(boom) });
     const call = new FunctionCalling({ tool, arguments: {} });
     await call.invoke();
     assert.equal(call.status, "failed");
@@ -94,7 +94,7 @@ describe("FunctionCalling", () => {
           fail("pre");
           return args;
         },
-        func: () => {
+        execute: () => {
           fail("func");
           return "value";
         },
@@ -118,7 +118,7 @@ describe("FunctionCalling", () => {
   it("FunctionCalling.invoke() keeps the error when the error processor returns undefined", async () => {
     const tool = new Tool({
       name: "t",
-      func: () => {
+      execute: () => {
         throw new RangeError("bad");
       },
       errorProcessor: () => undefined,
@@ -134,7 +134,7 @@ describe("FunctionCalling", () => {
     let errorProcessorRan = false;
     const tool = new Tool({
       name: "slow",
-      func: (_args, { signal }) =>
+      execute: (_args, { signal }) =>
         new Promise((_resolve, reject) => {
           signal.addEventListener("abort", () => reject(signal.reason), { once: true });
         }),
@@ -155,7 +155,7 @@ describe("FunctionCalling", () => {
     let seen: { signal: unknown; callId: unknown } | null = null;
     const tool = new Tool({
       name: "ctx",
-      func: (_args, context) => {
+      execute: (_args, context) => {
         seen = { signal: context.signal, callId: context.callId };
         return null;
       },
@@ -175,7 +175,7 @@ describe("FunctionCalling", () => {
 
   it("FunctionCalling.invoke() runs only once", async () => {
     let runs = 0;
-    const tool = new Tool({ name: "once", func: () => ++runs });
+    const tool = new Tool({ name: "once", execute: () => ++runs });
     const call = new FunctionCalling({ tool, arguments: {} });
     await call.invoke();
     await call.invoke();

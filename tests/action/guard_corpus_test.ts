@@ -90,8 +90,8 @@ describe("command guard on the session act path", () => {
     branch.actions.register(
       new Tool({
         name: "bash",
-        requestOptions: z.object({ command: z.string() }),
-        func: (args: { command: string }) => {
+        inputSchema: z.object({ command: z.string() }),
+        execute: (args: { command: string }) => {
           ran.push(args.command);
           return "ran";
         },

@@ -365,7 +365,7 @@ describe("guards on a session's tool.pre", () => {
     const session = new Session();
     const ran: string[] = [];
     const branch = session.newBranch({
-      tools: [new Tool({ name: "bash", func: ({ command }) => void ran.push(String(command)) })],
+      tools: [new Tool({ name: "bash", execute: ({ command }) => void ran.push(String(command)) })],
     });
     session.hooks.on("tool.pre", guardDestructive);
     await assert.rejects(

@@ -47,12 +47,12 @@ function setup(plan: Plan): { manager: ActionManager; order: string[] } {
   manager.register(
     new Tool({
       name: "work",
-      requestOptions: z.object({ n: z.number(), action: z.string().optional() }),
+      inputSchema: z.object({ n: z.number(), action: z.string().optional() }),
       preprocessor: (args) => {
         order.push("preprocessor");
         return args;
       },
-      func: ({ n }) => {
+      execute: ({ n }) => {
         order.push("function");
         if (plan.failFunction) throw new RangeError("function failed");
         return n * 10;

@@ -8,8 +8,8 @@ import { GateDeniedError, ToolArgumentsError, ToolNotFoundError } from "../../co
 function echoTool(name = "echo", record?: string[]): Tool {
   return new Tool({
     name,
-    requestOptions: z.object({ text: z.string() }),
-    func: ({ text }) => {
+    inputSchema: z.object({ text: z.string() }),
+    execute: ({ text }) => {
       record?.push(`func:${text}`);
       return text;
     },
@@ -75,7 +75,7 @@ describe("ActionManager", () => {
     manager.register(
       new Tool({
         name: "bad",
-        func: () => {
+        execute: () => {
           throw new Error("broken");
         },
       }),
@@ -116,7 +116,7 @@ describe("ActionManager", () => {
     manager.register(
       new Tool({
         name: "bash",
-        func: ({ command }) => {
+        execute: ({ command }) => {
           record.push(String(command));
           return "ran";
         },
@@ -177,7 +177,7 @@ describe("ActionManager", () => {
     manager.register(
       new Tool({
         name: "flaky",
-        func: () => {
+        execute: () => {
           throw new Error("nope");
         },
       }),
@@ -198,7 +198,7 @@ describe("ActionManager", () => {
     manager.register(
       new Tool({
         name: "wait",
-        func: (_args, { signal, callId }) => {
+        execute: (_args, { signal, callId }) => {
           seen = callId;
           return new Promise((_r, reject) =>
             signal.addEventListener("abort", () => reject(signal.reason))
@@ -235,7 +235,7 @@ describe("ActionManager layering", () => {
         order.push("outer post");
       });
     const innerManager = new ActionManager({ spec: inner });
-    innerManager.register(new Tool({ name: "t", func: () => order.push("func") }));
+    innerManager.register(new Tool({ name: "t", execute: () => order.push("func") }));
     const tool = innerManager.get("t")!;
     const plain = new ActionManager();
     plain.register(tool);
@@ -245,6 +245,6 @@ describe("ActionManager layering", () => {
     manager.register(manager.get("t")!, { update: true });
     await manager.invoke({ function: "t" });
     assert.deepEqual(order, ["outer pre", "inner pre", "func", "inner post", "outer post"]);
-    assert.equal(manager.get("t")!.func, tool.func);
+    assert.equal(manager.get("t")!.execute, tool.execute);
   });
 });

@@ -14,14 +14,14 @@ import {
 import { codingSpec } from "../../action/coding/mod.ts";
 import { GateDeniedError, PermissionDeniedError, ToolArgumentsError } from "../../core/mod.ts";
 
-/** Registers `func` as tool `name` on a manager carrying `spec`. */
+/** Registers `execute` as tool `name` on a manager carrying `spec`. */
 function managerWith(
   spec: AgentSpec,
   name = "t",
-  func: Tool["func"] = (args) => args,
+  execute: Tool["execute"] = (args) => args,
 ): ActionManager {
   const manager = new ActionManager({ spec });
-  manager.register(new Tool({ name, func }));
+  manager.register(new Tool({ name, execute }));
   return manager;
 }
 
@@ -181,11 +181,11 @@ describe("Tool-scope hook context", () => {
         return `recovered: ${(error as Error).message}`;
       });
     const manager = new ActionManager({ spec });
-    manager.register(new Tool({ name: "ok", func: () => "fine" }));
+    manager.register(new Tool({ name: "ok", execute: () => "fine" }));
     manager.register(
       new Tool({
         name: "bad",
-        func: () => {
+        execute: () => {
           throw new Error("boom");
         },
       }),
@@ -311,8 +311,8 @@ describe("attaching a spec", () => {
     manager.register(
       new Tool({
         name: "n",
-        requestOptions: z.object({ n: z.number() }),
-        func: () => {
+        inputSchema: z.object({ n: z.number() }),
+        execute: () => {
           ran = true;
         },
       }),
@@ -345,7 +345,7 @@ describe("attaching a spec", () => {
         order.push("own pre");
         return args;
       },
-      func: ({ fail }) => {
+      execute: ({ fail }) => {
         order.push("func");
         if (fail) throw new Error("failed");
         return "r";

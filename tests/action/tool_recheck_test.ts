@@ -27,8 +27,8 @@ function setup(spec: AgentSpec): { manager: ActionManager; victim: string; ran: 
   manager.register(
     new Tool({
       name: "bash",
-      requestOptions: z.object({ command: z.string() }),
-      func: (args: { command: string }) => {
+      inputSchema: z.object({ command: z.string() }),
+      execute: (args: { command: string }) => {
         ran.push(args.command);
         return execFileSync("bash", ["-c", args.command], { cwd, encoding: "utf8" });
       },

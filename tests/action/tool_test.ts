@@ -131,10 +131,12 @@ describe("Tool", () => {
     );
   });
 
-  it("Tool.toJSON() includes the name and the schema", () => {
-    const tool = new Tool({ name: "n", execute: () => 1 });
+  it("Tool.toJSON() includes the name, strict and the schema, under their leading names", () => {
+    const tool = new Tool({ name: "n", execute: () => 1, strict: true });
     const json = tool.toJSON();
     assert.equal(json.name, "n");
+    assert.equal(json.strict, true);
+    assert.equal("strictFuncCall" in json, false);
     assert.equal((json.schema as { type: string }).type, "function");
     assert.equal(json.kind, "Tool");
     assert.equal("func" in json, false);

@@ -41,8 +41,8 @@ function sessionWithEcho(): { session: Session; ran: string[] } {
     new Tool({
       name: "bash",
       description: "Run a command",
-      requestOptions: z.object({ command: z.string() }),
-      func: ({ command }: { command: string }) => {
+      inputSchema: z.object({ command: z.string() }),
+      execute: ({ command }: { command: string }) => {
         ran.push(command);
         return `ran ${command}`;
       },

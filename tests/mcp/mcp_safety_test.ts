@@ -155,8 +155,8 @@ describe("mcpTools never replaces or removes a tool it did not add", () => {
     });
     const client = await connect(server);
     const manager = new ActionManager();
-    const local = new Tool({ name: "reader", func: () => "local" });
-    const bash = new Tool({ name: "bash", func: () => "guarded bash" });
+    const local = new Tool({ name: "reader", execute: () => "local" });
+    const bash = new Tool({ name: "bash", execute: () => "guarded bash" });
     manager.register(local);
     manager.register(bash);
     const errors: unknown[] = [];
@@ -191,7 +191,7 @@ describe("mcpTools never replaces or removes a tool it did not add", () => {
     const manager = new ActionManager();
     const set = await mcpTools(client, { manager });
     assert.equal(manager.has("temp"), true);
-    const mine = new Tool({ name: "temp", func: () => "mine" });
+    const mine = new Tool({ name: "temp", execute: () => "mine" });
     manager.register(mine, { update: true });
     temp.remove();
     await until(() => set.tools.length === 0, "the removal");
@@ -204,7 +204,7 @@ describe("mcpTools never replaces or removes a tool it did not add", () => {
     server.registerTool("reader", { inputSchema: {} }, () => ({ content: [] }));
     const client = await connect(server);
     const manager = new ActionManager();
-    manager.register(new Tool({ name: "reader", func: () => "local" }));
+    manager.register(new Tool({ name: "reader", execute: () => "local" }));
     const set = await mcpTools(client, { manager, prefix: "mcp__files__" });
     assert.deepEqual(set.skipped, []);
     assert.equal(manager.has("mcp__files__reader"), true);

@@ -459,7 +459,7 @@ describe("session spans", () => {
         const session = new Session({ name: "reader-agent", model });
         const branch = session.newBranch({ model, system: "Be brief." });
         branch.actions.register(
-          new Tool({ name: "read", description: "Reads a file", func: () => "body" }),
+          new Tool({ name: "read", description: "Reads a file", execute: () => "body" }),
         );
         const stop = instrument(session, { tracer, meter, captureContent: true });
         await session.start({ agentName: "reader-agent" });
@@ -524,7 +524,7 @@ describe("hook decisions as hookscope.decision events", () => {
     const session = new Session();
     const branch = session.newBranch();
     for (const name of ["wipe", "deploy", "read", "boom", "ls"]) {
-      branch.actions.register(new Tool({ name, func: (a: Record<string, unknown>) => a }));
+      branch.actions.register(new Tool({ name, execute: (a: Record<string, unknown>) => a }));
     }
     session.hooks.on(
       "tool.pre",

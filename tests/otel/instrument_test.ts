@@ -60,8 +60,8 @@ describe("instrument(session)", () => {
     const { exporter, tracer } = tracing();
     const session = new Session({ name: "coder" });
     const branch = session.newBranch();
-    branch.actions.register(new Tool({ name: "read", func: () => "file body" }));
-    branch.actions.register(new Tool({ name: "wipe", func: () => "gone" }));
+    branch.actions.register(new Tool({ name: "read", execute: () => "file body" }));
+    branch.actions.register(new Tool({ name: "wipe", execute: () => "gone" }));
     session.hooks.on("tool.pre", ({ toolName }) => {
       if (toolName === "wipe") throw new Error("destructive");
     });
@@ -116,7 +116,9 @@ describe("instrument(session)", () => {
     const { exporter, tracer } = tracing();
     const session = new Session();
     const branch = session.newBranch();
-    branch.actions.register(new Tool({ name: "echo", func: (a: Record<string, unknown>) => a.v }));
+    branch.actions.register(
+      new Tool({ name: "echo", execute: (a: Record<string, unknown>) => a.v }),
+    );
     const stop = instrument(session, { tracer });
     await branch.act({ function: "echo", arguments: { v: "secret" } });
     stop();
@@ -139,7 +141,7 @@ describe("instrument(session)", () => {
     );
     assert.deepEqual(after, before);
     const branch = session.newBranch();
-    branch.actions.register(new Tool({ name: "t", func: () => 1 }));
+    branch.actions.register(new Tool({ name: "t", execute: () => 1 }));
     await branch.act({ function: "t", arguments: {} });
     assert.equal(exporter.getFinishedSpans().length, 0);
   });
@@ -148,7 +150,7 @@ describe("instrument(session)", () => {
     const session = new Session();
     const branch = session.newBranch();
     let ran = 0;
-    branch.actions.register(new Tool({ name: "t", func: () => ++ran }));
+    branch.actions.register(new Tool({ name: "t", execute: () => ++ran }));
     const tracer = {
       startSpan: () => {
         throw new Error("exporter down");
@@ -230,8 +232,8 @@ describe("instrument(session) over an agent run", () => {
     const session = new Session({ name: "ops", model: m });
     const branch = session.newBranch({ model: m });
     const ran: string[] = [];
-    branch.actions.register(new Tool({ name: "wipe", func: () => void ran.push("wipe") }));
-    branch.actions.register(new Tool({ name: "deploy", func: () => void ran.push("deploy") }));
+    branch.actions.register(new Tool({ name: "wipe", execute: () => void ran.push("wipe") }));
+    branch.actions.register(new Tool({ name: "deploy", execute: () => void ran.push("deploy") }));
     session.hooks.on(
       "tool.pre",
       ({ toolName }) =>

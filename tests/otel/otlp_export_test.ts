@@ -33,7 +33,7 @@ describe("instrument() over OTLP/HTTP", () => {
       });
       const session = new Session({ name: "otlp" });
       const branch = session.newBranch();
-      branch.actions.register(new Tool({ name: "ping", func: () => "pong" }));
+      branch.actions.register(new Tool({ name: "ping", execute: () => "pong" }));
       const stop = instrument(session, { tracer: provider.getTracer("hookscope-test") });
       await session.start({});
       await branch.act({ function: "ping", arguments: {} });

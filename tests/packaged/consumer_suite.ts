@@ -95,8 +95,8 @@ describe(`packaged @hookscope/core on ${RUNTIME}`, () => {
     session.defaultBranch.actions.register(
       new Tool({
         name: "bash",
-        requestOptions: z.object({ command: z.string() }),
-        func: ({ command }: { command: string }) => void ran.push(command),
+        inputSchema: z.object({ command: z.string() }),
+        execute: ({ command }: { command: string }) => void ran.push(command),
       }),
     );
     session.hooks.on("tool.pre", destructiveCommandGuard());
@@ -113,8 +113,8 @@ describe(`packaged @hookscope/core on ${RUNTIME}`, () => {
     manager.register(
       new Tool({
         name: "bash",
-        requestOptions: z.object({ command: z.string() }),
-        func: ({ command }: { command: string }) => `ran ${command}`,
+        inputSchema: z.object({ command: z.string() }),
+        execute: ({ command }: { command: string }) => `ran ${command}`,
       }),
     );
     const ok = await manager.invoke({ function: "bash", arguments: { command: "ls -la" } });
@@ -156,7 +156,7 @@ describe(`packaged @hookscope/core on ${RUNTIME}`, () => {
     const manager = new ActionManager({
       spec: new AgentSpec({ name: "coder" }).securityPre("bash", guardDestructive),
     });
-    manager.register(new Tool({ name: "bash", func: () => "ran" }));
+    manager.register(new Tool({ name: "bash", execute: () => "ran" }));
     assert.equal(
       (await manager.invoke({ function: "bash", arguments: { command: "git status" } })).response,
       "ran",
@@ -170,7 +170,7 @@ describe(`packaged @hookscope/core on ${RUNTIME}`, () => {
   it("a session with a tool.pre hook decides on the real arguments", async () => {
     const session = new Session();
     session.defaultBranch.actions.register(
-      new Tool({ name: "echo", func: (a: { text: string }) => a.text }),
+      new Tool({ name: "echo", execute: (a: { text: string }) => a.text }),
     );
     session.hooks.on(
       "tool.pre",

@@ -112,7 +112,7 @@ describe("an endpoint with its own form", () => {
     const seen: unknown[][] = [];
     const model = new IModel({ model: "own", endpoint: ownFormEndpoint(seen) });
     const branch = new Branch({ model });
-    branch.actions.register(new Tool({ name: "add", func: (a: { x: number }) => a.x + 1 }));
+    branch.actions.register(new Tool({ name: "add", execute: (a: { x: number }) => a.x + 1 }));
     const result = await branch.operate("add one to two");
     assert.equal(result.message.content, "three");
     assert.equal(result.actions[0].output, 3);

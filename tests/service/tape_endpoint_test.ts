@@ -77,8 +77,8 @@ function agentWith(endpoint: Endpoint) {
     new Tool({
       name: "bash",
       description: "Run a command",
-      requestOptions: z.object({ command: z.string() }),
-      func: (args: { command: string }) => {
+      inputSchema: z.object({ command: z.string() }),
+      execute: (args: { command: string }) => {
         commands.push(args.command);
         return { stdout: `ran ${args.command}`, returnCode: 0 };
       },

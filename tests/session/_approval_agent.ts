@@ -13,8 +13,8 @@ export function approvalTools(log: string): Tool[] {
     new Tool({
       name: "note",
       description: "Save a note",
-      requestOptions: z.object({ text: z.string() }),
-      func: (args: { text: string }) => {
+      inputSchema: z.object({ text: z.string() }),
+      execute: (args: { text: string }) => {
         appendFileSync(log, `${JSON.stringify(args)}\n`);
         return { saved: args.text };
       },
@@ -22,7 +22,7 @@ export function approvalTools(log: string): Tool[] {
     new Tool({
       name: "look",
       description: "Look around",
-      func: () => ({ seen: "a tidy room" }),
+      execute: () => ({ seen: "a tidy room" }),
     }),
   ];
 }

@@ -70,13 +70,13 @@ function rig(options: RigOptions = {}): Rig {
   branch.actions.register(
     new Tool({
       name: "write",
-      requestOptions: z.object({ path: z.string(), text: z.string() }),
+      inputSchema: z.object({ path: z.string(), text: z.string() }),
       preprocessor: (args) => {
         stages.push("preprocessor");
         if (options.preprocessorThrows) throw new Error("preprocessor broke");
         return options.preprocessorArgs ? options.preprocessorArgs(args) : args;
       },
-      func: (args: { path: string; text: string }) => {
+      execute: (args: { path: string; text: string }) => {
         stages.push("function");
         if (options.functionThrows) throw new Error("disk full");
         return { written: args.text.length, path: args.path };
@@ -296,7 +296,7 @@ describe("Branch.act() in the D5 order", () => {
     branch.actions.register(
       new Tool({
         name: "wait",
-        func: (_args, context) =>
+        execute: (_args, context) =>
           new Promise((_, reject) => {
             context.signal.addEventListener("abort", () => reject(context.signal.reason));
             started();
@@ -319,7 +319,9 @@ describe("Branch.act() without a session, and actAll()", () => {
   it("a standalone branch runs the tool with its hook chains and emits nothing", async () => {
     const spec = new AgentSpec().pre("echo", ({ args }) => ({ ...args, v: `${args.v}!` }));
     const branch = new Branch({ spec });
-    branch.actions.register(new Tool({ name: "echo", func: (a: Record<string, unknown>) => a.v }));
+    branch.actions.register(
+      new Tool({ name: "echo", execute: (a: Record<string, unknown>) => a.v }),
+    );
     assert.equal(branch.hooks, null);
     const result = await branch.act({ function: "echo", arguments: { v: "hi" } });
     assert.equal(result.output, "hi!");
@@ -363,7 +365,7 @@ describe("Branch.act() without a session, and actAll()", () => {
     session.hooks.on("tool.pre", () => {
       throw new Error("nope");
     });
-    branch.actions.register(new Tool({ name: "t", func: () => 1 }));
+    branch.actions.register(new Tool({ name: "t", execute: () => 1 }));
     await assert.rejects(branch.act({ function: "t", arguments: {} }));
     await session.drainSignals();
     const kinds = (await store.listSessionSignals(session.id)).map((r) => r.kind);

@@ -46,7 +46,7 @@ async function checkRestore(store: SessionStore, reopen: () => Promise<SessionSt
   const recorded = await recordSession(store);
   const before = await snapshot(store, recorded.id);
   const again = await reopen();
-  const echo = new Tool({ name: "echo", func: (a: Record<string, unknown>) => a.v });
+  const echo = new Tool({ name: "echo", execute: (a: Record<string, unknown>) => a.v });
   const restored = await Session.restore(again, recorded.id, {
     tools: [echo],
     branch: (_branchId, row) => (row?.agentName === "side" ? { name: "renamed side" } : undefined),

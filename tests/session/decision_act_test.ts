@@ -30,8 +30,8 @@ function setup(): {
   branch.actions.register(
     new Tool({
       name: "bash",
-      requestOptions: z.object({ command: z.string() }),
-      func: (args: { command: string }) => {
+      inputSchema: z.object({ command: z.string() }),
+      execute: (args: { command: string }) => {
         ran.push(args);
         return `ran ${args.command}`;
       },
@@ -115,7 +115,7 @@ describe("typed decisions on the act path (X22)", () => {
     await session.start();
     const branch = session.newBranch();
     let ran = 0;
-    branch.actions.register(new Tool({ name: "bash", func: () => void ran++ }));
+    branch.actions.register(new Tool({ name: "bash", execute: () => void ran++ }));
     session.hooks.on(
       "tool.pre",
       () => ({ decision: "deny", reason: "no shell", interrupt: true }),

@@ -35,8 +35,8 @@ describe("the tool.pre decision fold (property)", () => {
         branch.actions.register(
           new Tool({
             name: "t",
-            requestOptions: z.object({ trail: z.array(z.number()) }),
-            func: (args: { trail: number[] }) => {
+            inputSchema: z.object({ trail: z.array(z.number()) }),
+            execute: (args: { trail: number[] }) => {
               received.push(args);
               return "ok";
             },

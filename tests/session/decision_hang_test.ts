@@ -33,7 +33,7 @@ interface Case {
 function tool(hang?: Stuck, post?: Stuck): Tool {
   return new Tool({
     name: "t",
-    func: () => (hang ? hang.never() : "ok"),
+    execute: () => (hang ? hang.never() : "ok"),
     ...(post ? { postprocessor: () => post.never() } : {}),
   });
 }
@@ -187,7 +187,7 @@ describe("nothing hangs: act(request, { signal, timeoutMs }) (X23)", () => {
     const session = new Session();
     const branch = session.newBranch();
     let ran = 0;
-    branch.actions.register(new Tool({ name: "t", func: () => void ran++ }));
+    branch.actions.register(new Tool({ name: "t", execute: () => void ran++ }));
     const controller = new AbortController();
     controller.abort();
     await assert.rejects(
@@ -202,7 +202,7 @@ describe("nothing hangs: act(request, { signal, timeoutMs }) (X23)", () => {
     const session = new Session();
     const branch = session.newBranch();
     let ran = 0;
-    branch.actions.register(new Tool({ name: "t", func: () => void ran++ }));
+    branch.actions.register(new Tool({ name: "t", execute: () => void ran++ }));
     session.hooks.on("tool.pre", () => new Promise(() => {}), { timeoutMs: 30, name: "slow" });
     await assert.rejects(
       branch.act({ function: "t", arguments: {} }),
@@ -220,7 +220,7 @@ describe("nothing hangs: act(request, { signal, timeoutMs }) (X23)", () => {
     branch.actions.register(
       new Tool({
         name: "t",
-        func: (_a, context) => {
+        execute: (_a, context) => {
           seen = context.signal;
           context.signal.addEventListener("abort", () => aborted());
           return new Promise(() => {});

@@ -34,8 +34,8 @@ function workspace(): { cwd: string; victim: string; ran: string[]; bash: Tool }
   const bash = new Tool({
     name: "bash",
     description: "Run a shell command",
-    requestOptions: z.object({ command: z.string() }),
-    func: (args: { command: string }) => {
+    inputSchema: z.object({ command: z.string() }),
+    execute: (args: { command: string }) => {
       ran.push(args.command);
       return execFileSync("bash", ["-c", args.command], { cwd, encoding: "utf8", timeout: 10_000 });
     },

@@ -31,7 +31,7 @@ async function deniedBy(path: DenyPath) {
   }
   const branch = session.newBranch({ spec });
   let ran = 0;
-  branch.actions.register(new Tool({ name: "bash", func: () => void ran++ }));
+  branch.actions.register(new Tool({ name: "bash", execute: () => void ran++ }));
   const error = await branch.act({ function: "bash", arguments: { command: "ls" } }, {
     callId: "c1",
     suppressErrors: true,
@@ -110,7 +110,7 @@ describe("one writer per tool exchange", () => {
     });
     const ran: string[] = [];
     branch.actions.register(
-      new Tool({ name: "bash", func: (a: { command: string }) => void ran.push(a.command) }),
+      new Tool({ name: "bash", execute: (a: { command: string }) => void ran.push(a.command) }),
     );
     const result = await branch.operate("go", { approve: () => true });
     assert.equal(result.stoppedBy, "answer");
@@ -143,7 +143,7 @@ describe("the exchange write", () => {
     const session = new Session({ store: counted.store });
     await session.start();
     const branch = session.newBranch();
-    branch.actions.register(new Tool({ name: "add", func: (a: { x: number }) => a.x + 1 }));
+    branch.actions.register(new Tool({ name: "add", execute: (a: { x: number }) => a.x + 1 }));
     await session.drainSignals();
     counted.reset();
     await branch.act({ function: "add", arguments: { x: 1 } });

@@ -81,7 +81,7 @@ describe("payloads nested too deeply", () => {
       model: scriptedModel("echo", `{"x":${nestedJson(10_000)}}`),
     });
     branch.actions.register(
-      new Tool({ name: "echo", requestOptions: z.object({ x: z.unknown() }), func: () => ++ran }),
+      new Tool({ name: "echo", inputSchema: z.object({ x: z.unknown() }), execute: () => ++ran }),
     );
     const result = await branch.operate("go");
     assert.equal(ran, 0, "the tool did not run");
@@ -96,7 +96,7 @@ describe("payloads nested too deeply", () => {
     const session = new Session();
     const branch = session.newBranch({ model: scriptedModel("deep", "{}") });
     branch.actions.register(
-      new Tool({ name: "deep", requestOptions: z.object({}), func: () => nested(10_000) }),
+      new Tool({ name: "deep", inputSchema: z.object({}), execute: () => nested(10_000) }),
     );
     await branch.operate("go");
     const response = branch.messages.find((m) => m.role === "action_response");
@@ -110,8 +110,8 @@ describe("payloads nested too deeply", () => {
     branch.actions.register(
       new Tool({
         name: "echo",
-        requestOptions: z.object({ x: z.unknown() }),
-        func: (args: { x: unknown }) => args.x,
+        inputSchema: z.object({ x: z.unknown() }),
+        execute: (args: { x: unknown }) => args.x,
       }),
     );
     const deepArgs = await branch.act({ function: "echo", arguments: { x: nested(10_000) } })
@@ -122,7 +122,7 @@ describe("payloads nested too deeply", () => {
 
     // A result built by the tool itself (the arguments were fine).
     branch.actions.register(
-      new Tool({ name: "deep", requestOptions: z.object({}), func: () => nested(10_000) }),
+      new Tool({ name: "deep", inputSchema: z.object({}), execute: () => nested(10_000) }),
     );
     const deepResult = await branch.act({ function: "deep", arguments: {} }).catch((e) => e);
     assert.ok(deepResult instanceof PayloadTooDeepError, String(deepResult));

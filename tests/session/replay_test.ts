@@ -53,8 +53,8 @@ async function recorded(
     new Tool({
       name: "bash",
       description: "run",
-      requestOptions: z.object({ command: z.string() }),
-      func: ({ command }: { command: string }) => {
+      inputSchema: z.object({ command: z.string() }),
+      execute: ({ command }: { command: string }) => {
         ran.push(command);
         return `ran ${command}`;
       },
@@ -156,8 +156,8 @@ describe("replayDecisions", () => {
       new Tool({
         name: "bash",
         description: "run",
-        requestOptions: z.object({ command: z.string() }),
-        func: ({ command }: { command: string }) => command,
+        inputSchema: z.object({ command: z.string() }),
+        execute: ({ command }: { command: string }) => command,
       }),
     );
     session.hooks.on(

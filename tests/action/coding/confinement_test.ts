@@ -186,7 +186,7 @@ describe("guardPaths with nodeFileSystem", () => {
     });
     assert.equal((ok.response as { success: boolean }).success, true);
     const custom = new ActionManager({ spec });
-    custom.register(new Tool({ name: "reader_tool", func: () => "ran" }));
+    custom.register(new Tool({ name: "reader_tool", execute: () => "ran" }));
     const viaAlias = await custom.invoke({
       function: "reader_tool",
       arguments: { path: "/etc/passwd" },

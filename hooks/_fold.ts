@@ -25,6 +25,13 @@ export interface ToolPreFold {
   readonly reason?: string;
   /** The handler that denied or asked, when named. */
   readonly hook?: string;
+  /**
+   * With an ask: when the approval stops waiting (the earliest `expiresAt`, or ask time plus
+   * `expiresInMs`, of every asking handler), in milliseconds since the epoch.
+   */
+  readonly expiresAt?: number;
+  /** With an ask: who may answer (the names every asking handler that named some allows). */
+  readonly answerableBy?: readonly string[];
   /** A deny asked to end the agent run. */
   readonly interrupt: boolean;
   /** `context` strings of the allow decisions, in chain order. */
@@ -103,6 +110,8 @@ export class Fold {
   args: Readonly<Record<string, unknown>> | undefined = undefined;
   reason: string | undefined = undefined;
   hook: string | undefined = undefined;
+  expiresAt: number | undefined = undefined;
+  answerableBy: readonly string[] | undefined = undefined;
   interrupt = false;
   context: string[] | null = null;
   shadow: ShadowVerdict[] | null = null;
@@ -176,7 +185,9 @@ export class Fold {
       problem = checkPreDecision(d);
     } catch (error) {
       d = NO_DECISION;
-      problem = `reading it threw (${errorMessage(error)})`;
+      problem = error instanceof BadTerms
+        ? error.message
+        : `reading it threw (${errorMessage(error)})`;
     }
     if (problem !== null) {
       const error = new TypeError(`${this.#action(entry)}: ${problem}`);
@@ -207,6 +218,7 @@ export class Fold {
         this.reason = reason;
         this.hook = entry.name;
       }
+      if (d.ask !== undefined && this.#foldAsk(d.ask, entry) === STOP) return STOP;
     } else {
       if (this.verdict < 1) this.verdict = 1;
       if (typeof d.context === "string") this.addContext(d.context);
@@ -229,6 +241,37 @@ export class Fold {
     this.args = args;
     this.seen = args;
     return { ...this.payload, args };
+  }
+
+  /**
+   * Folds one ask's terms: the earliest expiry, the intersection of who may answer. An empty
+   * intersection denies the call (nobody could approve it) and ends the chain.
+   */
+  #foldAsk(ask: AskTerms, entry: Entry): typeof STOP | null {
+    let at = ask.expiresAt;
+    if (ask.expiresInMs !== undefined) {
+      const relative = Date.now() + ask.expiresInMs;
+      at = at === undefined ? relative : Math.min(at, relative);
+    }
+    if (at !== undefined) {
+      this.expiresAt = this.expiresAt === undefined ? at : Math.min(this.expiresAt, at);
+    }
+    const names = ask.answerableBy;
+    if (names === undefined) return null;
+    const kept = this.answerableBy === undefined
+      ? names
+      : this.answerableBy.filter((name) => names.includes(name));
+    if (kept.length > 0) {
+      this.answerableBy = kept;
+      return null;
+    }
+    this.verdict = 3;
+    this.reason = `nobody may answer: the asking hooks name no common answerer (${
+      JSON.stringify(this.answerableBy)
+    } and ${JSON.stringify(names)})`;
+    this.hook = entry.name;
+    this.interrupt = false;
+    return STOP;
   }
 
   /** Applies one result-fold result; returns the next payload or `null` (unchanged). */
@@ -256,6 +299,12 @@ export class Fold {
     };
     if (this.reason !== undefined) fold.reason = this.reason;
     if (this.hook !== undefined) fold.hook = this.hook;
+    if (this.verdict === 2) {
+      if (this.expiresAt !== undefined) fold.expiresAt = this.expiresAt;
+      if (this.answerableBy !== undefined) {
+        fold.answerableBy = Object.freeze([...this.answerableBy]);
+      }
+    }
     if (this.error !== undefined) {
       fold.error = this.error;
       if (this.errorHook !== undefined) fold.errorHook = this.errorHook;
@@ -281,6 +330,15 @@ interface PreDecisionCopy {
   readonly updatedArgs: unknown;
   readonly context: unknown;
   readonly interrupt: unknown;
+  /** An ask's terms, checked (read only for asks that carry some). */
+  readonly ask: AskTerms | undefined;
+}
+
+/** An ask's expiry and answerers, as read and checked once. */
+interface AskTerms {
+  readonly expiresInMs?: number;
+  readonly expiresAt?: number;
+  readonly answerableBy?: readonly string[];
 }
 
 const NO_DECISION: PreDecisionCopy = Object.freeze({
@@ -289,17 +347,60 @@ const NO_DECISION: PreDecisionCopy = Object.freeze({
   updatedArgs: undefined,
   context: undefined,
   interrupt: undefined,
+  ask: undefined,
 });
+
+/** Thrown by `readAskTerms` for terms that are not what {@linkcode AskTerms} allows. */
+class BadTerms extends Error {}
 
 function readPreDecision(value: object): PreDecisionCopy {
   const v = value as Record<string, unknown>;
+  const decision = v.decision;
   return {
-    decision: v.decision,
+    decision,
     reason: v.reason,
     updatedArgs: v.updatedArgs,
     context: v.context,
     interrupt: v.interrupt,
+    ask: decision === "ask" ? readAskTerms(v) : undefined,
   };
+}
+
+/** An ask's terms, each read once and checked; `undefined` when it carries none. */
+function readAskTerms(v: Record<string, unknown>): AskTerms | undefined {
+  const expiresInMs = v.expiresInMs;
+  const expiresAt = v.expiresAt;
+  const answerableBy = v.answerableBy;
+  if (expiresInMs === undefined && expiresAt === undefined && answerableBy === undefined) {
+    return undefined;
+  }
+  const terms: { expiresInMs?: number; expiresAt?: number; answerableBy?: readonly string[] } = {};
+  if (expiresInMs !== undefined) {
+    if (typeof expiresInMs !== "number" || !Number.isFinite(expiresInMs) || expiresInMs <= 0) {
+      throw new BadTerms("expiresInMs must be a positive number of milliseconds");
+    }
+    terms.expiresInMs = expiresInMs;
+  }
+  if (expiresAt !== undefined) {
+    if (typeof expiresAt !== "number" || !Number.isFinite(expiresAt)) {
+      throw new BadTerms("expiresAt must be a time in milliseconds since the epoch");
+    }
+    terms.expiresAt = expiresAt;
+  }
+  if (answerableBy !== undefined) {
+    if (!Array.isArray(answerableBy) || answerableBy.length === 0) {
+      throw new BadTerms("answerableBy must be a non-empty array of names");
+    }
+    const names: string[] = [];
+    for (const name of answerableBy as unknown[]) {
+      if (typeof name !== "string" || name === "") {
+        throw new BadTerms("answerableBy must hold non-empty strings");
+      }
+      if (!names.includes(name)) names.push(name);
+    }
+    terms.answerableBy = names;
+  }
+  return terms;
 }
 
 function checkPreDecision(d: PreDecisionCopy): string | null {

@@ -19,7 +19,30 @@ export interface ToolPreAllow {
   readonly context?: string;
 }
 
-/** A `tool.pre` handler wants a person to approve the call first. */
+/**
+ * A `tool.pre` handler wants a person to approve the call first. It may bound the wait and name
+ * who may answer; when several handlers ask, the approval waits until the **earliest** expiry and
+ * only names **every** asking handler allows may answer (an empty intersection denies the call:
+ * nobody could approve it).
+ *
+ * @example Ask the on-call engineer, for ten minutes at most
+ * ```ts
+ * import { HookBus, type ToolPreAsk } from "@hookscope/core/hooks";
+ * import assert from "node:assert/strict";
+ *
+ * const bus = new HookBus();
+ * bus.on("tool.pre", (): ToolPreAsk => ({
+ *   decision: "ask",
+ *   reason: "deploys need a person",
+ *   expiresInMs: 10 * 60_000,
+ *   answerableBy: ["ana", "bo"],
+ * }), { name: "deploy-policy" });
+ * const fold = await bus.decide("tool.pre", { toolName: "deploy", callId: "c1", args: {}, argsSummary: "" });
+ * assert.equal(fold.verdict, "ask");
+ * assert.deepEqual(fold.answerableBy, ["ana", "bo"]);
+ * assert.ok(fold.expiresAt !== undefined && fold.expiresAt > Date.now());
+ * ```
+ */
 export interface ToolPreAsk {
   /** Ask. */
   readonly decision: "ask";
@@ -27,6 +50,22 @@ export interface ToolPreAsk {
   readonly reason?: string;
   /** Arguments the next handlers (and, once approved, the tool) receive instead. */
   readonly updatedArgs?: Record<string, unknown>;
+  /**
+   * How long a person has, in milliseconds from the ask (a positive number). Past it the
+   * approval resolves as rejected with reason `"expired"` and the store refuses answers
+   * (`ApprovalConflictError`, `why: "expired"`).
+   */
+  readonly expiresInMs?: number;
+  /**
+   * When the approval stops waiting, in milliseconds since the epoch (as `expiresInMs`, as an
+   * absolute time). With both, the earlier one counts.
+   */
+  readonly expiresAt?: number;
+  /**
+   * Who may answer: the names an answer's `by` must be one of (the console's token names, the
+   * CLI's `--by`). Anyone when absent. A non-empty array of non-empty strings.
+   */
+  readonly answerableBy?: readonly string[];
 }
 
 /** A `tool.pre` handler refuses the call. */
@@ -42,7 +81,8 @@ export interface ToolPreDeny {
 /**
  * What a `tool.pre` handler may return. `undefined` (or returning nothing) is no opinion.
  * Folded over a chain: deny > ask > allow > no opinion, whatever the order; each handler sees the
- * arguments as rewritten by the handlers before it.
+ * arguments as rewritten by the handlers before it. Several asks fold into one approval: the
+ * first asking handler's reason, the earliest expiry, the answerers all of them allow.
  *
  * @example A guard that denies on the real arguments
  * ```ts

@@ -24,6 +24,7 @@ import {
   WouldAsk,
   WouldDeny,
 } from "../session/signal.ts";
+import { answerInline } from "../session/_inline_answer.ts";
 import {
   abortable,
   callSignal,
@@ -193,6 +194,7 @@ export function mcpElicitation(
         );
         return { action: "decline" };
       };
+      let terms: { expiresAt?: number; answerableBy?: readonly string[] } = {};
       try {
         const bus = branch.hooks;
         if (bus) {
@@ -224,6 +226,12 @@ export function mcpElicitation(
           }
           const content = (fold.updatedArgs as { content?: unknown } | undefined)?.content;
           if (fold.verdict === "allow" && content !== undefined) return await accepted(content);
+          if (fold.verdict === "ask") {
+            terms = {
+              ...(fold.expiresAt !== undefined ? { expiresAt: fold.expiresAt } : {}),
+              ...(fold.answerableBy !== undefined ? { answerableBy: fold.answerableBy } : {}),
+            };
+          }
         }
         const pending: { -readonly [K in keyof PendingApproval]: PendingApproval[K] } = {
           runId: "",
@@ -234,15 +242,15 @@ export function mcpElicitation(
           reason: args.message,
           requestedAt: Date.now(),
           argsHash: argsHash(args as unknown as Readonly<Record<string, unknown>>),
+          ...terms,
         };
         const sessionId = branch.session?.id;
         if (typeof sessionId === "string") pending.sessionId = sessionId;
         const approval = Object.freeze(pending);
         await record(new ApprovalRequested({ data: approval }));
         if (approve === undefined) return { action: "cancel" };
-        const answer = normalize(
-          await abortable(Promise.resolve().then(() => approve(approval, { signal })), signal),
-        );
+        // Bounded by the approval's expiry; an answerer the hooks did not name is not taken.
+        const answer = await answerInline(approval, approve, signal, normalize);
         const updatedArgs = answer.approve ? answer.updatedArgs : undefined;
         await record(
           new ApprovalAnswered({

@@ -16,6 +16,7 @@ import { HookPoint } from "../hooks/hook_point.ts";
 import { ACTIVITY_WITH_NEXT } from "./_activity.ts";
 import { isBlocked, markBlocked } from "./_blocked.ts";
 import { ActDeadline } from "./_operation.ts";
+import { answerInline } from "./_inline_answer.ts";
 import {
   ApprovalAnswered,
   type ApprovalAnsweredData,
@@ -382,6 +383,8 @@ async function runAction(
           args: frozenArgs,
           reason: fold.reason,
           hook: fold.hook,
+          expiresAt: fold.expiresAt,
+          answerableBy: fold.answerableBy,
         });
         if (approved !== undefined && !samePlainData(approved, frozenArgs)) {
           // The approver changed the arguments: the whole chain judges them again. A deny or a
@@ -665,6 +668,8 @@ async function askApproval(
     args: Readonly<Record<string, unknown>>;
     reason: string | undefined;
     hook: string | undefined;
+    expiresAt: number | undefined;
+    answerableBy: readonly string[] | undefined;
   },
 ): Promise<Readonly<Record<string, unknown>> | undefined> {
   const pending: { -readonly [K in keyof PendingApproval]: PendingApproval[K] } = {
@@ -677,6 +682,8 @@ async function askApproval(
     argsHash: argsHash(ask.args),
   };
   if (ask.hook !== undefined) pending.policy = ask.hook;
+  if (ask.expiresAt !== undefined) pending.expiresAt = ask.expiresAt;
+  if (ask.answerableBy !== undefined) pending.answerableBy = ask.answerableBy;
   const sessionId = host.session?.id;
   if (typeof sessionId === "string") pending.sessionId = sessionId;
   if (ask.reason !== undefined) pending.reason = ask.reason;
@@ -689,11 +696,10 @@ async function askApproval(
   );
   const approve = options?.approve;
   if (approve === undefined) throw new ApprovalRequiredError(approval);
-  const answered = await op.run(
+  const answer = await op.run(
     "approval",
-    Promise.resolve().then(() => approve(approval, { signal: op.signal ?? neverAborted() })),
+    answerInline(approval, approve, op.signal, normalizeAnswer),
   );
-  const answer = normalizeAnswer(answered);
   const data: { -readonly [K in keyof ApprovalAnsweredData]: ApprovalAnsweredData[K] } = {
     runId: approval.runId,
     callId: ask.callId,
@@ -725,8 +731,3 @@ async function askApproval(
 
 const APPROVED: ApprovalAnswer = Object.freeze({ approve: true });
 const REJECTED: ApprovalAnswer = Object.freeze({ approve: false });
-
-let NEVER: AbortSignal | null = null;
-function neverAborted(): AbortSignal {
-  return NEVER ??= new AbortController().signal;
-}

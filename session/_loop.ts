@@ -30,6 +30,7 @@ import type {
   StoppedBy,
 } from "./agent_loop.ts";
 import { bounded } from "./_bounded.ts";
+import { storedAnswerHandler } from "./_inline_answer.ts";
 import { ApprovalAnswered, ToolDenied } from "./signal.ts";
 import { runStoreOf } from "./_run_store.ts";
 import type { Message } from "./message.ts";
@@ -207,7 +208,7 @@ async function runAnswered(
     const edited: LoopCall = answer.updatedArgs === undefined
       ? call
       : { id: call.id, name: call.name, arguments: call.arguments, args: answer.updatedArgs };
-    return await runToolCall(host, edited, signal, () => answer, runId);
+    return await runToolCall(host, edited, signal, storedAnswerHandler(answer), runId);
   }
   const args = call.args ?? {};
   const reason = answer.reason ?? "rejected by the approver";

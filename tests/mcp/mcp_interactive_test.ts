@@ -216,7 +216,51 @@ describe("elicitation requests of a real stdio server take the approval path", (
         assert.equal(asked.length, 0);
         off();
 
+        // A hook's ask sets the terms: only ana may answer, within a short time.
+        const terms = session.hooks.on(
+          "tool.pre",
+          () => ({ decision: "ask", answerableBy: ["ana"], expiresInMs: 300 }),
+          { match: "mcp_elicitation" },
+        );
+        const answered: Record<string, unknown>[] = [];
+        const stopWatching = session.observe(
+          { type: ApprovalAnswered },
+          (s) => void answered.push(s.data as Record<string, unknown>),
+        );
+        const pendings: Record<string, unknown>[] = [];
         elicitation.close();
+        const termed = mcpElicitation(client, {
+          branch,
+          approve: (pending, { signal }) => {
+            pendings.push(pending as unknown as Record<string, unknown>);
+            if (answer === "never") {
+              return new Promise((_, reject) =>
+                signal.addEventListener("abort", () => reject(signal.reason))
+              );
+            }
+            return answer as never;
+          },
+        });
+        answer = { approve: true, by: "bo", updatedArgs: { content: { confirm: true } } };
+        assert.deepEqual(textOf((await call("d.txt")).output), { action: "decline" });
+        assert.deepEqual(pendings[0].answerableBy, ["ana"]);
+        assert.equal(typeof pendings[0].expiresAt, "number");
+        assert.match(String(answered.at(-1)?.reason), /"bo" may not answer it/);
+        answer = { approve: true, by: "ana", updatedArgs: { content: { confirm: true } } };
+        assert.deepEqual(textOf((await call("d.txt")).output), {
+          action: "accept",
+          content: { confirm: true },
+        });
+        answer = "never";
+        assert.deepEqual(textOf((await call("d.txt")).output), { action: "decline" });
+        assert.deepEqual(
+          { approve: answered.at(-1)?.approve, reason: answered.at(-1)?.reason },
+          { approve: false, reason: "expired" },
+        );
+        stopWatching();
+        terms();
+        termed.close();
+
         const nobody = mcpElicitation(client, { branch });
         assert.deepEqual(textOf((await call("c.txt")).output), { action: "cancel" });
         nobody.close();

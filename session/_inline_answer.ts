@@ -1,0 +1,91 @@
+// An approval answered inline (an `approve` handler): the wait ends at the approval's expiry, and
+// an answer by someone the asking hooks did not name is not taken. Both resolve as a rejection
+// made by hookscope, so the model is told and the tool does not run. Shared by the act path and
+// the MCP elicitation handler.
+
+import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
+import { abortable, deadline, TIMED_OUT } from "../core/_async.ts";
+import { anySignal, neverAborted } from "../core/_abort.ts";
+
+/** Who a rejection hookscope made (expiry, an answerer not allowed) is recorded as by. */
+export const HOOKSCOPE_ANSWERER = "hookscope";
+
+/** The reason of an approval that expired without an answer. */
+export const EXPIRED_REASON = "expired";
+
+const EXPIRED: ApprovalAnswer = Object.freeze({
+  approve: false,
+  reason: EXPIRED_REASON,
+  by: HOOKSCOPE_ANSWERER,
+});
+
+/** Handlers that give an answer the store accepted already (a resumed run's): not checked again. */
+const storedHandlers = new WeakSet<ApprovalHandler>();
+
+/**
+ * A handler that gives `answer`, recorded earlier through the store (which enforced the expiry
+ * and who may answer when it was given): the re-ask of a resumed run takes it as it is.
+ */
+export function storedAnswerHandler(answer: ApprovalAnswer): ApprovalHandler {
+  const handler: ApprovalHandler = () => answer;
+  storedHandlers.add(handler);
+  return handler;
+}
+
+/**
+ * Asks `approve` about `approval` and reads its answer with `normalize`. With an `expiresAt`, the
+ * handler's signal aborts at that time and the wait ends then: the answer is a rejection with
+ * reason `"expired"` (by `"hookscope"`), also when the approval had expired before it was asked.
+ * With `answerableBy`, an answer whose `by` is not listed is not taken: the answer is a rejection
+ * naming who answered and who may. `signal` (the caller's) rejects the wait with its reason.
+ */
+export async function answerInline(
+  approval: PendingApproval,
+  approve: ApprovalHandler,
+  signal: AbortSignal | undefined,
+  normalize: (value: unknown) => ApprovalAnswer,
+): Promise<ApprovalAnswer> {
+  if (storedHandlers.has(approve)) {
+    return normalize(await approve(approval, { signal: signal ?? neverAborted() }));
+  }
+  const expiresAt = approval.expiresAt;
+  let answer: ApprovalAnswer;
+  if (expiresAt === undefined) {
+    answer = normalize(
+      await abortable(
+        Promise.resolve().then(() => approve(approval, { signal: signal ?? neverAborted() })),
+        signal,
+      ),
+    );
+  } else {
+    const left = expiresAt - Date.now();
+    if (!(left > 0)) return EXPIRED;
+    const expiry = new AbortController();
+    const handlerSignal = signal === undefined ? expiry.signal : anySignal([signal, expiry.signal]);
+    const asked = Promise.resolve().then(() => approve(approval, { signal: handlerSignal }));
+    try {
+      answer = normalize(
+        await deadline(asked, left, signal, () => {
+          expiry.abort(new DOMException("The approval expired.", "TimeoutError"));
+          return TIMED_OUT;
+        }),
+      );
+    } catch (error) {
+      if (error !== TIMED_OUT) throw error;
+      asked.catch(() => {});
+      return EXPIRED;
+    }
+    if (Date.now() >= expiresAt) return EXPIRED; // answered as the timer was due
+  }
+  const allowed = approval.answerableBy;
+  if (allowed !== undefined && (answer.by === undefined || !allowed.includes(answer.by))) {
+    return Object.freeze({
+      approve: false,
+      reason: `not allowed: ${
+        answer.by === undefined ? "an answer without a name" : JSON.stringify(answer.by)
+      } may not answer it; who may: ${allowed.map((who) => JSON.stringify(who)).join(", ")}`,
+      by: HOOKSCOPE_ANSWERER,
+    });
+  }
+  return answer;
+}

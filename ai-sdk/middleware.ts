@@ -23,10 +23,23 @@ import { reportAnswers } from "./_approvals.ts";
 /** What a stream handler may return: a part replaces, an array replaces with many (`[]` drops). */
 export type StreamHandlerResult = StreamPart | readonly StreamPart[] | null | undefined;
 
-/** A per-part stream handler; `undefined` or `null` keeps the part. */
+/**
+ * What a per-part stream handler receives besides the part: the same fields as the service
+ * scope's `StreamHandlerContext`.
+ */
+export interface PartHandlerContext<T extends StreamPart["type"] = StreamPart["type"]> {
+  /** The part's type: the key the handler is registered under. */
+  readonly chunkType: T;
+  /** Whether a failure of this handler stops the stream (the middleware's `exitHook`). */
+  readonly exit: boolean;
+  /** Aborted when the handler's deadline (`chunkTimeoutMs`) passes. */
+  readonly signal: AbortSignal;
+}
+
+/** A per-part stream handler, `(part, ctx)`; `undefined` or `null` keeps the part. */
 export type PartHandler<T extends StreamPart["type"]> = (
   part: Extract<StreamPart, { type: T }>,
-  context: { signal: AbortSignal },
+  ctx: PartHandlerContext<T>,
 ) => StreamHandlerResult | Promise<StreamHandlerResult>;
 
 /** Stream handlers keyed by the AI SDK part type (`text-delta`, `tool-call`, `finish`, …). */
@@ -105,7 +118,7 @@ export interface HookscopeMiddlewareOptions<
   registry?: HookRegistry;
   /** Or the handlers themselves (`preInvoke`, `postInvoke`). */
   hooks?: { preInvoke?: PhaseHandler; postInvoke?: PhaseHandler };
-  /** Per-part stream handlers. */
+  /** Per-part stream handlers, `(part, ctx)` as in the service scope (`ctx.chunkType`, `exit`, `signal`). */
   streamHandlers?: PartHandlers;
   /**
    * Whether a failing handler stops the call (default `false`: it is logged and ignored); the
@@ -157,26 +170,34 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
-/**
- * Calls a stream handler. A handler that answers synchronously costs one call and one small
- * context object; an AbortController exists only when the handler reads `signal`, and a timer
- * only when the answer is a promise.
- */
 /** A stream handler's context: its signal is made only when a handler reads it. */
-class HandlerContext {
-  controller: AbortController | undefined;
+class HandlerContext implements PartHandlerContext {
+  readonly chunkType: StreamPart["type"];
+  readonly exit: boolean;
+  controller: AbortController | undefined = undefined;
+
+  constructor(chunkType: StreamPart["type"], exit: boolean) {
+    this.chunkType = chunkType;
+    this.exit = exit;
+  }
 
   get signal(): AbortSignal {
     return (this.controller ??= new AbortController()).signal;
   }
 }
 
+/**
+ * Calls a stream handler. A handler that answers synchronously costs one call and one small
+ * context object; an AbortController exists only when the handler reads `signal`, and a timer
+ * only when the answer is a promise.
+ */
 function callHandler(
-  handler: (part: never, context: { signal: AbortSignal }) => unknown,
+  handler: (part: never, ctx: PartHandlerContext) => unknown,
   part: StreamPart,
+  exit: boolean,
   timeoutMs: number,
 ): unknown {
-  const context = new HandlerContext();
+  const context = new HandlerContext(part.type, exit);
   const result = handler(part as never, context);
   if (!isThenable(result)) return result;
   return deadline(result, timeoutMs, undefined, () => {
@@ -471,7 +492,7 @@ export function hookscopeMiddleware<V extends MiddlewareSpecificationVersion = "
           if (!handler) return emitAll([part], controller);
           let result: unknown;
           try {
-            result = callHandler(handler as never, part, chunkTimeoutMs);
+            result = callHandler(handler as never, part, exit, chunkTimeoutMs);
           } catch (error) {
             return exit ? fail(controller, error) : emitAll([part], controller);
           }

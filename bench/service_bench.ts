@@ -35,7 +35,7 @@ const plain = new IModel({ model: "bench", endpoint });
 const hooked = new IModel({
   model: "bench",
   endpoint,
-  hookRegistry: new HookRegistry({ hooks: { pre_invoke: hook, post_invoke: hook } }),
+  hookRegistry: new HookRegistry({ hooks: { preInvoke: hook, postInvoke: hook } }),
 });
 
 for (const [k, model] of [[0, plain], [2, hooked]] as const) {
@@ -65,13 +65,13 @@ for (const [k, model] of [[0, plain], [2, hooked]] as const) {
   });
 }
 
-const onText = (_event: unknown, _type: string, chunk: { text: string }): void => {
+const onText = (chunk: { text: string }): void => {
   sink.total += chunk.text.length;
 };
 const streaming = new IModel({
   model: "bench",
   endpoint,
-  hookRegistry: new HookRegistry({ streamHandlers: { text: onText as never } }),
+  hookRegistry: new HookRegistry({ streamHandlers: { text: onText } }),
 });
 
 async function drain(stream: ReadableStream<StreamChunk>, handle: boolean): Promise<number> {
@@ -80,7 +80,7 @@ async function drain(stream: ReadableStream<StreamChunk>, handle: boolean): Prom
   for (;;) {
     const next = await reader.read();
     if (next.done) return count;
-    if (handle && next.value.type === "text") onText(null, "text", next.value);
+    if (handle && next.value.type === "text") onText(next.value);
     count++;
   }
 }

@@ -7,9 +7,9 @@ import type {
   AssociatedEventInfo,
   HookCallOptions,
   HookCallResult,
-  HookParams,
   PhaseHandler,
   StreamHandler,
+  StreamHandlerContext,
 } from "./types.ts";
 import {
   className,
@@ -20,6 +20,7 @@ import {
   raceAbort,
 } from "./_util.ts";
 import { createDeadline } from "./_deadline.ts";
+import type { StreamChunkType } from "./hook_registry.ts";
 import { anySignal } from "../core/_abort.ts";
 
 /** The deadline of a pending stream handler: the hook deadline (`HookEvent`'s default). */
@@ -60,7 +61,7 @@ export function dispatchHook(
 
   let phase: PhaseHandler | undefined;
   let chunkHandler: StreamHandler | undefined;
-  let chunkType = "";
+  let chunkType = "" as StreamChunkType;
   let failStatus: EventStatus = EventStatus.ABORTED;
   // Phase calls carry associated info; stream calls do not (and succeed with status null).
   let info: AssociatedEventInfo | undefined;
@@ -91,13 +92,17 @@ export function dispatchHook(
     throw new TypeError("Cannot call hook: either hookType or chunkType must be provided");
   }
   if (signal.aborted) return failed(signal.reason, signal, exit, failStatus, info);
-  // Per-chunk calls usually carry no params: no spread of an empty object.
-  const params: HookParams = extra ? { ...extra, exit, signal } : { exit, signal };
   let value: unknown;
   try {
-    value = phase
-      ? phase(eventLike, params)
-      : chunkHandler!(null, chunkType, options.chunk, params);
+    if (phase) {
+      value = phase(eventLike, extra ? { ...extra, exit, signal } : { exit, signal });
+    } else {
+      // Per-chunk calls usually carry no extra params: no spread of an empty object.
+      const ctx: StreamHandlerContext = extra
+        ? { ...extra, chunkType, exit, signal }
+        : { chunkType, exit, signal };
+      value = chunkHandler!(options.chunk, ctx);
+    }
   } catch (error) {
     return failed(error, signal, exit, failStatus, info);
   }

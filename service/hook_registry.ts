@@ -12,6 +12,7 @@ import type {
   HookParams,
   PhaseHandler,
   StreamHandler,
+  StreamHandlerContext,
 } from "./types.ts";
 import type { StreamChunk } from "./endpoint.ts";
 import type { APICalling, APICallingInit } from "./api_calling.ts";
@@ -49,12 +50,13 @@ export type StreamChunkType = StreamChunk["type"];
 export type ChunkOf<T extends StreamChunkType> = Extract<StreamChunk, { type: T }>;
 
 /**
- * A stream handler for chunks of type `T`: `handler(null, chunkType, chunk, params)`. A
+ * A stream handler for chunks of type `T`: `handler(chunk, ctx)`, where `ctx.chunkType` is `T`
+ * and `ctx` carries `exit` and `signal` (see {@linkcode StreamHandlerContext}). A
  * non-`null`/`undefined`, non-Error return replaces the chunk.
  */
 export type ChunkHandler<T extends StreamChunkType = StreamChunkType> = {
   // Method syntax keeps parameters bivariant, so a handler may annotate a narrower chunk.
-  handler(event: null, chunkType: T, chunk: ChunkOf<T>, params: HookParams): unknown;
+  handler(chunk: ChunkOf<T>, ctx: StreamHandlerContext<T>): unknown;
 }["handler"];
 
 /** Stream handlers keyed by chunk type; only the {@linkcode STREAM_CHUNK_TYPES} are keys. */
@@ -139,7 +141,7 @@ export type HookKey = { hookType: HookEventType } | { chunkType: StreamChunkType
  * const registry = new HookRegistry({
  *   hooks: { preInvoke: (event, { exit }) => `checked ${event.payload.model} (exit=${exit})` },
  * });
- * registry.onChunk("text", (_e, _type, chunk) => ({ ...chunk, text: chunk.text.toUpperCase() }));
+ * registry.onChunk("text", (chunk) => ({ ...chunk, text: chunk.text.toUpperCase() }));
  *
  * const event = { payload: { model: "m" } };
  * const ok = await registry.call(event, { hookType: HookEventType.PreInvocation, shouldExit: true });
@@ -219,6 +221,7 @@ export class HookRegistry {
       );
     }
     assertFunction(fn, `stream handler for ${JSON.stringify(chunkType)}`);
+    assertChunkShape(fn, chunkType, "Cannot register stream handler");
     if (this.#stream.has(chunkType)) {
       logger.warn(`Overwriting existing stream handler for "${chunkType}"`);
     }
@@ -330,6 +333,7 @@ function validateStreamHandlers(handlers: unknown): Array<[string, StreamHandler
         } must be a function; got ${describe(handler)}`,
       );
     }
+    assertChunkShape(handler, key, "Cannot create hook registry: stream handler");
     out.push([key, handler as StreamHandler]);
   }
   return out;
@@ -341,6 +345,20 @@ function isStreamChunkType(value: unknown): value is StreamChunkType {
 
 function validChunkTypes(): string {
   return STREAM_CHUNK_TYPES.map((t) => `"${t}"`).join(", ");
+}
+
+/**
+ * A stream handler takes `(chunk, ctx)`. One that declares more parameters was written for the
+ * positional `(event, chunkType, chunk, params)` shape; called as `(chunk, ctx)` it would fail (or
+ * read the wrong value) on every chunk, so it is refused when registered.
+ */
+function assertChunkShape(fn: { readonly length: number }, chunkType: string, what: string): void {
+  if (fn.length <= 2) return;
+  throw new TypeError(
+    `${what} for ${
+      JSON.stringify(chunkType)
+    }: it declares ${fn.length} parameters; a stream handler takes (chunk, ctx) and reads the chunk type from ctx.chunkType`,
+  );
 }
 
 function assertFunction(fn: unknown, what: string): void {

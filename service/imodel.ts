@@ -59,7 +59,7 @@ export type ModelObserver = (notice: ModelNotice) => unknown;
  *   endpoint,
  *   hookRegistry: {
  *     hooks: { preInvoke: () => { seen.push("pre"); }, postInvoke: () => { seen.push("post"); } },
- *     streamHandlers: { text: (_e, _t, chunk) => ({ ...chunk, text: chunk.text.toUpperCase() }) },
+ *     streamHandlers: { text: (chunk) => ({ ...chunk, text: chunk.text.toUpperCase() }) },
  *   },
  * });
  * const chunks = [];
@@ -212,7 +212,7 @@ export class IModel {
    * CANCELLED and aborts the request. A chunk handler that fails with exit on errors the stream
    * with its cause, closes the request and ends the event FAILED.
    *
-   * Chunk handlers get a `params.signal` that aborts when the caller's signal aborts or the
+   * Chunk handlers get a `ctx.signal` that aborts when the caller's signal aborts or the
    * consumer cancels, so a handler still running then can stop; the event stays CANCELLED in
    * both cases (a caller abort during a handler no longer turns it FAILED).
    *

@@ -8,7 +8,10 @@ import type { EventStatus } from "../core/mod.ts";
 import type { HookEventType } from "./hook_event_type.ts";
 import type { StreamChunkType } from "./hook_registry.ts";
 
-/** What every service hook handler receives besides its positional arguments. */
+/**
+ * What a phase handler receives as its second argument (`handler(event, params)`); a stream
+ * handler's {@linkcode StreamHandlerContext} has these fields too.
+ */
 export interface HookParams extends Record<string, unknown> {
   /** Whether a failure of this handler should stop the operation. */
   exit: boolean;
@@ -26,12 +29,22 @@ export type PhaseHandler = {
 }["handler"];
 
 /**
- * A per-chunk stream handler: `handler(null, chunkType, chunk, { ...params, exit, signal })`.
- * A non-`null`/`undefined`, non-Error return replaces the chunk.
+ * What a stream handler receives besides the chunk: the chunk's type, the exit policy, the signal,
+ * and any extra params the caller passed (`HookCallOptions.params`).
+ */
+export interface StreamHandlerContext<T extends string = StreamChunkType> extends HookParams {
+  /** The chunk's type: the key the handler is registered under. */
+  readonly chunkType: T;
+}
+
+/**
+ * A per-chunk stream handler: `handler(chunk, ctx)`, with the chunk type, `exit` and `signal` in
+ * `ctx` (see {@linkcode StreamHandlerContext}). A non-`null`/`undefined`, non-Error return
+ * replaces the chunk.
  */
 export type StreamHandler<C = unknown> = {
   // Method syntax keeps parameters bivariant, so handlers may annotate the chunk they expect.
-  handler(event: null, chunkType: string, chunk: C, params: HookParams): unknown;
+  handler(chunk: C, ctx: StreamHandlerContext): unknown;
 }["handler"];
 
 /** One optional handler per phase. */
@@ -80,9 +93,12 @@ export interface HookCallOptions {
   chunk?: unknown;
   /** The configured exit: reported as `shouldExit` when the handler throws. */
   shouldExit?: boolean;
-  /** Aborting it ends the call CANCELLED (the handler also receives it as `params.signal`). */
+  /** Aborting it ends the call CANCELLED (the handler also receives it as `signal`). */
   signal?: AbortSignal;
-  /** Extra handler params; a legacy `exit: true` here also sets the exit. */
+  /**
+   * Extra fields of the handler's params (phases) or `ctx` (stream handlers); a legacy
+   * `exit: true` here also sets the exit.
+   */
   params?: Record<string, unknown>;
   /**
    * The deadline of a stream handler that returns a promise, in ms (default 30 000, the hook

@@ -225,6 +225,22 @@ describe("hookscopeMiddleware with streamText", () => {
     assert.equal(error.reason, "a password");
   });
 
+  it("a part handler gets (part, ctx) with ctx.chunkType and ctx.exit, as service stream handlers do", async () => {
+    const seen: string[] = [];
+    const model = wrapLanguageModel({
+      model: streaming(["a"]),
+      middleware: hookscopeMiddleware({
+        exitHook: true,
+        streamHandlers: {
+          "text-delta": (part, ctx) => void seen.push(`${ctx.chunkType}:${part.delta}:${ctx.exit}`),
+          finish: (_part, { chunkType, exit }) => void seen.push(`${chunkType}:${exit}`),
+        },
+      }),
+    });
+    assert.equal(await streamText({ model, prompt: "hi" }).text, "a");
+    assert.deepEqual(seen, ["text-delta:a:true", "finish:true"]);
+  });
+
   it("a guardrail that passes releases all the text in order", async () => {
     const model = wrapLanguageModel({
       model: streaming(["a", "b", "c", "d", "e"]),

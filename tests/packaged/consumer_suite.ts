@@ -233,7 +233,7 @@ describe(`packaged @hookscope/core on ${RUNTIME}`, () => {
             postInvoke: () => void phases.push("post"),
           },
           streamHandlers: {
-            text: (_event, _type, chunk) => ({ ...chunk, text: chunk.text.toUpperCase() }),
+            text: (chunk) => ({ ...chunk, text: chunk.text.toUpperCase() }),
           },
         },
       });

@@ -7,6 +7,7 @@ import {
   HookEventType,
   type HookParams,
   HookRegistry,
+  type StreamHandlerContext,
 } from "../../service/mod.ts";
 
 function captureWarnings(): { records: LogRecord[]; restore(): void } {
@@ -95,10 +96,10 @@ describe("HookRegistry construction", () => {
         postInvoke: (event) => void seen.push(`post:${String(event.payload.model)}`),
       },
       streamHandlers: {
-        text: (_e, type, chunk) => void seen.push(`${type}:${chunk.text}`),
-        tool_call: (_e, type, chunk) => void seen.push(`${type}:${chunk.name}`),
-        usage: (_e, type, chunk) => void seen.push(`${type}:${chunk.totalTokens}`),
-        done: (_e, type, chunk) => void seen.push(`${type}:${chunk.finishReason}`),
+        text: (chunk, { chunkType }) => void seen.push(`${chunkType}:${chunk.text}`),
+        tool_call: (chunk, { chunkType }) => void seen.push(`${chunkType}:${chunk.name}`),
+        usage: (chunk, { chunkType }) => void seen.push(`${chunkType}:${chunk.totalTokens}`),
+        done: (chunk, { chunkType }) => void seen.push(`${chunkType}:${chunk.finishReason}`),
       },
     });
     assert.deepEqual(registry.chunkTypes, ["text", "tool_call", "usage", "done"]);
@@ -235,19 +236,55 @@ describe("HookRegistry.call()", () => {
     assert.equal(out.shouldExit, true);
   });
 
-  it("HookRegistry.call() calls stream handlers as (null, chunkType, chunk, params)", async () => {
+  it("HookRegistry.call() calls stream handlers as (chunk, ctx) with chunkType, exit, signal and the extra params", async () => {
     const seen: unknown[][] = [];
     const registry = new HookRegistry({
       streamHandlers: { text: (...args: unknown[]) => void seen.push(args) },
     });
     const chunk = { type: "text", text: "a" };
-    const out = await registry.call(null, { chunkType: "text", chunk, params: { n: 1 } });
-    assert.equal(seen[0][0], null);
-    assert.equal(seen[0][1], "text");
-    assert.equal(seen[0][2], chunk);
-    assert.equal((seen[0][3] as HookParams).n, 1);
-    assert.equal((seen[0][3] as HookParams).exit, false);
+    const signal = new AbortController().signal;
+    const out = await registry.call(null, {
+      chunkType: "text",
+      chunk,
+      signal,
+      shouldExit: true,
+      params: { n: 1, chunkType: "not this" },
+    });
+    assert.equal(seen[0].length, 2);
+    assert.equal(seen[0][0], chunk);
+    const ctx = seen[0][1] as StreamHandlerContext;
+    assert.equal(ctx.chunkType, "text");
+    assert.equal(ctx.exit, true);
+    assert.equal(ctx.signal, signal);
+    assert.equal(ctx.n, 1);
     assert.equal(out.info, undefined);
+  });
+
+  it("HookRegistry refuses a stream handler written for the positional shape, naming (chunk, ctx)", () => {
+    const positional = (_event: null, _type: string, chunk: { text: string }) => chunk.text;
+    assert.throws(
+      () => new HookRegistry().onChunk("text", positional as never),
+      {
+        name: "TypeError",
+        message:
+          'Cannot register stream handler for "text": it declares 3 parameters; a stream handler takes (chunk, ctx) and reads the chunk type from ctx.chunkType',
+      },
+    );
+    assert.throws(
+      () =>
+        new HookRegistry({
+          streamHandlers: {
+            usage: ((_e: null, _t: string, _c: unknown, _p: unknown) => {}) as never,
+          },
+        }),
+      /Cannot create hook registry: stream handler for "usage": it declares 4 parameters; a stream handler takes \(chunk, ctx\)/,
+    );
+    // Rest parameters and defaults do not count: such handlers are registered.
+    new HookRegistry().onChunk("text", (...args: unknown[]) => args.length);
+    new HookRegistry().onChunk(
+      "text",
+      ((chunk: unknown, ctx: unknown, _extra = 1) => [chunk, ctx]) as never,
+    );
   });
 
   it("HookRegistry.call() stamps associated info for phase calls only", async () => {

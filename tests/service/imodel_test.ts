@@ -405,7 +405,7 @@ describe("IModel.stream() and processChunk()", () => {
           baseURL: server.baseURL,
           hookRegistry: {
             streamHandlers: {
-              text: (_e, _t, chunk: { text: string }) => ({
+              text: (chunk: { text: string }) => ({
                 type: "text",
                 text: chunk.text.toUpperCase(),
               }),
@@ -459,7 +459,7 @@ describe("IModel.stream() and processChunk()", () => {
         exitHook: true,
         hookRegistry: {
           streamHandlers: {
-            text: (_e, _t, chunk: { text: string }) => {
+            text: (chunk: { text: string }) => {
               if (chunk.text === "b") throw boom;
             },
           },
@@ -587,7 +587,7 @@ describe("IModel.stream() and processChunk()", () => {
       hookRegistry: {
         streamHandlers: {
           // Waits for its signal, like a handler calling another service would.
-          text: (_e, _t, _c, { signal }) =>
+          text: (_c, { signal }) =>
             new Promise((_resolve, reject) => {
               entered();
               signal.addEventListener("abort", () => reject(signal.reason), { once: true });
@@ -621,7 +621,7 @@ describe("IModel.stream() and processChunk()", () => {
       }),
       hookRegistry: {
         streamHandlers: {
-          text: (_e, _t, _c, { signal }) => {
+          text: (_c, { signal }) => {
             handlerSignal = signal;
             entered();
             return new Promise((_resolve, reject) => {
@@ -693,7 +693,7 @@ describe("IModel.observe()", () => {
         baseURL: server.baseURL,
         hookRegistry: {
           streamHandlers: {
-            text: (_e, _t, c: { text: string }) => ({ type: "text", text: c.text + "!" }),
+            text: (c: { text: string }) => ({ type: "text", text: c.text + "!" }),
           },
         },
       });

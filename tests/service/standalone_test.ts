@@ -42,13 +42,13 @@ describe("service scope standalone", () => {
       registry.postInvoke((event) =>
         void log.push(`post:${(event as APICalling).id === created?.id}`)
       );
-      registry.onChunk("text", (_e, _type, chunk: { text: string }) => {
+      registry.onChunk("text", (chunk: { text: string }) => {
         log.push(`text:${chunk.text}`);
         return { type: "text", text: `[${chunk.text}]` };
       });
       registry.onChunk(
         "tool_call",
-        (_e, _type, chunk: { name: string }) => void log.push(`tool:${chunk.name}`),
+        (chunk: { name: string }) => void log.push(`tool:${chunk.name}`),
       );
       let created: HookedEvent | undefined;
       const model = new IModel({

@@ -79,7 +79,7 @@ describe("bridgeModelToSession (X5)", () => {
     const { model } = await modelFor([
       sseReply(textEvents(["ab", "cd"], { usage: { prompt: 2, completion: 2 } })),
     ]);
-    model.hookRegistry.onChunk("text", (_e, _t, chunk: { text: string }) => ({
+    model.hookRegistry.onChunk("text", (chunk: { text: string }) => ({
       type: "text",
       text: chunk.text.toUpperCase(),
     }));

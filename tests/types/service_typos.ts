@@ -8,6 +8,7 @@ import {
   HookRegistry,
   IModel,
   type StreamChunkType,
+  type StreamHandler,
 } from "../../service/mod.ts";
 
 export function serviceTypos(): void {
@@ -64,17 +65,40 @@ export function serviceTypos(): void {
   // @ts-expect-error the event is not a string
   new HookRegistry().postInvoke((event: string) => event);
 
-  // A stream handler's chunk is typed per chunk type.
+  // A stream handler is (chunk, ctx): the chunk is typed per chunk type, ctx names the type.
   new HookRegistry({
     streamHandlers: {
-      text: (_e, _type, chunk) => chunk.text.toUpperCase(),
+      text: (chunk, { chunkType, exit, signal }) => {
+        const type: "text" = chunkType;
+        return [chunk.text.toUpperCase(), type, exit, signal.aborted];
+      },
       // @ts-expect-error a usage chunk has no text
-      usage: (_e, _type, chunk) => chunk.text,
+      usage: (chunk) => chunk.text,
     },
   });
-  new HookRegistry().onChunk("tool_call", (_e, _type, chunk) => chunk.arguments);
+  new HookRegistry().onChunk("tool_call", (chunk) => chunk.arguments);
   // @ts-expect-error a tool-call chunk has no finishReason
-  new HookRegistry().onChunk("tool_call", (_e, _type, chunk) => chunk.finishReason);
+  new HookRegistry().onChunk("tool_call", (chunk) => chunk.finishReason);
+  // @ts-expect-error ctx.chunkType is the registered type, not another one
+  new HookRegistry().onChunk("text", (_chunk, ctx) => ctx.chunkType === "usage");
+  const typed: StreamHandler = (chunk, ctx) => [chunk, ctx.chunkType, ctx.exit, ctx.signal];
+  void typed;
+
+  // The positional shape before 0.3, (event, chunkType, chunk, params), no longer compiles.
+  new HookRegistry({
+    // @ts-expect-error three parameters: the old positional shape
+    streamHandlers: { text: (_event, _type, chunk) => chunk },
+  });
+  // @ts-expect-error four parameters: the old positional shape
+  new HookRegistry().onChunk("text", (_event, _type, _chunk, params) => params);
+  // @ts-expect-error the old shape's first parameter was the (null) event
+  new HookRegistry().onChunk("text", (event: null) => event);
+  new IModel({
+    model: "m",
+    endpoint: new FunctionEndpoint({ call: () => "ok" }),
+    // @ts-expect-error the old positional shape in a model's registry
+    hookRegistry: { streamHandlers: { text: (_e, _t, chunk) => chunk } },
+  });
   const chunkType: StreamChunkType = "done";
   const done: ChunkOf<"done"> = { type: "done", finishReason: null };
   void chunkType;

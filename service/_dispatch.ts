@@ -2,7 +2,8 @@
 // synchronously when the handler does, so hot paths await only thenables.
 
 import { EventStatus } from "../core/mod.ts";
-import { HOOK_EVENT_TYPES, HookEventType, toHookEventType } from "./hook_event_type.ts";
+import { HookEventType } from "./hook_event_type.ts";
+import { isHookEventType, unknownHookType } from "./_phase_keys.ts";
 import type {
   AssociatedEventInfo,
   HookCallOptions,
@@ -66,14 +67,8 @@ export function dispatchHook(
   // Phase calls carry associated info; stream calls do not (and succeed with status null).
   let info: AssociatedEventInfo | undefined;
   if (options.hookType !== undefined && options.hookType !== null) {
-    const type = toHookEventType(options.hookType);
-    if (type === undefined) {
-      throw new TypeError(
-        `Cannot call hook: unknown hook type ${describe(options.hookType)}; valid types: ${
-          HOOK_EVENT_TYPES.map((t) => `"${t}"`).join(", ")
-        }`,
-      );
-    }
+    const type = options.hookType;
+    if (!isHookEventType(type)) throw unknownHookType("Cannot call hook", type);
     info = infoFor(type, eventLike);
     if (type !== HookEventType.PostInvocation) failStatus = EventStatus.CANCELLED;
     phase = hooks.get(type);

@@ -6,7 +6,8 @@
 
 import { Operation } from "../core/mod.ts";
 import type { EventRunOptions } from "../core/mod.ts";
-import { HOOK_EVENT_TYPES, type HookEventType, toHookEventType } from "./hook_event_type.ts";
+import type { HookEventType } from "./hook_event_type.ts";
+import { isHookEventType, unknownHookType } from "./_phase_keys.ts";
 import { HookRegistry } from "./hook_registry.ts";
 import { dispatchHook } from "./_dispatch.ts";
 import type { AssociatedEventInfo } from "./types.ts";
@@ -111,16 +112,8 @@ export class HookEvent extends Operation {
     if (!(init.registry instanceof HookRegistry)) {
       throw new TypeError(`Cannot create hook event: registry must be a HookRegistry`);
     }
-    const hookType = toHookEventType(init.hookType);
-    if (hookType === undefined) {
-      throw new TypeError(
-        `Cannot create hook event: unknown hook type ${
-          typeof init.hookType === "string"
-            ? JSON.stringify(init.hookType)
-            : `(${typeof init.hookType})`
-        }; valid types: ${HOOK_EVENT_TYPES.map((t) => `"${t}"`).join(", ")}`,
-      );
-    }
+    const hookType = init.hookType;
+    if (!isHookEventType(hookType)) throw unknownHookType("Cannot create hook event", hookType);
     const timeoutMs = init.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
       throw new TypeError(

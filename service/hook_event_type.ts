@@ -1,8 +1,10 @@
 /**
- * The service hook phases and the key aliases the registry accepts.
+ * The service hook phases, and how a declarative config's phase keys map to them.
  *
  * @module
  */
+
+import { ALL_PHASE_KEYS, canonicalPhaseKey, isHookEventType, PHASE_OF_KEY } from "./_phase_keys.ts";
 
 /**
  * The three lifecycle phases a service hook can run in.
@@ -31,28 +33,28 @@ export const HOOK_EVENT_TYPES: readonly HookEventType[] = Object.freeze([
   HookEventType.PostInvocation,
 ]);
 
-const ALIASES: Readonly<Record<string, HookEventType>> = Object.freeze({
-  pre_event_create: HookEventType.PreEventCreate,
-  pre_event_create_hook: HookEventType.PreEventCreate,
-  preEventCreate: HookEventType.PreEventCreate,
-  preEventCreateHook: HookEventType.PreEventCreate,
-  pre_invocation: HookEventType.PreInvocation,
-  pre_invoke: HookEventType.PreInvocation,
-  preInvocation: HookEventType.PreInvocation,
-  preInvoke: HookEventType.PreInvocation,
-  post_invocation: HookEventType.PostInvocation,
-  post_invoke: HookEventType.PostInvocation,
-  postInvocation: HookEventType.PostInvocation,
-  postInvoke: HookEventType.PostInvocation,
-});
-
-/** Every key the registry accepts for a phase, sorted. */
-export const HOOK_EVENT_TYPE_KEYS: readonly string[] = Object.freeze(Object.keys(ALIASES).sort());
+/**
+ * Every phase key `loadPhaseHandlers` reads, sorted: the canonical keys of
+ * `PhaseHandlers` (`preEventCreate`, `preInvoke`, `postInvoke`) and their older spellings
+ * (`pre_invoke`, `pre_invocation`, `preInvocation`, `pre_event_create_hook`, …) that declarative
+ * configs may carry. `HookRegistry` itself takes the canonical keys only.
+ *
+ * @example
+ * ```ts
+ * import { HOOK_EVENT_TYPE_KEYS } from "@hookscope/core/service";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(HOOK_EVENT_TYPE_KEYS.length, 12);
+ * assert.ok(HOOK_EVENT_TYPE_KEYS.includes("pre_invoke"));
+ * ```
+ */
+export const HOOK_EVENT_TYPE_KEYS: readonly string[] = ALL_PHASE_KEYS;
 
 /**
- * Normalizes a phase key (a value such as `"pre_invocation"` or an alias such as `"pre_invoke"`,
- * `"pre_event_create_hook"` or the camelCase method names) to its {@linkcode HookEventType};
- * `undefined` when the key is unknown.
+ * The phase a declarative config's key names: a {@linkcode HookEventType} value, a canonical
+ * key (`preInvoke`) or an older spelling (`pre_invoke`, `pre_event_create_hook`, …);
+ * `undefined` when the key names no phase. Where a phase type is asked for in code (`hookType`
+ * of `HookEvent`, `HookRegistry.call`, `canHandle`), only the `HookEventType` values are taken.
  *
  * @example
  * ```ts
@@ -60,15 +62,12 @@ export const HOOK_EVENT_TYPE_KEYS: readonly string[] = Object.freeze(Object.keys
  * import assert from "node:assert/strict";
  *
  * assert.equal(toHookEventType("pre_invoke"), HookEventType.PreInvocation);
+ * assert.equal(toHookEventType("postInvoke"), HookEventType.PostInvocation);
  * assert.equal(toHookEventType("nope"), undefined);
  * ```
  */
 export function toHookEventType(key: unknown): HookEventType | undefined {
-  // The values themselves (what every internal caller passes) skip the alias lookup.
-  if (
-    key === HookEventType.PreInvocation || key === HookEventType.PostInvocation ||
-    key === HookEventType.PreEventCreate
-  ) return key;
-  if (typeof key !== "string" || !Object.hasOwn(ALIASES, key)) return undefined;
-  return ALIASES[key];
+  if (isHookEventType(key)) return key;
+  const canonical = canonicalPhaseKey(key);
+  return canonical === undefined ? undefined : PHASE_OF_KEY[canonical];
 }

@@ -5,7 +5,16 @@
  */
 
 import { logger } from "../core/mod.ts";
-import { HOOK_EVENT_TYPE_KEYS, HookEventType, toHookEventType } from "./hook_event_type.ts";
+import { HookEventType } from "./hook_event_type.ts";
+import {
+  canonicalPhaseKey,
+  isHookEventType,
+  isOldSpelling,
+  PHASE_OF_KEY,
+  type PhaseKey,
+  unknownHookType,
+  validPhaseKeys,
+} from "./_phase_keys.ts";
 import type {
   HookCallOptions,
   HookCallResult,
@@ -80,9 +89,9 @@ export type InvokeHandler<E extends HookedEvent = APICalling> = {
 }["handler"];
 
 /**
- * Phase handlers keyed by phase: `preEventCreate`, `preInvoke`, `postInvoke` are the TypeScript
- * spellings. The other spellings are accepted for declarative configs and older code; see
- * `HOOK_EVENT_TYPE_KEYS` for the full list checked at run time. `null`/`undefined` values are
+ * Phase handlers keyed by phase: `preEventCreate`, `preInvoke`, `postInvoke`. Only these keys
+ * are taken; the older spellings a declarative config may carry (`pre_invoke`,
+ * `pre_invocation`, …) go through `loadPhaseHandlers` first. `null`/`undefined` values are
  * skipped.
  */
 export interface PhaseHandlers {
@@ -92,29 +101,12 @@ export interface PhaseHandlers {
   preInvoke?: InvokeHandler | null;
   /** Runs after the event's provider call. */
   postInvoke?: InvokeHandler | null;
-  /** @deprecated Use `preEventCreate`; kept for declarative configs. */
-  pre_event_create?: PreEventCreateHandler | null;
-  /** @deprecated Use `preEventCreate`; kept for declarative configs. */
-  pre_event_create_hook?: PreEventCreateHandler | null;
-  /** @deprecated Use `preEventCreate`. */
-  preEventCreateHook?: PreEventCreateHandler | null;
-  /** @deprecated Use `preInvoke`; kept for declarative configs. */
-  pre_invocation?: InvokeHandler | null;
-  /** @deprecated Use `preInvoke`; kept for declarative configs. */
-  pre_invoke?: InvokeHandler | null;
-  /** @deprecated Use `preInvoke`. */
-  preInvocation?: InvokeHandler | null;
-  /** @deprecated Use `postInvoke`; kept for declarative configs. */
-  post_invocation?: InvokeHandler | null;
-  /** @deprecated Use `postInvoke`; kept for declarative configs. */
-  post_invoke?: InvokeHandler | null;
-  /** @deprecated Use `postInvoke`. */
-  postInvocation?: InvokeHandler | null;
 }
 
 /**
- * What a {@linkcode HookRegistry} may be constructed from. Keys are checked at compile time;
- * an untyped caller (a declarative config) gets a `TypeError` listing the valid keys.
+ * What a {@linkcode HookRegistry} may be constructed from. Keys are checked at compile time; an
+ * untyped caller gets a `TypeError` naming the valid keys (and, for an older spelling such as
+ * `pre_invoke`, the canonical key it stands for).
  */
 export interface HookRegistryInit {
   /** Phase handlers; see {@linkcode PhaseHandlers}. */
@@ -229,20 +221,28 @@ export class HookRegistry {
     return fn;
   }
 
-  /** Whether a handler exists for a phase or a chunk type. */
+  /**
+   * Whether a handler exists for a phase (a {@linkcode HookEventType} value) or a chunk type.
+   * A `hookType` that is not a `HookEventType` value throws a `TypeError`.
+   */
   canHandle(key: HookKey): boolean {
     if (key && "hookType" in key && key.hookType !== undefined) {
-      const type = toHookEventType(key.hookType);
-      return type !== undefined && this.#hooks.has(type);
+      if (!isHookEventType(key.hookType)) {
+        throw unknownHookType("Cannot check hook", key.hookType);
+      }
+      return this.#hooks.has(key.hookType);
     }
     if (key && "chunkType" in key) return this.#stream.has(key.chunkType);
     return false;
   }
 
-  /** The handler registered for a phase, if any. */
+  /**
+   * The handler registered for a phase, if any. A `hookType` that is not a `HookEventType`
+   * value throws a `TypeError`.
+   */
   handlerFor(hookType: HookEventType): PhaseHandler | undefined {
-    const type = toHookEventType(hookType);
-    return type === undefined ? undefined : this.#hooks.get(type);
+    if (!isHookEventType(hookType)) throw unknownHookType("Cannot look up hook", hookType);
+    return this.#hooks.get(hookType);
   }
 
   /** The chunk types that have a handler. */
@@ -278,15 +278,9 @@ function validateHooks(hooks: unknown): Array<[HookEventType, PhaseHandler]> {
     );
   }
   const out: Array<[HookEventType, PhaseHandler]> = [];
-  const seen = new Set<HookEventType>();
   for (const [key, handler] of Object.entries(hooks)) {
-    const type = toHookEventType(key);
-    if (type === undefined) {
-      throw new TypeError(
-        `Cannot create hook registry: unknown hook key ${JSON.stringify(key)}; valid keys: ${
-          HOOK_EVENT_TYPE_KEYS.map((k) => `"${k}"`).join(", ")
-        }`,
-      );
+    if (!Object.hasOwn(PHASE_OF_KEY, key)) {
+      throw new TypeError(unknownKeyMessage(key));
     }
     if (handler === undefined || handler === null) continue;
     if (typeof handler !== "function") {
@@ -296,15 +290,24 @@ function validateHooks(hooks: unknown): Array<[HookEventType, PhaseHandler]> {
         }`,
       );
     }
-    if (seen.has(type)) {
-      throw new TypeError(
-        `Cannot create hook registry: hook ${JSON.stringify(key)} duplicates phase "${type}"`,
-      );
-    }
-    seen.add(type);
-    out.push([type, handler as PhaseHandler]);
+    out.push([PHASE_OF_KEY[key as PhaseKey], handler as PhaseHandler]);
   }
   return out;
+}
+
+/** Why a `hooks` key is refused: an older spelling names its canonical key. */
+function unknownKeyMessage(key: string): string {
+  if (isOldSpelling(key)) {
+    const canonical = canonicalPhaseKey(key);
+    return `Cannot create hook registry: hook key ${JSON.stringify(key)} is an older spelling of ${
+      JSON.stringify(canonical)
+    }; write ${
+      JSON.stringify(canonical)
+    } (configs with older spellings go through loadPhaseHandlers())`;
+  }
+  return `Cannot create hook registry: unknown hook key ${
+    JSON.stringify(key)
+  }; valid keys: ${validPhaseKeys()}`;
 }
 
 function validateStreamHandlers(handlers: unknown): Array<[string, StreamHandler]> {

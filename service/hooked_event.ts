@@ -64,7 +64,7 @@ export interface PhaseHookOptions {
  *   protected _coreInvoke(): Promise<unknown> { this.ran = true; return Promise.resolve(42); }
  *   protected _coreStream(): ReadableStream<unknown> { return ReadableStream.from([1, 2]); }
  * }
- * const registry = new HookRegistry({ hooks: { pre_invoke: () => { throw new Error("boom"); } } });
+ * const registry = new HookRegistry({ hooks: { preInvoke: () => { throw new Error("boom"); } } });
  * const event = new Double();
  * event.createPreInvokeHook(registry, { exit: false });
  * await event.invoke();

@@ -28,6 +28,7 @@ export { HookPhaseError } from "../core/errors.ts";
 export * from "./hook_event_type.ts";
 export * from "./types.ts";
 export * from "./hook_registry.ts";
+export * from "./load_phase_handlers.ts";
 export * from "./hook_event.ts";
 export * from "./hook_logger.ts";
 export * from "./hooked_event.ts";

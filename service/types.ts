@@ -47,9 +47,6 @@ export type StreamHandler<C = unknown> = {
   handler(chunk: C, ctx: StreamHandlerContext): unknown;
 }["handler"];
 
-/** One optional handler per phase. */
-export type HookDict = Partial<Record<HookEventType, PhaseHandler>>;
-
 /** The event a hook ran for (always stamped, whatever the outcome). */
 export interface AssociatedEventInfo {
   /** The event's class name. */

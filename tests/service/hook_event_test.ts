@@ -291,7 +291,7 @@ describe("HookEvent", () => {
   it("HookEvent passes its params and exit to the handler", async () => {
     let params: Record<string, unknown> = {};
     const registry = new HookRegistry({
-      hooks: { pre_event_create: (_cls, p) => void (params = p) },
+      hooks: { preEventCreate: (_cls, p) => void (params = p) },
     });
     class Target {}
     const hook = new HookEvent({

@@ -33,18 +33,38 @@ describe("HookRegistry construction", () => {
     assert.ok(registry.canHandle({ hookType: HookEventType.PreEventCreate }));
   });
 
-  it("HookRegistry accepts the key aliases pre_invoke, post_invoke and pre_event_create_hook", () => {
+  it("HookRegistry refuses every older phase-key spelling with a TypeError naming the canonical key", () => {
+    const older: Array<[string, string]> = [
+      ["pre_event_create", "preEventCreate"],
+      ["pre_event_create_hook", "preEventCreate"],
+      ["preEventCreateHook", "preEventCreate"],
+      ["pre_invocation", "preInvoke"],
+      ["pre_invoke", "preInvoke"],
+      ["preInvocation", "preInvoke"],
+      ["post_invocation", "postInvoke"],
+      ["post_invoke", "postInvoke"],
+      ["postInvocation", "postInvoke"],
+    ];
+    for (const [key, canonical] of older) {
+      assert.throws(
+        () => new HookRegistry({ hooks: { [key]: () => {} } as never }),
+        {
+          name: "TypeError",
+          message:
+            `Cannot create hook registry: hook key "${key}" is an older spelling of "${canonical}"; write "${canonical}" (configs with older spellings go through loadPhaseHandlers())`,
+        },
+      );
+      // Not silently ignored when the handler is null either: the key itself is refused.
+      assert.throws(() => new HookRegistry({ hooks: { [key]: null } as never }), TypeError);
+    }
+    // The canonical keys are taken, and each names its phase.
     const fn = () => {};
     const registry = new HookRegistry({
-      hooks: { pre_invoke: fn, post_invoke: fn, pre_event_create_hook: fn },
+      hooks: { preEventCreate: fn, preInvoke: fn, postInvoke: fn },
     });
     for (const hookType of Object.values(HookEventType)) {
       assert.equal(registry.canHandle({ hookType }), true, hookType);
     }
-    const exact = new HookRegistry({
-      hooks: { pre_invocation: fn, post_invocation: fn, pre_event_create: fn },
-    });
-    assert.equal(exact.canHandle({ hookType: HookEventType.PostInvocation }), true);
   });
 
   it("HookRegistry rejects an unknown hook key with a TypeError naming it", () => {
@@ -57,7 +77,7 @@ describe("HookRegistry construction", () => {
 
   it("HookRegistry rejects a non-function handler and a non-function stream handler", () => {
     assert.throws(
-      () => new HookRegistry({ hooks: { pre_invoke: "nope" as never } }),
+      () => new HookRegistry({ hooks: { preInvoke: "nope" as never } }),
       TypeError,
     );
     assert.throws(
@@ -128,17 +148,13 @@ describe("HookRegistry construction", () => {
     ]);
   });
 
-  it("HookRegistry rejects two keys for one phase", () => {
-    assert.throws(
-      () => new HookRegistry({ hooks: { pre_invoke: () => {}, pre_invocation: () => {} } }),
-      /duplicates phase "pre_invocation"/,
-    );
-  });
-
-  it("HookRegistry rejects any key that is not a phase or alias (property)", () => {
+  it("HookRegistry rejects any key that is not a canonical phase key (property)", () => {
+    const canonical = ["preEventCreate", "preInvoke", "postInvoke"];
     fc.assert(
       fc.property(
-        fc.string().filter((k) => !HOOK_EVENT_TYPE_KEYS.includes(k) && k !== "__proto__"),
+        fc.oneof(fc.string(), fc.constantFrom(...HOOK_EVENT_TYPE_KEYS)).filter((k) =>
+          !canonical.includes(k) && k !== "__proto__"
+        ),
         (key) => {
           assert.throws(() => new HookRegistry({ hooks: { [key]: () => {} } }), TypeError);
         },
@@ -190,7 +206,7 @@ describe("HookRegistry registration", () => {
   });
 
   it("HookRegistry.canHandle answers for phases and chunk types", () => {
-    const registry = new HookRegistry({ hooks: { post_invoke: () => {} } });
+    const registry = new HookRegistry({ hooks: { postInvoke: () => {} } });
     registry.onChunk("tool_call", () => {});
     assert.equal(registry.canHandle({ hookType: HookEventType.PostInvocation }), true);
     assert.equal(registry.canHandle({ hookType: HookEventType.PreInvocation }), false);
@@ -203,7 +219,7 @@ describe("HookRegistry.call()", () => {
   it("HookRegistry.call() passes the event, params, exit and a signal to phase handlers", async () => {
     const calls: [unknown, HookParams][] = [];
     const registry = new HookRegistry({
-      hooks: { pre_invoke: (event, params) => void calls.push([event, params]) },
+      hooks: { preInvoke: (event, params) => void calls.push([event, params]) },
     });
     const event = new FakeEvent();
     await registry.call(event, {
@@ -222,7 +238,7 @@ describe("HookRegistry.call()", () => {
     let seen: boolean | undefined;
     const registry = new HookRegistry({
       hooks: {
-        post_invoke: (_e, p) => {
+        postInvoke: (_e, p) => {
           seen = p.exit;
           throw new Error("x");
         },
@@ -289,7 +305,7 @@ describe("HookRegistry.call()", () => {
 
   it("HookRegistry.call() stamps associated info for phase calls only", async () => {
     const registry = new HookRegistry({
-      hooks: { pre_invoke: () => {}, pre_event_create: () => {} },
+      hooks: { preInvoke: () => {}, preEventCreate: () => {} },
     });
     const phase = await registry.call(new FakeEvent(), { hookType: HookEventType.PreInvocation });
     assert.deepEqual(phase.info, {
@@ -302,7 +318,7 @@ describe("HookRegistry.call()", () => {
   });
 
   it("HookRegistry.call() lets hookType win when both keys are given", async () => {
-    const registry = new HookRegistry({ hooks: { pre_invoke: () => "phase" } });
+    const registry = new HookRegistry({ hooks: { preInvoke: () => "phase" } });
     registry.onChunk("text", () => "chunk");
     const out = await registry.call(new FakeEvent(), {
       hookType: HookEventType.PreInvocation,
@@ -318,6 +334,26 @@ describe("HookRegistry.call()", () => {
       registry.call(null, { hookType: "nope" as never }),
       /unknown hook type "nope"/,
     );
+  });
+
+  it("a hookType is a HookEventType value only: a phase key or an older spelling is refused, naming the value", async () => {
+    const registry = new HookRegistry({ hooks: { preInvoke: () => "ran" } });
+    const message =
+      'unknown hook type "pre_invoke"; valid types: "pre_event_create", "pre_invocation", "post_invocation"; "pre_invoke" names the phase "pre_invocation"';
+    await assert.rejects(registry.call(null, { hookType: "pre_invoke" as never }), {
+      name: "TypeError",
+      message: `Cannot call hook: ${message}`,
+    });
+    assert.throws(() => registry.canHandle({ hookType: "pre_invoke" as never }), {
+      name: "TypeError",
+      message: `Cannot check hook: ${message}`,
+    });
+    assert.throws(
+      () => registry.handlerFor("preInvoke" as never),
+      /names the phase "pre_invocation"/,
+    );
+    assert.equal(registry.canHandle({ hookType: HookEventType.PreInvocation }), true);
+    assert.equal((await registry.call({}, { hookType: "pre_invocation" })).result, "ran");
   });
 
   it("HookRegistry.call() reports a missing handler as a failure of that phase", async () => {
@@ -336,7 +372,7 @@ describe("HookRegistry.call()", () => {
 
   it("HookRegistry.call() reports a returned Error as a success", async () => {
     const returned = new Error("returned, not thrown");
-    const registry = new HookRegistry({ hooks: { pre_invoke: () => returned } });
+    const registry = new HookRegistry({ hooks: { preInvoke: () => returned } });
     const out = await registry.call(new FakeEvent(), {
       hookType: HookEventType.PreInvocation,
       shouldExit: true,

@@ -238,7 +238,7 @@ describe("HookedEvent.invoke() precedence (ADR D4, reference §2.10)", () => {
   it("HookedEvent.invoke() ends CANCELLED when the caller aborts during the core", async () => {
     const steps: string[] = [];
     const controller = new AbortController();
-    const registry = new HookRegistry({ hooks: { post_invoke: phase(steps, "post", "ok") } });
+    const registry = new HookRegistry({ hooks: { postInvoke: phase(steps, "post", "ok") } });
     const event = new Scripted(steps, {
       core: () => {
         controller.abort(new DOMException("stop", "AbortError"));
@@ -254,7 +254,7 @@ describe("HookedEvent.invoke() precedence (ADR D4, reference §2.10)", () => {
     globalHookLogger.clear();
     const steps: string[] = [];
     const registry = new HookRegistry({
-      hooks: { pre_invoke: phase(steps, "pre", "ok"), post_invoke: phase(steps, "post", "throws") },
+      hooks: { preInvoke: phase(steps, "pre", "ok"), postInvoke: phase(steps, "post", "throws") },
     });
     const event = new Scripted(steps);
     event.createPreInvokeHook(registry);
@@ -280,7 +280,7 @@ describe("HookedEvent.stream()", () => {
   it("HookedEvent.stream() runs pre, passes chunks, then post after full consumption", async () => {
     const steps: string[] = [];
     const registry = new HookRegistry({
-      hooks: { pre_invoke: phase(steps, "pre", "ok"), post_invoke: phase(steps, "post", "ok") },
+      hooks: { preInvoke: phase(steps, "pre", "ok"), postInvoke: phase(steps, "post", "ok") },
     });
     const event = new Scripted(steps);
     event.createPreInvokeHook(registry);
@@ -298,7 +298,7 @@ describe("HookedEvent.stream()", () => {
 
   it("HookedEvent.stream() errors the consumer before any chunk when the pre hook fails", async () => {
     const steps: string[] = [];
-    const registry = new HookRegistry({ hooks: { pre_invoke: phase(steps, "pre", "throws") } });
+    const registry = new HookRegistry({ hooks: { preInvoke: phase(steps, "pre", "throws") } });
     const event = new Scripted(steps);
     event.createPreInvokeHook(registry, { exit: false });
     const reader = event.stream().getReader();
@@ -321,7 +321,7 @@ describe("HookedEvent.stream()", () => {
 
   it("HookedEvent.stream() skips the post hook when the consumer cancels mid-stream", async () => {
     const steps: string[] = [];
-    const registry = new HookRegistry({ hooks: { post_invoke: phase(steps, "post", "ok") } });
+    const registry = new HookRegistry({ hooks: { postInvoke: phase(steps, "post", "ok") } });
     const event = new Scripted(steps);
     event.createPostInvokeHook(registry);
     const reader = event.stream().getReader();
@@ -335,7 +335,7 @@ describe("HookedEvent.stream()", () => {
 
   it("HookedEvent.stream() delivers a core-stream error and skips the post hook (X11)", async () => {
     const steps: string[] = [];
-    const registry = new HookRegistry({ hooks: { post_invoke: phase(steps, "post", "ok") } });
+    const registry = new HookRegistry({ hooks: { postInvoke: phase(steps, "post", "ok") } });
     const event = new Scripted(steps, { failAfter: 1 });
     event.createPostInvokeHook(registry);
     const seen: unknown[] = [];
@@ -352,7 +352,7 @@ describe("HookedEvent.stream()", () => {
 
   it("HookedEvent.stream() logs a failing post hook but keeps the delivered stream complete", async () => {
     const steps: string[] = [];
-    const registry = new HookRegistry({ hooks: { post_invoke: phase(steps, "post", "throws") } });
+    const registry = new HookRegistry({ hooks: { postInvoke: phase(steps, "post", "throws") } });
     const event = new Scripted(steps);
     event.createPostInvokeHook(registry, { exit: true });
     assert.deepEqual(await readAll(event.stream()), [1, 2, 3]);

@@ -56,7 +56,7 @@ describe("IModel construction", () => {
     const built = new IModel({
       model: "m",
       endpoint: local(),
-      hookRegistry: { hooks: { pre_invoke: () => {} }, streamHandlers: { text: () => {} } },
+      hookRegistry: { hooks: { preInvoke: () => {} }, streamHandlers: { text: () => {} } },
     });
     assert.equal(built.hookRegistry.canHandle({ hookType: HookEventType.PreInvocation }), true);
     assert.equal(built.hookRegistry.canHandle({ chunkType: "text" }), true);
@@ -209,7 +209,7 @@ describe("IModel.createEvent()", () => {
         model: "m",
         endpoint: local(),
         hookRegistry: {
-          hooks: { pre_event_create: () => {}, pre_invoke: () => {}, post_invoke: () => {} },
+          hooks: { preEventCreate: () => {}, preInvoke: () => {}, postInvoke: () => {} },
         },
       });
       const event = await model.createEvent({});
@@ -307,8 +307,8 @@ describe("IModel.invoke() over HTTP", () => {
         apiKey: "k",
         hookRegistry: {
           hooks: {
-            pre_invoke: () => void steps.push(`pre:${server.requests.length}`),
-            post_invoke: (event) => void steps.push(`post:${(event as APICalling).status}`),
+            preInvoke: () => void steps.push(`pre:${server.requests.length}`),
+            postInvoke: (event) => void steps.push(`post:${(event as APICalling).status}`),
           },
         },
       });
@@ -325,7 +325,7 @@ describe("IModel.invoke() over HTTP", () => {
       const model = new IModel({
         model: "m",
         baseURL: server.baseURL,
-        hookRegistry: { hooks: { pre_invoke: () => Promise.reject(new Error("blocked")) } },
+        hookRegistry: { hooks: { preInvoke: () => Promise.reject(new Error("blocked")) } },
       });
       const event = await model.invoke({ messages: [] });
       assert.equal(event.status, EventStatus.FAILED);
@@ -372,7 +372,7 @@ describe("IModel secrets", () => {
         model: "m",
         baseURL: server.baseURL,
         apiKey: key,
-        hookRegistry: { hooks: { pre_invoke: () => {}, post_invoke: () => {} } },
+        hookRegistry: { hooks: { preInvoke: () => {}, postInvoke: () => {} } },
       });
       const failed = await model.invoke({});
       const ok = await model.invoke({});
@@ -488,8 +488,8 @@ describe("IModel.stream() and processChunk()", () => {
         baseURL: server.baseURL,
         hookRegistry: {
           hooks: {
-            pre_invoke: () => void steps.push("pre"),
-            post_invoke: () => void steps.push("post"),
+            preInvoke: () => void steps.push("pre"),
+            postInvoke: () => void steps.push("post"),
           },
         },
       });
@@ -513,7 +513,7 @@ describe("IModel.stream() and processChunk()", () => {
         baseURL: server.baseURL,
         hookRegistry: {
           hooks: {
-            pre_invoke: () => {
+            preInvoke: () => {
               throw new Error("denied");
             },
           },
@@ -536,7 +536,7 @@ describe("IModel.stream() and processChunk()", () => {
       const model = new IModel({
         model: "m",
         baseURL: server.baseURL,
-        hookRegistry: { hooks: { post_invoke: () => void steps.push("post") } },
+        hookRegistry: { hooks: { postInvoke: () => void steps.push("post") } },
       });
       const reader = model.stream({}, { onEvent: (e) => (event = e) }).getReader();
       assert.deepEqual((await reader.read()).value, { type: "text", text: "p0" });

@@ -31,7 +31,7 @@ function entriesOf(eventId: string): Record<string, unknown>[] {
 describe("phase hooks made on demand", () => {
   it("a hook read after the call carries the run's status, exit, info and the logged id", async () => {
     globalHookLogger.clear();
-    const m = model({ pre_invoke: () => "checked", post_invoke: () => new Error("late") });
+    const m = model({ preInvoke: () => "checked", postInvoke: () => new Error("late") });
     const event = await m.invoke({});
     assert.equal(event.status, EventStatus.COMPLETED);
     const [preEntry, postEntry] = entriesOf(event.id);
@@ -61,14 +61,14 @@ describe("phase hooks made on demand", () => {
 
   it("a hook read before its log entry is rendered keeps one id for both", async () => {
     globalHookLogger.clear();
-    const event = await model({ pre_invoke: () => {} }).invoke({});
+    const event = await model({ preInvoke: () => {} }).invoke({});
     const id = event.preInvokeHook!.id;
     assert.equal(entriesOf(event.id)[0].id, id);
   });
 
   it("a hook made after the call can run again and updates its own record", async () => {
     const calls: number[] = [];
-    const event = await model({ pre_invoke: () => calls.push(1) }).invoke({});
+    const event = await model({ preInvoke: () => calls.push(1) }).invoke({});
     const pre = event.preInvokeHook!;
     await pre.invoke();
     assert.equal(calls.length, 2);
@@ -77,7 +77,7 @@ describe("phase hooks made on demand", () => {
   });
 
   it("an event's JSON lists its hooks right after execution, as plain fields did", async () => {
-    const event = await model({ pre_invoke: () => "ok" }).invoke({});
+    const event = await model({ preInvoke: () => "ok" }).invoke({});
     const json = event.toJSON();
     const keys = Object.keys(json);
     assert.deepEqual(keys.slice(keys.indexOf("execution"), keys.indexOf("execution") + 3), [
@@ -93,7 +93,7 @@ describe("phase hooks made on demand", () => {
   it("the logger renders an entry from the run it ended, not from a later run", async () => {
     globalHookLogger.clear();
     let n = 0;
-    const event = await model({ pre_invoke: () => ++n }).invoke({});
+    const event = await model({ preInvoke: () => ++n }).invoke({});
     await event.preInvokeHook!.invoke();
     assert.deepEqual(entriesOf(event.id).map((e) => e.response), [1]);
     assert.equal(event.preInvokeHook!.response, 2);

@@ -7,15 +7,43 @@ import {
   FunctionEndpoint,
   HookRegistry,
   IModel,
+  loadPhaseHandlers,
   type StreamChunkType,
   type StreamHandler,
 } from "../../service/mod.ts";
 
 export function serviceTypos(): void {
-  // Phase keys: the three camelCase spellings (and the deprecated aliases) only.
+  // Phase keys: the three canonical keys only; older spellings go through loadPhaseHandlers().
   new HookRegistry({
     hooks: { preInvoke: () => {}, postInvoke: () => {}, preEventCreate: () => {} },
   });
+  new HookRegistry({ hooks: loadPhaseHandlers({ pre_invoke: () => {} }) });
+  // @ts-expect-error an older spelling of preInvoke
+  new HookRegistry({ hooks: { pre_invoke: () => {} } });
+  // @ts-expect-error an older spelling of preInvoke (the phase value)
+  new HookRegistry({ hooks: { pre_invocation: () => {} } });
+  // @ts-expect-error an older spelling of preInvoke
+  new HookRegistry({ hooks: { preInvocation: () => {} } });
+  // @ts-expect-error an older spelling of postInvoke
+  new HookRegistry({ hooks: { post_invoke: () => {} } });
+  // @ts-expect-error an older spelling of postInvoke (the phase value)
+  new HookRegistry({ hooks: { post_invocation: () => {} } });
+  // @ts-expect-error an older spelling of postInvoke
+  new HookRegistry({ hooks: { postInvocation: () => {} } });
+  // @ts-expect-error an older spelling of preEventCreate (the phase value)
+  new HookRegistry({ hooks: { pre_event_create: () => {} } });
+  // @ts-expect-error an older spelling of preEventCreate
+  new HookRegistry({ hooks: { pre_event_create_hook: () => {} } });
+  // @ts-expect-error an older spelling of preEventCreate
+  new HookRegistry({ hooks: { preEventCreateHook: () => {} } });
+  new IModel({
+    model: "m",
+    endpoint: new FunctionEndpoint({ call: () => "ok" }),
+    // @ts-expect-error an older spelling in a model's registry
+    hookRegistry: { hooks: { pre_invoke: () => {} } },
+  });
+  // @ts-expect-error a hookType is a HookEventType value, not a phase key
+  void new HookRegistry().call(null, { hookType: "preInvoke" });
   // @ts-expect-error a misspelled phase key
   new HookRegistry({ hooks: { pre_invok: () => {} } });
   // @ts-expect-error a misspelled camelCase phase key

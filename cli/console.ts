@@ -6,7 +6,7 @@
 
 import process from "node:process";
 import { consoleHandler, parseConsoleTokens } from "../console/handler.ts";
-import { listenConsole } from "../console/_listen.ts";
+import { listen } from "./_http_listen.ts";
 import { flagHelp, type FlagSpec, parseFlags, requirePositionals } from "./_args.ts";
 import { displayDb, openOrCreateDb } from "./_db.ts";
 import { type CliIO, UsageError } from "./_output.ts";
@@ -59,14 +59,22 @@ export async function consoleCommand(args: readonly string[], io: CliIO): Promis
     throw new UsageError(`hookscope console: ${envName}: ${(error as Error).message}`);
   }
   const store = await openOrCreateDb(db);
-  const server = await listenConsole(consoleHandler(store, { tokens }), host, port);
+  // Live streams never end by themselves: stopping ends them first, then the server.
+  const stopping = new AbortController();
+  const server = await listen(
+    consoleHandler(store, { tokens, signal: stopping.signal }),
+    { host, port, requestTimeoutMs: 30_000 },
+  );
   io.out(
     `listening on http://${host.includes(":") ? `[${host}]` : host}:${server.port} (store ${
       displayDb(db)
     }; ${Object.keys(tokens).length > 0 ? "answers need a token" : "read-only: no token set"})`,
   );
   await new Promise<void>((stopped) => {
-    const stop = () => void server.close().then(stopped, stopped);
+    const stop = () => {
+      stopping.abort();
+      void server.close().then(stopped, stopped);
+    };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });

@@ -118,10 +118,11 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     pending.delete(recorded);
   };
   // The web console at `/`: the same bearer token answers approvals (read-only without one).
-  const consoleHandle = consoleHandler(
-    store,
-    token === undefined ? {} : { tokens: { console: token } },
-  );
+  const stopping = new AbortController();
+  const consoleHandle = consoleHandler(store, {
+    ...(token === undefined ? {} : { tokens: { console: token } }),
+    signal: stopping.signal,
+  });
   const handle = async (req: Request): Promise<Response> => {
     const path = new URL(req.url).pathname;
     if (req.method === "GET" && path === "/healthz") return send(200, "ok");
@@ -175,7 +176,10 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     })`,
   );
   await new Promise<void>((stopped) => {
-    const stop = () => void server.close().then(stopped, stopped);
+    const stop = () => {
+      stopping.abort(); // the console's live streams end first
+      void server.close().then(stopped, stopped);
+    };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });

@@ -116,7 +116,7 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     } catch (error) {
       showError(error.message);
     } finally {
-      await refreshPending();
+      await refreshPending().catch(() => {});
     }
   }
   function argsDiff(before, after) {
@@ -173,25 +173,29 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     return li;
   }
   let lastPending = "";
-  async function refreshPending() {
-    const rows = await api("/api/pending");
+  function showPending(rows) {
     const key = JSON.stringify(rows);
     if (key === lastPending) return;
-    lastPending = key;
     const list = $("pending");
     const focusedId = document.activeElement && document.activeElement.id;
     const typing = document.activeElement && (document.activeElement.tagName === "TEXTAREA" || document.activeElement.tagName === "INPUT") && list.contains(document.activeElement);
-    if (typing) { lastPending = ""; return; }
+    // Never rebuild a card under someone typing a reason or editing arguments: shown on blur.
+    if (typing) { state.heldPending = rows; return; }
+    lastPending = key;
     list.replaceChildren(...rows.map(pendingCard));
     $("pending-empty").hidden = rows.length > 0;
     if (focusedId && $(focusedId)) $(focusedId).focus();
   }
+  document.addEventListener("focusout", () => setTimeout(() => {
+    if (state.heldPending) { const rows = state.heldPending; state.heldPending = null; showPending(rows); }
+  }, 0));
+  async function refreshPending() { showPending(await api("/api/pending")); }
   let lastSessions = "";
-  async function refreshSessions() {
-    const sessions = await api("/api/sessions");
+  function showSessions(sessions) {
     const key = JSON.stringify(sessions) + state.session;
     if (key === lastSessions) return;
     lastSessions = key;
+    state.sessions = sessions;
     $("sessions").replaceChildren(...sessions.map((s) => {
       const link = el("a", { href: "#/s/" + encodeURIComponent(s.id), "aria-current": s.id === state.session ? "true" : null }, s.id + " (" + s.status + (s.pending ? ", " + s.pending + " waiting" : "") + ")");
       return el("li", null, link);
@@ -220,32 +224,24 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     const text = typeof c === "string" ? c : c && c.function ? c.function + " " + JSON.stringify(c.output !== undefined ? c.output : c.arguments) : JSON.stringify(c);
     return el("li", { "data-message": m.id, class: "msg" }, el("span", { class: "meta" }, new Date(m.createdAt).toLocaleTimeString() + " "), el("span", { class: "kind" }, m.role), text || "");
   }
-  async function refreshTimeline() {
-    if (!state.session) return;
-    const sessionId = state.session;
-    for (;;) {
-      // A small first page paints at once; the rest follows in larger pages.
-      const limit = state.painted ? 5000 : 500;
-      const page = await api("/api/sessions/" + encodeURIComponent(sessionId) + "/timeline?afterSeq=" + state.afterSeq + "&messagesFrom=" + state.messagesFrom + "&limit=" + limit);
-      if (sessionId !== state.session) return;
-      const items = page.signals.map((r) => [r.ts, signalRow(r)]).concat(page.messages.map((m) => [m.createdAt, messageRow(m)]));
-      items.sort((a, b) => a[0] - b[0]);
-      const rows = items.map((item) => item[1]);
-      if (rows.length > 0) {
-        const fragment = document.createDocumentFragment();
-        fragment.append(...rows);
-        $("timeline").append(fragment);
-      }
-      if (rows.length > 0 && state.painted) $("timeline-status").textContent = rows.length + " new events";
-      state.afterSeq = page.lastSeq;
-      state.messagesFrom = page.messageCount;
-      if (!state.painted) {
-        state.painted = true;
-        requestAnimationFrame(() => { document.body.dataset.painted = String(performance.now()); });
-      }
-      if (!page.more) break;
+  function showTimeline(page) {
+    if (page.session !== state.session || page.lastSeq < state.afterSeq) return;
+    const items = page.signals.map((r) => [r.ts, signalRow(r)]).concat(page.messages.map((m) => [m.createdAt, messageRow(m)]));
+    items.sort((a, b) => a[0] - b[0]);
+    const rows = items.map((item) => item[1]);
+    if (rows.length > 0) {
+      const fragment = document.createDocumentFragment();
+      fragment.append(...rows);
+      $("timeline").append(fragment);
     }
-    if (!state.loaded) {
+    if (rows.length > 0 && state.painted) $("timeline-status").textContent = rows.length + " new events";
+    state.afterSeq = page.lastSeq;
+    state.messagesFrom = page.messageCount;
+    if (!state.painted) {
+      state.painted = true;
+      requestAnimationFrame(() => { document.body.dataset.painted = String(performance.now()); });
+    }
+    if (!page.more && !state.loaded) {
       state.loaded = true;
       requestAnimationFrame(() => { document.body.dataset.loaded = String(performance.now()); });
     }
@@ -253,32 +249,78 @@ export const CONSOLE_JS: string = String.raw`"use strict";
   function route() {
     const match = /^#\/s\/(.+)$/.exec(location.hash);
     const next = match ? decodeURIComponent(match[1]) : null;
-    if (next === state.session) return;
+    if (next === state.session) return false;
     state.session = next; state.afterSeq = 0; state.messagesFrom = 0; state.painted = false; state.loaded = false;
     delete document.body.dataset.painted;
     delete document.body.dataset.loaded;
     $("timeline").replaceChildren();
+    $("timeline-status").textContent = "";
     $("timeline-help").textContent = next ? "Session " + next : "Pick a session.";
-    lastSessions = "";
+    if (state.sessions) { lastSessions = ""; showSessions(state.sessions); }
+    return true;
   }
   const NEED_TOKEN = "Enter the answer token to see this console.";
-  const busy = { timeline: false, lists: false };
-  async function guarded(name, body) {
-    if (busy[name]) return;
-    busy[name] = true;
-    try {
-      await body();
-      if ($("error").textContent === NEED_TOKEN) showError("");
-    } catch (error) {
-      showError(error.status === 401 ? NEED_TOKEN : error.message);
-    } finally {
-      busy[name] = false;
+  function handleEvent(block) {
+    let event = "message";
+    let data = "";
+    for (const line of block.split("\n")) {
+      if (line.startsWith("event: ")) event = line.slice(7);
+      else if (line.startsWith("data: ")) data += line.slice(6);
+    }
+    if (!data) return;
+    const body = JSON.parse(data);
+    if (event === "timeline") showTimeline(body);
+    else if (event === "pending") showPending(body);
+    else if (event === "sessions") showSessions(body);
+    else if (event === "error") showError(body.error);
+  }
+  // The live stream: one request that the server feeds from the store's change stream (fetch,
+  // not EventSource, which cannot send the token). Cut or refused, it is opened again from the
+  // cursor, so nothing is lost or shown twice.
+  let stream = null;
+  async function follow() {
+    const controller = new AbortController();
+    stream = controller;
+    let delay = 500;
+    while (stream === controller) {
+      try {
+        const query = "?afterSeq=" + state.afterSeq + "&messagesFrom=" + state.messagesFrom + (state.session ? "&session=" + encodeURIComponent(state.session) : "");
+        const headers = state.token ? { authorization: "Bearer " + state.token } : {};
+        const response = await fetch("/api/events" + query, { headers, signal: controller.signal });
+        if (!response.ok) {
+          const body = await response.json().catch(() => ({}));
+          const error = new Error(body.error || ("HTTP " + response.status)); error.status = response.status; throw error;
+        }
+        document.body.dataset.feed = response.headers.get("x-hookscope-feed") || "";
+        if ($("error").textContent === NEED_TOKEN) showError("");
+        delay = 500;
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = "";
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          let at;
+          while ((at = buffer.indexOf("\n\n")) >= 0) {
+            const block = buffer.slice(0, at);
+            buffer = buffer.slice(at + 2);
+            if (stream === controller) handleEvent(block);
+          }
+        }
+      } catch (error) {
+        if (stream !== controller) return;
+        showError(error.status === 401 ? NEED_TOKEN : "Live updates interrupted (" + error.message + "); reconnecting");
+        delay = Math.min(delay * 2, error.status === 401 ? 30000 : 5000);
+      }
+      if (stream === controller) await new Promise((resume) => setTimeout(resume, delay));
     }
   }
-  // The timeline and the lists poll on their own, so a slow list never delays a new signal.
-  const tickTimeline = () => guarded("timeline", async () => { route(); await refreshTimeline(); });
-  const tickLists = () => guarded("lists", async () => { route(); await Promise.all([refreshPending(), refreshSessions()]); });
-  function tick() { tickTimeline(); tickLists(); }
+  function restart() {
+    if (stream) stream.abort();
+    stream = null;
+    follow();
+  }
   async function whoami() {
     try { const me = await api("/api/whoami"); $("who").textContent = me.canAnswer ? (me.name ? "answering as " + me.name : "") : "read-only console"; }
     catch { $("who").textContent = state.token ? "token refused" : ""; }
@@ -289,12 +331,11 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     sessionStorage.setItem("hookscope-token", state.token);
     $("token").value = "";
     lastPending = ""; lastSessions = "";
-    whoami(); tick();
+    whoami(); restart();
   });
-  window.addEventListener("hashchange", tick);
+  window.addEventListener("hashchange", () => { if (route()) restart(); });
+  route();
   whoami();
-  tick();
-  setInterval(tickTimeline, 200);
-  setInterval(tickLists, 300);
+  follow();
 })();
 `;

@@ -12,6 +12,8 @@ import { answerRecorded } from "../session/_answer.ts";
 import type { RunAnswer, SessionStore } from "../store/session_store.ts";
 import { ApprovalConflictError } from "../store/store_errors.ts";
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from "./_page.ts";
+import { eventStream, readSessions, readTimeline } from "./_events.ts";
+import { LiveFeed } from "./_live.ts";
 
 /** Options of {@linkcode consoleHandler}. */
 export interface ConsoleOptions {
@@ -24,6 +26,22 @@ export interface ConsoleOptions {
   readonly maxBodyBytes?: number;
   /** Most signals one timeline response carries (default 5 000). */
   readonly pageSize?: number;
+  /**
+   * How often the live stream looks for changes when the store has no change feed, in
+   * milliseconds (default 50): a SQLite file is probed with `PRAGMA data_version` (no rows read),
+   * another store is read. PostgreSQL's LISTEN/NOTIFY needs no polling.
+   */
+  readonly pollMs?: number;
+  /**
+   * With PostgreSQL, how often the live streams read again anyway, in milliseconds (default
+   * 1 000): its change stream carries messages and signals (answers are recorded as signals), not
+   * a run that is claimed or released.
+   */
+  readonly fallbackMs?: number;
+  /** Most live streams open at once (default 32); more are refused with 503. */
+  readonly maxStreams?: number;
+  /** Ends every live stream (stop the console with it: a stream never ends by itself). */
+  readonly signal?: AbortSignal;
 }
 
 /** A web-standard request handler. */
@@ -149,7 +167,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /**
  * The console over `store`: `GET /` (the page), `GET /api/sessions`,
  * `GET /api/sessions/ID/timeline?afterSeq=N&messagesFrom=M&limit=L`, `GET /api/pending`,
- * `POST /api/answer`. See docs/approvals.md ("The console").
+ * `GET /api/events?session=ID&afterSeq=N&messagesFrom=M` (the live stream, fed by the store's
+ * change stream), `POST /api/answer`. See docs/approvals.md ("The console").
  *
  * @example A read-only console answers nothing
  * ```ts
@@ -167,6 +186,14 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
   const guarded = Object.keys(tokens).length > 0;
   const cap = options.maxBodyBytes ?? 65_536;
   const pageSize = options.pageSize ?? 5_000;
+  const maxStreams = options.maxStreams ?? 32;
+  let feed: LiveFeed | undefined;
+  let streams = 0;
+  options.signal?.addEventListener("abort", () => feed?.close(), { once: true });
+  const cursor = (value: string | null): number => {
+    const n = Number(value ?? "0");
+    return Number.isInteger(n) && n > 0 ? n : 0;
+  };
   return async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const path = url.pathname;
@@ -238,18 +265,35 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
     if (request.method !== "GET") return reply(405, { error: "read with GET" });
     if (guarded && who === null) return reply(401, { error: "a valid bearer token is needed" });
     if (path === "/api/whoami") return reply(200, { name: who, canAnswer: guarded });
-    if (path === "/api/sessions") {
-      const sessions = await store.listSessions();
-      const pending = await store.listPendingApprovals();
-      return reply(
-        200,
-        sessions.map((s) => ({
-          id: s.id,
-          status: s.status,
-          lastActivityAt: s.lastActivityAt ?? null,
-          pending: pending.filter((p) => p.sessionId === s.id).length,
-        })),
-      );
+    if (path === "/api/sessions") return reply(200, await readSessions(store));
+    if (path === "/api/events") {
+      if (options.signal?.aborted) return reply(503, { error: "the console is stopping" });
+      if (streams >= maxStreams) {
+        return reply(503, { error: `too many live streams (${maxStreams}); close a console tab` });
+      }
+      streams++;
+      feed ??= new LiveFeed(store, {
+        ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+        ...(options.fallbackMs === undefined ? {} : { fallbackMs: options.fallbackMs }),
+      });
+      const session = url.searchParams.get("session");
+      const body = eventStream(store, feed, {
+        ...(session ? { session } : {}),
+        afterSeq: cursor(url.searchParams.get("afterSeq")),
+        messagesFrom: cursor(url.searchParams.get("messagesFrom")),
+      }, {
+        pageSize,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        onEnd: () => streams--,
+      });
+      return new Response(body, {
+        headers: {
+          ...SECURITY_HEADERS,
+          "content-type": "text/event-stream; charset=utf-8",
+          "x-accel-buffering": "no",
+          "x-hookscope-feed": feed.kind,
+        },
+      });
     }
     if (path === "/api/pending") {
       const sessionId = url.searchParams.get("session") ?? undefined;
@@ -259,19 +303,16 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
     const timeline = /^\/api\/sessions\/([^/]+)\/timeline$/.exec(path);
     if (timeline !== null) {
       const sessionId = decodeURIComponent(timeline[1]);
-      const afterSeq = Number(url.searchParams.get("afterSeq") ?? "0") || 0;
-      const messagesFrom = Number(url.searchParams.get("messagesFrom") ?? "0") || 0;
       const asked = Number(url.searchParams.get("limit") ?? String(pageSize));
       const limit = Number.isInteger(asked) && asked > 0 ? Math.min(asked, pageSize) : pageSize;
-      const signals = await store.listSessionSignals(sessionId, { afterSeq, limit });
-      const messages = (await store.listMessages({ sessionId })).slice(messagesFrom);
-      return reply(200, {
-        signals,
-        messages,
-        lastSeq: signals.at(-1)?.seq ?? afterSeq,
-        messageCount: messagesFrom + messages.length,
-        more: signals.length === limit,
-      });
+      const page = await readTimeline(
+        store,
+        sessionId,
+        cursor(url.searchParams.get("afterSeq")),
+        cursor(url.searchParams.get("messagesFrom")),
+        limit,
+      );
+      return reply(200, page);
     }
     return reply(404, { error: "not found" });
   };

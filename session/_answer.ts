@@ -1,13 +1,16 @@
-// Recording a person's answer through the store, where the first answer wins; a refused answer
-// is kept in the session's signals (`ApprovalRefused`), so the audit trail shows it.
+// Recording a person's answer through the store, where the first answer wins. Both outcomes are
+// kept in the session's signals when they happen: `ApprovalAccepted` for the answer that was
+// stored, `ApprovalRefused` for one that was not, so the audit trail (and a console following the
+// store's change stream) shows who answered and when, before any resume.
 
 import { ApprovalConflictError } from "../store/store_errors.ts";
 import type { RunAnswer, SessionStore } from "../store/session_store.ts";
 
 /**
- * `store.answerApproval`, and on an `ApprovalConflictError` an `ApprovalRefused` signal row in the
- * run's session (`why`, who, the hash the answer named) before the error is rethrown. Resolves
- * to `false` when the run does not wait for that call.
+ * `store.answerApproval`, then an `ApprovalAccepted` signal row in the run's session (the stored
+ * answer: who, when, the hash it is bound to); on an `ApprovalConflictError` an `ApprovalRefused`
+ * row (`why`, who, the hash the answer named) before the error is rethrown. Resolves to `false`
+ * when the run does not wait for that call (nothing is recorded then).
  */
 export async function answerRecorded(
   store: SessionStore,
@@ -16,7 +19,9 @@ export async function answerRecorded(
   answer: RunAnswer,
 ): Promise<boolean> {
   try {
-    return await store.answerApproval(runId, callId, answer);
+    const stored = await store.answerApproval(runId, callId, answer);
+    if (stored) await recordAcceptance(store, runId, callId).catch(() => {});
+    return stored;
   } catch (error) {
     if (error instanceof ApprovalConflictError) {
       await recordRefusal(store, runId, callId, answer, error).catch(() => {});
@@ -47,6 +52,34 @@ async function recordRefusal(
   await store.insertSessionSignal({
     sessionId: run.sessionId,
     kind: "ApprovalRefused",
+    opId: callId,
+    ts: Date.now(),
+    payload,
+  });
+}
+
+async function recordAcceptance(store: SessionStore, runId: string, callId: string): Promise<void> {
+  const run = await store.getRun(runId);
+  const answer = run?.answers[callId];
+  if (run?.sessionId == null || answer === undefined) return;
+  const pending = run.pending.find((p) => p.callId === callId);
+  const payload: Record<string, unknown> = {
+    runId,
+    callId,
+    approve: answer.approve,
+    answeredAt: answer.answeredAt,
+  };
+  if (pending !== undefined) payload.toolName = pending.toolName;
+  if (answer.by !== undefined) payload.by = answer.by;
+  if (answer.reason !== undefined) payload.reason = answer.reason;
+  if (answer.updatedArgs !== undefined) {
+    payload.updatedArgs = structuredClone(answer.updatedArgs);
+    if (pending !== undefined) payload.args = structuredClone(pending.args);
+  }
+  if (answer.argsHash !== undefined) payload.argsHash = answer.argsHash;
+  await store.insertSessionSignal({
+    sessionId: run.sessionId,
+    kind: "ApprovalAccepted",
     opId: callId,
     ts: Date.now(),
     payload,

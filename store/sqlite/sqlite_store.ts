@@ -17,6 +17,7 @@ import type {
 } from "../session_store.ts";
 import { StoreClosedError, StoreConflictError, StoreUnavailableError } from "../store_errors.ts";
 import { messageOf } from "../../core/_util.ts";
+import { registerChangeMark } from "../_change_mark.ts";
 import {
   checkId,
   checkPayloadLimits,
@@ -177,6 +178,8 @@ export class SqliteStore implements SessionStore {
     reject: (error: unknown) => void;
   }> = [];
   #pumping: Promise<void> | null = null;
+  /** Transactions this connection committed (`PRAGMA data_version` counts only the others'). */
+  #commits = 0;
 
   private constructor(
     db: SqlDriver,
@@ -190,6 +193,11 @@ export class SqliteStore implements SessionStore {
     this.#path = path;
     this.#readOnly = readOnly;
     this.#limits = limits;
+    // The console polls this instead of reading rows: one pragma, no row read.
+    registerChangeMark(this, () => {
+      const version = this.#db?.get("PRAGMA data_version")?.data_version ?? "closed";
+      return `${version}:${this.#commits}`;
+    });
   }
 
   /**
@@ -381,6 +389,7 @@ export class SqliteStore implements SessionStore {
     try {
       body(db);
       db.exec("COMMIT");
+      this.#commits++;
     } catch (error) {
       try {
         db.exec("ROLLBACK");
@@ -448,6 +457,7 @@ export class SqliteStore implements SessionStore {
       }
       try {
         db.exec("COMMIT");
+        this.#commits++;
         for (const settle of done) settle();
       } catch (error) {
         try {

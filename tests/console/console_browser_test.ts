@@ -1,21 +1,24 @@
 // The console end to end in headless Chromium (playwright-core, /usr/bin/chromium): a run stops
 // for approval, `hookscope console` (a subprocess) shows the call live, a click approves it, the
 // run resumes in another process and the tool runs exactly once; a rejection with a reason
-// reaches the model; arguments with markup stay text; and the first paint of a 10 000-signal
-// session and the signal-to-page latency are measured and printed (never asserted as a speed).
+// reaches the model; arguments with markup stay text; and, over SQLite and over PostgreSQL, the
+// first paint of a 10 000-signal session and the latency from a signal written (by this process)
+// to its row on the page are measured and printed (never asserted as a speed).
 // HOOKSCOPE_SCREENSHOTS=docs writes the screenshots used in the README to docs/.
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { Session } from "../../mod.ts";
 import { SqliteStore } from "../../store/sqlite/mod.ts";
+import { PostgresStore } from "../../store/postgres/mod.ts";
+import type { SessionStore } from "../../store/mod.ts";
 import { type OpenAIServer, startOpenAIServer } from "../fixtures/openai_server.ts";
 import {
   approvalScript,
@@ -25,7 +28,14 @@ import {
   modelFor,
 } from "../session/_approval_agent.ts";
 import { waitingRun } from "../store/conformance_runs.ts";
-import { runnerArgs } from "../store/postgres_fixture.ts";
+import {
+  adminSql,
+  assertPostgresAnswers,
+  dropSchemas,
+  freshSchema,
+  PG_URL,
+  runnerArgs,
+} from "../store/postgres_fixture.ts";
 
 // The page's globals, as the callbacks below see them inside Chromium.
 interface PageGlobals {
@@ -34,6 +44,7 @@ interface PageGlobals {
     body: { dataset: Record<string, string | undefined> };
   };
   __pwned?: number;
+  __probes?: number[];
 }
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -56,8 +67,9 @@ const db = join(dir, "console.db");
 const shots = process.env.HOOKSCOPE_SCREENSHOTS === "docs" ? join(ROOT, "docs") : dir;
 const servers: OpenAIServer[] = [];
 let store: SqliteStore;
-let consoleProcess: ChildProcess;
 let base: string;
+const consoles: ChildProcess[] = [];
+const schemas: string[] = [];
 let context: BrowserContext;
 let page: Page;
 let profile: string;
@@ -120,27 +132,48 @@ async function stoppedSession(name: string) {
   return { server, log, session, stopped, notes };
 }
 
-before(async () => {
-  store = await SqliteStore.open(db);
+/** Starts `hookscope console DB` in its own process; resolves to its address. */
+async function startConsole(target: string): Promise<{ child: ChildProcess; url: string }> {
   const { command, args } = runnerArgs(join(ROOT, "cli/main.ts"));
-  consoleProcess = spawn(command, [...args, "console", db, "--port", "0"], {
+  const child = spawn(command, [...args, "console", target, "--port", "0"], {
     cwd: ROOT,
     env: { ...process.env, HOOKSCOPE_CONSOLE_TOKEN: `ana=${TOKEN}`, NO_COLOR: "1" },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  base = await within(
+  consoles.push(child);
+  const url = await within(
     new Promise<string>((done, fail) => {
       let out = "";
-      consoleProcess.stdout!.on("data", (chunk) => {
+      child.stdout!.on("data", (chunk) => {
         out += chunk;
         const match = /listening on (http:\/\/\S+)/.exec(out);
         if (match) done(match[1]);
       });
-      consoleProcess.once("exit", (code) => fail(new Error(`console exited ${code}`)));
+      child.once("exit", (code) => fail(new Error(`console exited ${code}`)));
     }),
     60_000,
     "hookscope console to listen",
   );
+  return { child, url };
+}
+
+/** Opens the console at `url` in the page and gives it the token. */
+async function signIn(url: string): Promise<void> {
+  await page.goto(url, { timeout: 30_000 });
+  await page.fill("#token", TOKEN);
+  await page.click("#auth button[type=submit]");
+  await page.waitForFunction(
+    () =>
+      (globalThis as unknown as PageGlobals).document.getElementById("who")?.textContent ===
+        "answering as ana",
+    null,
+    { timeout: 20_000 },
+  );
+}
+
+before(async () => {
+  store = await SqliteStore.open(db);
+  ({ url: base } = await startConsole(db));
   profile = mkdtempSync(join(tmpdir(), "hookscope-console-chromium-"));
   context = await within(
     chromium.launchPersistentContext(profile, {
@@ -154,21 +187,17 @@ before(async () => {
     "Chromium to start",
   );
   page = context.pages()[0] ?? await context.newPage();
-  await page.goto(base, { timeout: 30_000 });
-  await page.fill("#token", TOKEN);
-  await page.click("#auth button[type=submit]");
-  await page.waitForFunction(
-    () =>
-      (globalThis as unknown as PageGlobals).document.getElementById("who")?.textContent ===
-        "answering as ana",
-    null,
-    { timeout: 20_000 },
-  );
+  await signIn(base);
 });
 
 after(async () => {
   await context?.close();
-  consoleProcess?.kill("SIGTERM");
+  for (const child of consoles) child.kill("SIGTERM");
+  if (schemas.length > 0) {
+    const admin = adminSql();
+    await dropSchemas(admin, schemas).catch(() => {});
+    await admin.end();
+  }
   for (const server of servers) await server.close();
   await store?.close();
   if (profile) rmSync(profile, { recursive: true, force: true });
@@ -250,64 +279,125 @@ describe("the console in a real browser", () => {
     assert.match(await card.locator(".reason").textContent() ?? "", /<b>bold\?<\/b>/);
   });
 
-  it("measures the first paint of a 10 000-signal session and the signal-to-page latency", async () => {
-    await store.createSession({ id: "big", status: "running" });
+  /**
+   * Fills a session of 10 000 signals through `writer` (another process than the console), opens
+   * it at `url` and reads the first paint and the full load; then writes probe signals one at a
+   * time and reads, in the page, when each row was added (both clocks are this machine's).
+   */
+  async function measure(label: string, url: string, writer: SessionStore, feed: string) {
+    const session = `big-${label}`;
+    await writer.createSession({ id: session, status: "running" });
     const now = Date.now();
-    for (let i = 0; i < 10_000; i++) {
-      await store.insertSessionSignal({
-        sessionId: "big",
-        kind: i % 3 === 0 ? "ToolDenied" : "ToolCalled",
-        opId: `c${i}`,
-        ts: now + i,
-        payload: { toolName: "bash", callId: `c${i}`, hook: "guard", reason: `step ${i}` },
-      });
+    for (let from = 0; from < 10_000; from += 250) {
+      await Promise.all(Array.from({ length: 250 }, (_, k) => {
+        const i = from + k;
+        return writer.insertSessionSignal({
+          sessionId: session,
+          kind: i % 3 === 0 ? "ToolDenied" : "ToolCalled",
+          opId: `c${i}`,
+          ts: now + i,
+          payload: { toolName: "bash", callId: `c${i}`, hook: "guard", reason: `step ${i}` },
+        });
+      }));
     }
     await page.goto("about:blank");
-    await page.goto(`${base}/#/s/big`);
+    await page.goto(`${url}/#/s/${session}`);
+    const dataset = (key: string) =>
+      page.evaluate((k) => (globalThis as unknown as PageGlobals).document.body.dataset[k], key);
     await page.waitForFunction(
       () => (globalThis as unknown as PageGlobals).document.body.dataset.painted !== undefined,
       null,
-      {
-        timeout: 60_000,
-      },
+      { timeout: 60_000 },
     );
-    const painted = Number(
-      await page.evaluate(() =>
-        (globalThis as unknown as PageGlobals).document.body.dataset.painted
-      ),
-    );
+    const painted = Number(await dataset("painted"));
     await page.waitForFunction(
       () => (globalThis as unknown as PageGlobals).document.body.dataset.loaded !== undefined,
       null,
       { timeout: 120_000 },
     );
-    const loaded = Number(
-      await page.evaluate(() =>
-        (globalThis as unknown as PageGlobals).document.body.dataset.loaded
-      ),
-    );
+    const loaded = Number(await dataset("loaded"));
     assert.equal(await page.locator("#timeline li").count(), 10_000);
+    // The page follows the store's change stream, not a poll of its own.
+    assert.equal(await dataset("feed"), feed);
+    await page.evaluate(() => {
+      const g = globalThis as unknown as PageGlobals & {
+        MutationObserver: new (
+          f: (records: { addedNodes: { dataset?: Record<string, string> }[] }[]) => void,
+        ) => { observe(node: unknown, options: unknown): void };
+        document: { getElementById(id: string): unknown };
+      };
+      g.__probes = [];
+      new g.MutationObserver((records) => {
+        for (const record of records) {
+          for (const node of record.addedNodes) {
+            if (node.dataset?.kind === "Probe") g.__probes!.push(Date.now());
+          }
+        }
+      }).observe(g.document.getElementById("timeline"), { childList: true });
+    });
     const latencies: number[] = [];
-    for (let i = 0; i < 5; i++) {
+    const probes = 20;
+    for (let i = 0; i < probes; i++) {
+      // Written at an arbitrary moment, as a signal would be.
+      await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
       const written = Date.now();
-      await store.insertSessionSignal({
-        sessionId: "big",
+      await writer.insertSessionSignal({
+        sessionId: session,
         kind: "Probe",
         opId: `p${i}`,
         ts: written,
-        payload: { note: `probe ${i}` },
+        payload: { reason: `probe ${i}` },
       });
-      await page.locator('#timeline li[data-kind="Probe"]').nth(i).waitFor({ timeout: 20_000 });
-      latencies.push(Date.now() - written);
+      await page.waitForFunction(
+        (n) => ((globalThis as unknown as PageGlobals).__probes?.length ?? 0) > n,
+        i,
+        { timeout: 20_000, polling: 5 },
+      );
+      const shown = await page.evaluate(
+        (n) => (globalThis as unknown as PageGlobals).__probes![n],
+        i,
+      );
+      latencies.push(shown - written);
     }
     latencies.sort((a, b) => a - b);
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * probes))];
     console.log(
-      `console, 10 000-signal session: first paint (first 500 rows) ${
+      `console over ${label}, 10 000-signal session: first paint (first 500 rows) ${
         Math.round(painted)
-      } ms, all 10 000 rows ${Math.round(loaded)} ms after navigation; ` +
-        `signal written to shown on the page: median ${latencies[2]} ms, max ${
-          latencies[4]
-        } ms (the page polls every 200 ms)`,
+      } ms, all 10 000 rows ${Math.round(loaded)} ms after navigation; signal written to ` +
+        `shown: median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${latencies.at(-1)} ms ` +
+        `(${probes} probes; feed ${feed}; load average ${
+          loadavg().map((l) => l.toFixed(2)).join(" ")
+        })`,
     );
+  }
+
+  it("over SQLite: the first paint of a 10 000-signal session and the signal-to-page latency", async () => {
+    const writer = await SqliteStore.open(db);
+    try {
+      await measure("SQLite", base, writer, "probe");
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it("over PostgreSQL: the first paint of a 10 000-signal session and the signal-to-page latency", async () => {
+    const admin = adminSql();
+    try {
+      await assertPostgresAnswers(admin);
+    } finally {
+      await admin.end();
+    }
+    const schema = freshSchema("hs_console");
+    schemas.push(schema);
+    const target = `${PG_URL}?schema=${schema}`;
+    const writer = await PostgresStore.open(target);
+    try {
+      const { url } = await startConsole(target);
+      await signIn(url);
+      await measure("PostgreSQL", url, writer, "notify");
+    } finally {
+      await writer.close();
+    }
   });
 });

@@ -5,14 +5,15 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { consoleHandler } from "../../console/handler.ts";
-import { type ConsoleServer, listenConsole } from "../../console/_listen.ts";
+import { listen, type Listening } from "../../cli/_http_listen.ts";
 import { CONSOLE_HTML, CONSOLE_JS } from "../../console/_page.ts";
 import { MemoryStore } from "../../store/memory_store.ts";
 import { waitingRun } from "../store/conformance_runs.ts";
 
 const TOKEN = "t0ken-for-tests";
 let store: MemoryStore;
-let server: ConsoleServer;
+let server: Listening;
+const stopping = new AbortController();
 let base: string;
 
 before(async () => {
@@ -21,14 +22,14 @@ before(async () => {
   run.pending[0].args = { command: "<script>alert(1)</script><img src=x onerror=alert(2)>" };
   run.pending[0].argsHash = undefined;
   await store.saveRun(run);
-  server = await listenConsole(
-    consoleHandler(store, { tokens: { ana: TOKEN }, maxBodyBytes: 4096 }),
-    "127.0.0.1",
-    0,
+  server = await listen(
+    consoleHandler(store, { tokens: { ana: TOKEN }, maxBodyBytes: 4096, signal: stopping.signal }),
+    { host: "127.0.0.1", port: 0 },
   );
   base = `http://127.0.0.1:${server.port}`;
 });
 after(async () => {
+  stopping.abort();
   await server.close();
   await store.close();
 });
@@ -64,7 +65,15 @@ describe("console security", () => {
   });
 
   it("refuses every API read and every answer without the token", async () => {
-    for (const path of ["/api/pending", "/api/sessions", "/api/sessions/s1/timeline"]) {
+    for (
+      const path of [
+        "/api/pending",
+        "/api/sessions",
+        "/api/sessions/s1/timeline",
+        "/api/events?session=s1",
+        "/api/whoami",
+      ]
+    ) {
       const response = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(10_000) });
       assert.equal(response.status, 401, path);
       await response.body?.cancel();
@@ -142,10 +151,21 @@ describe("console security", () => {
     assert.equal(again.status, 409);
     assert.equal(again.body.why, "already_answered");
     assert.equal(again.body.answer.by, "ana");
+    // The very same request sent again (a replay) is refused too, naming the standing answer.
+    const replayed = await post({
+      runId: "r1",
+      callId: "c1",
+      approve: false,
+      reason: "no",
+      argsHash: rows[0].argsHash,
+    });
+    assert.equal(replayed.status, 409);
+    assert.equal(replayed.body.why, "already_answered");
+    assert.equal(replayed.body.answer.answeredAt, ok.body.answer.answeredAt);
   });
 
   it("a console without tokens is read-only", async () => {
-    const readOnly = await listenConsole(consoleHandler(store), "127.0.0.1", 0);
+    const readOnly = await listen(consoleHandler(store), { host: "127.0.0.1", port: 0 });
     try {
       const url = `http://127.0.0.1:${readOnly.port}`;
       const list = await fetch(`${url}/api/pending`, { signal: AbortSignal.timeout(10_000) });

@@ -109,7 +109,7 @@ function inlineSession() {
   const session = new Session();
   const branch = session.defaultBranch;
   const ran: unknown[] = [];
-  branch.actions.register(new Tool({ name: "deploy", func: (a: unknown) => ran.push(a) }));
+  branch.actions.register(new Tool({ name: "deploy", execute: (a: unknown) => ran.push(a) }));
   const kinds: { kind: string; data: Record<string, unknown> }[] = [];
   for (const type of [ApprovalRequested, ApprovalAnswered, ToolDenied]) {
     session.observe({ type }, (signal) => {

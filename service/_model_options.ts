@@ -9,8 +9,7 @@ export function validateModelOptions(options: IModelOptions): HookRegistry {
   if (options === null || typeof options !== "object") {
     throw new TypeError(`Cannot create model: options must be an object`);
   }
-  const { model, endpoint, baseURL, apiKey, hookRegistry, exitHook, streamingProcessFunc } =
-    options;
+  const { model, endpoint, baseURL, apiKey, hookRegistry, exitHook } = options;
   if (typeof model !== "string" || model.length === 0) {
     throw new TypeError(`Cannot create model: model must be a non-empty string`);
   }
@@ -34,11 +33,16 @@ export function validateModelOptions(options: IModelOptions): HookRegistry {
   if (exitHook !== undefined && typeof exitHook !== "boolean") {
     throw new TypeError(`Cannot create model: exitHook must be a boolean`);
   }
-  if (
-    streamingProcessFunc !== undefined && streamingProcessFunc !== null &&
-    typeof streamingProcessFunc !== "function"
-  ) {
-    throw new TypeError(`Cannot create model: streamingProcessFunc must be a function`);
+  if (options.transformChunk != null && options.streamingProcessFunc != null) {
+    throw new TypeError(
+      `Cannot create model: give transformChunk or its deprecated spelling streamingProcessFunc, not both`,
+    );
+  }
+  for (const key of ["transformChunk", "streamingProcessFunc"] as const) {
+    const fn = options[key];
+    if (fn !== undefined && fn !== null && typeof fn !== "function") {
+      throw new TypeError(`Cannot create model: ${key} must be a function`);
+    }
   }
   if (hookRegistry instanceof HookRegistry) return hookRegistry;
   if (hookRegistry === undefined || hookRegistry === null) return new HookRegistry();

@@ -15,11 +15,11 @@ import { internals, type StreamRun } from "./_stream_run.ts";
 export interface ChunkProcessorModel {
   readonly hookRegistry: HookRegistry;
   readonly exitHook: boolean;
-  readonly streamingProcessFunc: ((chunk: StreamChunk) => unknown) | null;
+  readonly transformChunk: ((chunk: StreamChunk) => unknown) | null;
 }
 
 /**
- * One chunk through the registry handler for its type (which wins) or `streamingProcessFunc`:
+ * One chunk through the registry handler for its type (which wins) or `transformChunk`:
  * the replacement, or `null` to keep the chunk. Synchronous when the handler is.
  */
 export function processChunk(
@@ -39,7 +39,7 @@ export function processChunk(
     });
     return isThenable(outcome) ? outcome.then(chunkResult) : chunkResult(outcome);
   }
-  const fn = model.streamingProcessFunc;
+  const fn = model.transformChunk;
   if (fn) {
     const out = fn(chunk);
     return isThenable(out) ? Promise.resolve(out).then((v) => v ?? null) : out ?? null;

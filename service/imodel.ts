@@ -78,7 +78,7 @@ export class IModel {
   /** The default exit of every hook. */
   readonly exitHook: boolean;
   /** Transforms chunks without a registry handler. */
-  readonly streamingProcessFunc: ((chunk: StreamChunk) => unknown) | null;
+  readonly transformChunk: ((chunk: StreamChunk) => unknown) | null;
 
   // Copy-on-write, shared with copies: a notification iterates a snapshot without copying it.
   #observers: { list: readonly ModelObserver[] } = { list: [] };
@@ -86,12 +86,12 @@ export class IModel {
   /** Makes a model; bad options throw a `TypeError`. */
   constructor(options: IModelOptions) {
     const registry = validateModelOptions(options);
-    const { model, endpoint, baseURL, apiKey, exitHook, streamingProcessFunc } = options;
+    const { model, endpoint, baseURL, apiKey, exitHook } = options;
     this.model = model;
     this.endpoint = endpoint ?? openAICompatible({ baseURL: baseURL!, apiKey });
     this.hookRegistry = registry;
     this.exitHook = exitHook ?? false;
-    this.streamingProcessFunc = streamingProcessFunc ?? null;
+    this.transformChunk = options.transformChunk ?? options.streamingProcessFunc ?? null;
   }
 
   /**
@@ -241,7 +241,7 @@ export class IModel {
 
   /**
    * Processes one chunk: the registry's handler for `chunk.type` wins over
-   * `streamingProcessFunc`. Resolves to the replacement, or `null` to keep the original (also when
+   * `transformChunk`. Resolves to the replacement, or `null` to keep the original (also when
    * a handler returned an `Error` or failed with exit off). A handler failure with exit on rejects
    * with whatever it threw.
    */
@@ -277,6 +277,11 @@ export class IModel {
       : toOpenAIMessages(conversation);
   }
 
+  /** @deprecated Use {@linkcode IModel.transformChunk} (the same function). */
+  get streamingProcessFunc(): ((chunk: StreamChunk) => unknown) | null {
+    return this.transformChunk;
+  }
+
   /** A model with the same endpoint and options, sharing the registry and the observers. */
   copy(): IModel {
     const copy = new IModel({
@@ -284,7 +289,7 @@ export class IModel {
       endpoint: this.endpoint,
       hookRegistry: this.hookRegistry,
       exitHook: this.exitHook,
-      streamingProcessFunc: this.streamingProcessFunc,
+      transformChunk: this.transformChunk,
     });
     copy.#observers = this.#observers;
     return copy;

@@ -82,6 +82,8 @@ export interface IModelOptions {
   /** The default exit of every hook (default `false`). */
   exitHook?: boolean;
   /** Transforms chunks that have no registry handler; a `null`/`undefined` return keeps the chunk. */
+  transformChunk?: ((chunk: StreamChunk) => unknown) | null;
+  /** @deprecated Use `transformChunk` (same meaning; give one of the two). */
   streamingProcessFunc?: ((chunk: StreamChunk) => unknown) | null;
 }
 

@@ -80,6 +80,44 @@ describe("IModel construction", () => {
     );
   });
 
+  it("IModel refuses an older phase key in its registry config, naming the key to write", () => {
+    assert.throws(
+      () =>
+        new IModel({
+          model: "m",
+          endpoint: local(),
+          hookRegistry: { hooks: { pre_invoke: () => {} } as never },
+        }),
+      /hook key "pre_invoke" is an older spelling of "preInvoke"; write "preInvoke"/,
+    );
+  });
+
+  it("IModel takes streamingProcessFunc as the deprecated spelling of transformChunk, not beside it", async () => {
+    const fn = (chunk: StreamChunk) => chunk.type === "text" ? { ...chunk, text: "!" } : null;
+    const old = new IModel({ model: "m", endpoint: local(), streamingProcessFunc: fn });
+    assert.equal(old.transformChunk, fn);
+    assert.equal(old.streamingProcessFunc, fn);
+    assert.equal(old.copy().transformChunk, fn);
+    assert.deepEqual(await old.processChunk({ type: "text", text: "a" }), {
+      type: "text",
+      text: "!",
+    });
+    assert.throws(
+      () =>
+        new IModel({
+          model: "m",
+          endpoint: local(),
+          transformChunk: fn,
+          streamingProcessFunc: fn,
+        }),
+      /give transformChunk or its deprecated spelling streamingProcessFunc, not both/,
+    );
+    assert.throws(
+      () => new IModel({ model: "m", endpoint: local(), transformChunk: "x" as never }),
+      /transformChunk must be a function/,
+    );
+  });
+
   it("IModel hands the pre-create handler the event class and the invoke handlers the event", async () => {
     const seen: string[] = [];
     const model = new IModel({
@@ -396,7 +434,7 @@ describe("IModel secrets", () => {
 });
 
 describe("IModel.stream() and processChunk()", () => {
-  it("IModel.stream() prefers the chunk handler over streamingProcessFunc and keeps chunks on null", async () => {
+  it("IModel.stream() prefers the chunk handler over transformChunk and keeps chunks on null", async () => {
     await withServer(
       [sseReply(textEvents(["ab", "cd"], { usage: { prompt: 1, completion: 2 } }))],
       async (server) => {
@@ -412,7 +450,7 @@ describe("IModel.stream() and processChunk()", () => {
               done: () => null,
             },
           },
-          streamingProcessFunc: (chunk) =>
+          transformChunk: (chunk) =>
             chunk.type === "usage"
               ? { ...chunk, totalTokens: -1 }
               : chunk.type === "text"
@@ -651,7 +689,7 @@ describe("IModel.stream() and processChunk()", () => {
     const withFunc = new IModel({
       model: "m",
       endpoint: local(),
-      streamingProcessFunc: (c) => Promise.resolve(c.type === "done" ? "async" : undefined),
+      transformChunk: (c) => Promise.resolve(c.type === "done" ? "async" : undefined),
     });
     assert.equal(await withFunc.processChunk({ type: "done", finishReason: null }), "async");
     assert.equal(await withFunc.processChunk({ type: "text", text: "" }), null);

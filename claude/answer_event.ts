@@ -88,8 +88,8 @@ function reasonOf(error: unknown): string {
  * |---|---|---|
  * | `PreToolUse` | `tool.pre` (`decide`) | `permissionDecision` `deny`/`ask`/`allow`, `permissionDecisionReason`, `updatedInput`, `additionalContext` |
  * | `PostToolUse` | `tool.post` (`decide`) | `updatedToolOutput` (and `updatedMCPToolOutput` for `mcp__` tools), `additionalContext` |
- * | `PostToolUseFailure` | `tool.error` | `{}` |
- * | `UserPromptSubmit` | `message.add` of a user message on the default branch | a throwing handler → `decision: "block"`, `reason` |
+ * | `PostToolUseFailure` | `tool.error` (`decide`) | `additionalContext` |
+ * | `UserPromptSubmit` | `message.add` of a user message on the default branch | a handler registered with `onFailure: "block"` that throws → `decision: "block"`, `reason` |
  * | `SessionStart` / `SessionEnd` | `session.start` / `session.end` | `{}` |
  * | any other | recorded only | `{}` |
  *
@@ -247,13 +247,15 @@ async function answer_(
       const toolName = text(event.tool_name, "tool_name", true) as string;
       const callId = text(event.tool_use_id, "tool_use_id", false) ?? `claude-${Date.now()}`;
       const base = { event: name, callId, toolName };
+      let fold;
       try {
-        await race(
-          session.hooks.emit("tool.error", {
+        fold = await race(
+          session.hooks.decide("tool.error", {
             callId,
             toolName,
+            ...(isObject(event.tool_input) ? { args: event.tool_input } : {}),
             error: event.error ?? null,
-            durationMs: null,
+            durationMs: typeof event.duration_ms === "number" ? event.duration_ms : null,
           }, { signal }),
           Infinity,
           signal,
@@ -265,7 +267,14 @@ async function answer_(
           decision: { ...base, verdict: "none", error: reasonOf(error) },
         };
       }
-      return { output: {}, exitCode: 0, decision: { ...base, verdict: "none" } };
+      const context = fold.context.length ? fold.context.join("\n") : undefined;
+      return context === undefined
+        ? { output: {}, exitCode: 0, decision: { ...base, verdict: "none" } }
+        : {
+          output: { hookSpecificOutput: { hookEventName: name, additionalContext: context } },
+          exitCode: 0,
+          decision: { ...base, verdict: "allow", context },
+        };
     }
     case "UserPromptSubmit": {
       const prompt = text(event.prompt, "prompt", true) as string;

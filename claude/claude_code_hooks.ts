@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import process from "node:process";
 import type { HookContext } from "../hooks/bus.ts";
-import type { ToolPostDecision, ToolPreDecision } from "../hooks/decision.ts";
+import type { ToolErrorDecision, ToolPostDecision, ToolPreDecision } from "../hooks/decision.ts";
 import type { HookPayloads } from "../hooks/hook_point.ts";
 import type { Session } from "../session/session.ts";
 import { compileMatcher } from "./_matcher.ts";
@@ -314,18 +314,23 @@ export function claudeCodeHooks(
             "tool.error",
             loaded,
             async (payload: HookPayloads["tool.error"], context: HookContext) => {
+              const call = toClaudeCall(payload.toolName, payload.args ?? {}, names);
               try {
-                await run(loaded, {
-                  tool_name: toClaudeCall(payload.toolName, {}, names).toolName,
+                const answer = await run(loaded, {
+                  tool_name: call.toolName,
+                  tool_input: call.toolInput,
                   tool_use_id: payload.callId,
                   error: payload.error instanceof Error
                     ? payload.error.message
                     : String(payload.error),
+                  ...(typeof payload.durationMs === "number"
+                    ? { duration_ms: Math.round(payload.durationMs) }
+                    : {}),
                 }, context);
+                return errorDecision(answer, label);
               } catch (error) {
-                failed(loaded, error, false);
+                return failed(loaded, error, false);
               }
-              return undefined;
             },
             toolMatch,
           );
@@ -482,6 +487,15 @@ function postDecision(
     : {};
   if (parts.length === 0 && !("updatedResult" in replaced)) return undefined;
   return { ...replaced, ...(parts.length ? { context: parts.join("\n") } : {}) };
+}
+
+function errorDecision(
+  answer: { code: number; stdout: string; stderr: string },
+  hook: string,
+): ToolErrorDecision {
+  // Exit 2 at PostToolUseFailure: the stderr reaches the model, as at PostToolUse.
+  const decision = postDecision(answer, hook);
+  return decision?.context === undefined ? undefined : { context: decision.context };
 }
 
 /** A `UserPromptSubmit` hook blocked the prompt (exit 2, or `decision: "block"`). */

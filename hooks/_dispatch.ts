@@ -39,6 +39,7 @@ import {
   NO_PRE_DECISION,
   postFold,
   STOP,
+  type ToolErrorFold,
   type ToolPostFold,
   type ToolPreFold,
 } from "./_fold.ts";
@@ -51,7 +52,7 @@ const NO_ENTRIES: Entries = Object.freeze([]) as Entries;
 let NO_PRE_PROMISE: Promise<ToolPreFold> | null = null;
 
 type Call = (payload: unknown, context: HookContext) => unknown;
-type Outcome = Promise<ToolPreFold | ToolPostFold | void>;
+type Outcome = Promise<ToolPreFold | ToolPostFold | ToolErrorFold | void>;
 
 /** Failures are reported, the chain goes on. */
 export const ISOLATED = 0;
@@ -245,7 +246,7 @@ export class Dispatcher extends Chains {
         ? (NO_PRE_PROMISE ??= Promise.resolve(NO_PRE_DECISION))
         : recorded.then(() => NO_PRE_DECISION);
     }
-    const fold = postFold(body.result);
+    const fold = postFold(point, body.result);
     return recorded === RESOLVED ? Promise.resolve(fold) : recorded.then(() => fold);
   }
 

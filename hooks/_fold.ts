@@ -1,5 +1,6 @@
 // The decision fold: what the handlers of a folding point return, read once, checked and folded
-// (deny > ask > allow > none for `tool.pre`; result replacements and context for `tool.post`).
+// (deny > ask > allow > none for `tool.pre`; result replacements and context for `tool.post`;
+// context for `tool.error`).
 // Private to the hooks folder; the dispatch loops (`_dispatch.ts`) drive it.
 
 import { deepFrozenCopy, isPlainObject, plainDataCopy, samePlainData } from "../core/_freeze.ts";
@@ -57,9 +58,15 @@ export interface ToolPostFold {
   readonly context: readonly string[];
 }
 
+/** The folded outcome of one `tool.error` chain (see `HookBus.decide`). */
+export interface ToolErrorFold {
+  /** `context` strings, in chain order. */
+  readonly context: readonly string[];
+}
+
 /** A gate fold: allow / ask / deny decisions with argument rewrites (`tool.pre`'s). */
 export const GATE = 1;
-/** A result fold: result replacements and context (`tool.post`'s). */
+/** A result fold: result replacements and context (`tool.post`'s; `tool.error` takes the context only). */
 export const RESULT = 2;
 /** Which fold a point's decisions go through. */
 export type FoldKind = typeof GATE | typeof RESULT;
@@ -75,6 +82,7 @@ export function foldOf(point: string): FoldKind | undefined {
     case "tool.pre":
       return GATE;
     case "tool.post":
+    case "tool.error":
       return RESULT;
   }
   return undefined;
@@ -95,9 +103,13 @@ export const NO_PRE_DECISION: ToolPreFold = Object.freeze({
   shadow: NO_SHADOW,
 });
 
-/** The fold of a result chain in which no handler had an opinion. */
-export function postFold(result: unknown): ToolPostFold {
-  return { replaced: false, result, context: NO_STRINGS };
+const NO_ERROR_DECISION: ToolErrorFold = Object.freeze({ context: NO_STRINGS });
+
+/** The fold of a result chain (of `point`) in which no handler had an opinion. */
+export function postFold(point: string, result: unknown): ToolPostFold | ToolErrorFold {
+  return point === "tool.error"
+    ? NO_ERROR_DECISION
+    : { replaced: false, result, context: NO_STRINGS };
 }
 
 function errorMessage(error: unknown): string {
@@ -281,7 +293,8 @@ export class Fold {
     const v = value as { updatedResult?: unknown; context?: unknown };
     const context = v.context;
     if (typeof context === "string") (this.context ??= []).push(context);
-    if (!("updatedResult" in v)) return null;
+    // A failed call has no result to replace.
+    if (!("updatedResult" in v) || this.point === "tool.error") return null;
     this.result = deepFrozenCopy(v.updatedResult);
     this.replaced = true;
     return { ...this.payload, result: this.result };
@@ -312,8 +325,10 @@ export class Fold {
     return fold;
   }
 
-  toPost(): ToolPostFold {
-    return { replaced: this.replaced, result: this.result, context: this.context ?? NO_STRINGS };
+  toPost(): ToolPostFold | ToolErrorFold {
+    const context = this.context ?? NO_STRINGS;
+    if (this.point === "tool.error") return { context };
+    return { replaced: this.replaced, result: this.result, context };
   }
 }
 

@@ -18,10 +18,10 @@ import {
 import type { HookOptions } from "./hook_options.ts";
 import { type AnyHandler, makeEntry } from "./_entry.ts";
 import { BLOCKING, DECIDE, Dispatcher, ISOLATED } from "./_dispatch.ts";
-import { foldOf, GATE, type ToolPostFold, type ToolPreFold } from "./_fold.ts";
+import { foldOf, GATE, type ToolErrorFold, type ToolPostFold, type ToolPreFold } from "./_fold.ts";
 
 export { SESSION_HOOK_TIMEOUT_MS } from "./_entry.ts";
-export type { ShadowVerdict, ToolPostFold, ToolPreFold } from "./_fold.ts";
+export type { ShadowVerdict, ToolErrorFold, ToolPostFold, ToolPreFold } from "./_fold.ts";
 
 /**
  * What every Session hook handler receives besides its payload.
@@ -300,7 +300,8 @@ export class HookBus {
    * strictest of all passes; a chain still rewriting at pass {@linkcode TOOL_PRE_PASSES} ends
    * with `error` set to an {@linkcode UnsettledArgumentsError}.
    * `tool.post`: `updatedResult` replaces the result for the next handlers; `context` strings
-   * are collected. A chain in which no handler returns a decision allocates nothing.
+   * are collected. `tool.error`: `context` strings are collected (a failed call has no result
+   * to replace). A chain in which no handler returns a decision allocates nothing.
    *
    * @example Rewrites compose, deny wins
    * ```ts
@@ -326,25 +327,47 @@ export class HookBus {
     payload: HookPayloads["tool.post"],
     options?: EmitOptions,
   ): Promise<ToolPostFold>;
+  /**
+   * Runs the `tool.error` chain and folds its context.
+   *
+   * @example Context for a failed call
+   * ```ts
+   * import { HookBus } from "@hookscope/core";
+   * import assert from "node:assert/strict";
+   *
+   * const bus = new HookBus();
+   * bus.on("tool.error", ({ toolName }) => ({ context: `${toolName} failed: check the path` }));
+   * const fold = await bus.decide("tool.error", { toolName: "reader", callId: "c", error: new Error("ENOENT"), durationMs: 1 });
+   * assert.deepEqual(fold.context, ["reader failed: check the path"]);
+   * ```
+   */
   decide(
-    point: "tool.pre" | "tool.post",
-    payload: HookPayloads["tool.pre"] | HookPayloads["tool.post"],
+    point: "tool.error",
+    payload: HookPayloads["tool.error"],
     options?: EmitOptions,
-  ): Promise<ToolPreFold | ToolPostFold> {
+  ): Promise<ToolErrorFold>;
+  decide(
+    point: "tool.pre" | "tool.post" | "tool.error",
+    payload: HookPayloads["tool.pre"] | HookPayloads["tool.post"] | HookPayloads["tool.error"],
+    options?: EmitOptions,
+  ): Promise<ToolPreFold | ToolPostFold | ToolErrorFold> {
     const fold = foldOf(point);
     if (fold === undefined) {
       return Promise.reject(
         new TypeError(
-          `Cannot decide: only "tool.pre" and "tool.post" fold decisions; got ${String(point)}`,
+          `Cannot decide: only "tool.pre", "tool.post" and "tool.error" fold decisions; got ${
+            String(point)
+          }`,
         ),
       );
     }
     const body = payload as unknown as Record<string, unknown>;
     const d = this.#d;
+    type Folded = Promise<ToolPreFold | ToolPostFold | ToolErrorFold>;
     if (!this.#special[point] && options?.signal === undefined) {
-      return d.decide(point, body, fold === GATE) as Promise<ToolPreFold | ToolPostFold>;
+      return d.decide(point, body, fold === GATE) as Folded;
     }
-    return d.start(point, body, DECIDE, options, 0) as Promise<ToolPreFold | ToolPostFold>;
+    return d.start(point, body, DECIDE, options, 0) as Folded;
   }
 }
 

@@ -123,6 +123,28 @@ export type ToolPostDecision = undefined | {
 };
 
 /**
+ * What a `tool.error` handler may return: context for the model about the failure (in the
+ * agent loop it is appended to the error the model sees for the call; through the Claude Code
+ * protocol it is `PostToolUseFailure`'s `additionalContext`).
+ *
+ * @example Explain a failure
+ * ```ts
+ * import { HookBus, type ToolErrorDecision } from "@hookscope/core/hooks";
+ * import assert from "node:assert/strict";
+ *
+ * const bus = new HookBus();
+ * bus.on("tool.error", ({ toolName }): ToolErrorDecision =>
+ *   toolName === "bash" ? { context: "the sandbox has no network" } : undefined
+ * );
+ * assert.equal(bus.count("tool.error"), 1);
+ * ```
+ */
+export type ToolErrorDecision = undefined | {
+  /** Appended to what the model sees for this failed call. */
+  readonly context?: string;
+};
+
+/**
  * How many times at most one `tool.pre` fold runs the chain: the first pass, and up to two more
  * on the rewritten arguments (the last pass must rewrite nothing). See
  * {@linkcode UnsettledArgumentsError}.

@@ -209,6 +209,8 @@ export interface HookPayloads {
   "tool.error": {
     callId: string;
     toolName: string;
+    /** The arguments the failed call ran with (a deep-frozen copy), when known. */
+    args?: Readonly<Record<string, unknown>>;
     error: unknown;
     durationMs: number | null;
     branchId?: string;

@@ -451,21 +451,23 @@ async function runAction(
     return await stopped(host, op, error, toolName, callId, args, true);
   }
   if (failed) {
+    let errorContext: readonly string[] = [];
     if (bus !== null) {
-      const emitted = bus.emit(HookPoint.TOOL_ERROR, {
+      const emitted = bus.decide(HookPoint.TOOL_ERROR, {
         callId,
         toolName,
+        args: frozenArgs,
         error: failure,
         durationMs,
         branchId: host.id,
       }, op.aborted ? undefined : emitOptions);
       if (op.aborted) emitted.catch(() => {});
-      else await op.run("tool.error", emitted, true);
+      else errorContext = (await op.run("tool.error", emitted, true)).context;
     }
     const aborted = op.aborted ||
       (options?.signal !== undefined && isAbortError(failure, options.signal));
     if (aborted) throw failure;
-    return await failedOutcome(host, op, options, failure, toolName, callId, args);
+    return await failedOutcome(host, op, options, failure, toolName, callId, args, errorContext);
   }
 
   let output = call!.response;
@@ -485,7 +487,7 @@ async function runAction(
     } catch (error) {
       // A result nested too deeply for a hook payload: a failure the model can read.
       if (!(error instanceof PayloadTooDeepError)) throw error;
-      return await failedOutcome(host, op, options, error, toolName, callId, args);
+      return await failedOutcome(host, op, options, error, toolName, callId, args, []);
     }
     const fold = await op.run("tool.post", post, true);
     if (fold.replaced) output = fold.result;
@@ -515,6 +517,7 @@ async function failedOutcome(
   toolName: string,
   callId: string,
   args: Readonly<Record<string, unknown>>,
+  context: readonly string[],
 ): Promise<ActOutcome> {
   if (!options?.suppressErrors) return { kind: "failed", result: null, error: failure };
   const message = errorMessage(failure);
@@ -523,16 +526,15 @@ async function failedOutcome(
     callId,
     args,
     output: { error: message, function: toolName, arguments: args },
+    ...(context.length > 0 ? { context } : {}),
   }, op);
-  return {
-    kind: "failed",
-    error: failure,
-    result: {
-      function: toolName,
-      arguments: args as Record<string, unknown>,
-      output: { error: message, message: `Error invoking action '${toolName}': ${message}` },
-    },
+  const result: ActionResult = {
+    function: toolName,
+    arguments: args as Record<string, unknown>,
+    output: { error: message, message: `Error invoking action '${toolName}': ${message}` },
   };
+  if (context.length > 0) result.context = [...context];
+  return { kind: "failed", error: failure, result };
 }
 
 /**

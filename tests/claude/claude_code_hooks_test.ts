@@ -255,6 +255,40 @@ describe("claudeCodeHooks", () => {
     assert.equal(result.output, "[redacted by post.sh]");
   });
 
+  it("PostToolUseFailure gets the failed call's input and error; its additionalContext reaches the model", async () => {
+    const session = new Session();
+    session.defaultBranch.actions.register(
+      new Tool({
+        name: "bash",
+        requestOptions: z.object({ command: z.string() }),
+        func: () => {
+          throw new Error("exit status 127");
+        },
+      }),
+    );
+    claudeCodeHooks(
+      {
+        hooks: {
+          PostToolUseFailure: [{
+            matcher: "Bash",
+            hooks: [{ type: "command", command: script("failure.py") }],
+          }],
+        },
+      },
+      { projectDir: dir },
+    )(session);
+    // The agent loop's act (suppressErrors): the failure is told to the model with the context.
+    const result = await session.defaultBranch.act(
+      { function: "bash", arguments: { command: "nosuchprogram" } },
+      { suppressErrors: true },
+    );
+    assert.deepEqual(result.context, [
+      "failure.py saw Bash `nosuchprogram` fail: exit status 127",
+    ]);
+    const response = session.defaultBranch.messages.at(-1)!.content as Record<string, unknown>;
+    assert.deepEqual(response.context, result.context);
+  });
+
   it("UserPromptSubmit exit 2 blocks the message add", async () => {
     const session = new Session();
     claudeCodeHooks(

@@ -253,6 +253,61 @@ describe("typed decisions on the act path (X22)", () => {
   });
 });
 
+describe("tool.error context", () => {
+  it('decide("tool.error") folds context in chain order, ignores updatedResult, and goes on past a throw', async () => {
+    const { session } = setup();
+    session.hooks.on("tool.error", () => ({ context: "first", updatedResult: "ignored" }));
+    session.hooks.on("tool.error", () => {
+      throw new Error("a broken reporter");
+    }, { onFailure: "continue" });
+    session.hooks.on("tool.error", ({ args }) => ({ context: `args: ${JSON.stringify(args)}` }));
+    session.hooks.on("tool.error", () => undefined);
+    const fold = await session.hooks.decide("tool.error", {
+      callId: "c1",
+      toolName: "bash",
+      args: { command: "ls" },
+      error: new Error("boom"),
+      durationMs: 1,
+    });
+    assert.deepEqual(fold, { context: ["first", 'args: {"command":"ls"}'] });
+    const none = await new Session().hooks.decide("tool.error", {
+      callId: "c2",
+      toolName: "bash",
+      error: null,
+      durationMs: null,
+    });
+    assert.deepEqual(none, { context: [] });
+  });
+
+  it("in the agent loop's act (suppressErrors) the context reaches the failed call's response", async () => {
+    const { session, branch } = setup();
+    branch.actions.register(
+      new Tool({
+        name: "flaky",
+        requestOptions: z.object({ path: z.string() }),
+        func: () => {
+          throw new Error("ENOENT: no such file");
+        },
+      }),
+    );
+    const seen: unknown[] = [];
+    session.hooks.on("tool.error", ({ toolName, args, error }) => {
+      seen.push([toolName, args, (error as Error).message]);
+      return { context: "the file was moved to src/" };
+    });
+    const result = await branch.act({ function: "flaky", arguments: { path: "a.ts" } }, {
+      suppressErrors: true,
+    });
+    assert.deepEqual(seen, [["flaky", { path: "a.ts" }, "ENOENT: no such file"]]);
+    assert.deepEqual(result.context, ["the file was moved to src/"]);
+    const response = branch.messages.at(-1)!.content as Record<string, unknown>;
+    assert.deepEqual(response.context, ["the file was moved to src/"]);
+    assert.match(JSON.stringify(response.output), /ENOENT/);
+    // Without suppressErrors the failure rejects, as before.
+    await assert.rejects(branch.act({ function: "flaky", arguments: { path: "b.ts" } }), /ENOENT/);
+  });
+});
+
 describe("ask and approvals on the act path", () => {
   it("without approve: ApprovalRequiredError with a PendingApproval; ApprovalRequested recorded", async () => {
     const { session, branch, ran } = setup();

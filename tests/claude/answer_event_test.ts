@@ -1,0 +1,242 @@
+// answerClaudeEvent in-process: every event of the mapping table, in the protocol's own terms,
+// with the decision recorded in the session (what `hook`, `serve` and claudeAgentHooks share).
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { MemoryStore, Session } from "../../mod.ts";
+import {
+  answerClaudeEvent,
+  ClaudeEventError,
+  ClaudeHookDecision,
+  type ClaudeHookDecisionData,
+} from "../../claude/mod.ts";
+
+const base = { session_id: "s1", transcript_path: "/tmp/t.jsonl", cwd: "/tmp" };
+const pre = (tool_input: Record<string, unknown>, tool_name = "Bash") => ({
+  ...base,
+  hook_event_name: "PreToolUse",
+  tool_name,
+  tool_input,
+  tool_use_id: "toolu_1",
+});
+
+function decisions(session: Session): ClaudeHookDecisionData[] {
+  return session.observer.byType(ClaudeHookDecision).map((s) => s.data as ClaudeHookDecisionData);
+}
+
+describe("answerClaudeEvent", () => {
+  it("PreToolUse: deny, ask, allow with updatedInput and context, no opinion", async () => {
+    const session = new Session({ id: "s1" });
+    session.hooks.on("tool.pre", ({ args }) => {
+      const command = String(args.command);
+      if (command.startsWith("rm")) return { decision: "deny", reason: "no rm" };
+      if (command.startsWith("git push")) return { decision: "ask", reason: "a person decides" };
+      if (command === "echo a") {
+        return { decision: "allow", updatedArgs: { command: "echo b" }, context: "rewrote it" };
+      }
+      return undefined;
+    }, { name: "policy" });
+    const deny = await answerClaudeEvent(session, pre({ command: "rm -rf x" }));
+    assert.deepEqual(deny.output, {
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "no rm",
+      },
+    });
+    const ask = await answerClaudeEvent(session, pre({ command: "git push" }));
+    assert.deepEqual(ask.output, {
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "ask",
+        permissionDecisionReason: "a person decides",
+      },
+    });
+    const rewrite = await answerClaudeEvent(session, pre({ command: "echo a" }));
+    assert.deepEqual(rewrite.output, {
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "allow",
+        updatedInput: { command: "echo b" },
+        additionalContext: "rewrote it",
+      },
+    });
+    const none = await answerClaudeEvent(session, pre({ command: "ls" }));
+    assert.deepEqual(none.output, {});
+    assert.deepEqual(decisions(session).map((d) => [d.verdict, d.hook ?? null]), [
+      ["deny", "policy"],
+      ["ask", "policy"],
+      ["allow", null],
+      ["none", null],
+    ]);
+  });
+
+  it("PostToolUse: updatedToolOutput (and updatedMCPToolOutput for mcp__ tools) and context", async () => {
+    const session = new Session({ id: "s1" });
+    session.hooks.on("tool.post", ({ result }) => ({
+      updatedResult: String(result).replaceAll("secret", "***"),
+      context: "redacted",
+    }));
+    const answer = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "PostToolUse",
+      tool_name: "mcp__files__read",
+      tool_input: { path: "a" },
+      tool_response: "the secret is 42",
+      tool_use_id: "toolu_2",
+    });
+    assert.deepEqual(answer.output, {
+      hookSpecificOutput: {
+        hookEventName: "PostToolUse",
+        updatedToolOutput: "the *** is 42",
+        updatedMCPToolOutput: "the *** is 42",
+        additionalContext: "redacted",
+      },
+    });
+  });
+
+  it("PostToolUseFailure: tool.error handlers see the error and the input; their context is additionalContext", async () => {
+    const session = new Session({ id: "s1" });
+    const seen: unknown[] = [];
+    session.hooks.on("tool.error", ({ toolName, args, error, durationMs }) => {
+      seen.push({ toolName, args, error, durationMs });
+      return { context: "the test runner needs --no-cache here" };
+    });
+    session.hooks.on("tool.error", () => ({ context: "second" }));
+    const answer = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "PostToolUseFailure",
+      tool_name: "Bash",
+      tool_input: { command: "npm test" },
+      tool_use_id: "toolu_3",
+      error: "Exit code 1",
+      duration_ms: 12,
+    });
+    assert.deepEqual(seen, [{
+      toolName: "Bash",
+      args: { command: "npm test" },
+      error: "Exit code 1",
+      durationMs: 12,
+    }]);
+    assert.deepEqual(answer.output, {
+      hookSpecificOutput: {
+        hookEventName: "PostToolUseFailure",
+        additionalContext: "the test runner needs --no-cache here\nsecond",
+      },
+    });
+    assert.equal(decisions(session)[0].context, "the test runner needs --no-cache here\nsecond");
+    // No handler with an opinion: {}.
+    const quiet = await answerClaudeEvent(new Session({ id: "s1" }), {
+      ...base,
+      hook_event_name: "PostToolUseFailure",
+      tool_name: "Bash",
+      tool_input: {},
+      tool_use_id: "toolu_4",
+      error: "Exit code 1",
+    });
+    assert.deepEqual(quiet.output, {});
+  });
+
+  it("UserPromptSubmit: a message.add handler registered with onFailure block that throws blocks the prompt", async () => {
+    const session = new Session({ id: "s1", onError: () => {} });
+    session.hooks.on("message.add", ({ message }) => {
+      if (String(message.content).includes("password")) throw new Error("no secrets in prompts");
+    }, { onFailure: "block" });
+    // A handler without it is isolated, as everywhere: its failure is reported, not a block.
+    session.hooks.on("message.add", () => {
+      throw new Error("an isolated bug");
+    });
+    const blocked = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "my password is hunter2",
+    });
+    assert.deepEqual(blocked.output, { decision: "block", reason: "no secrets in prompts" });
+    const fine = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "tidy the repo",
+    });
+    assert.deepEqual(fine.output, {});
+  });
+
+  it("SessionStart / SessionEnd run session.start / session.end; other events are recorded only", async () => {
+    const store = new MemoryStore();
+    const session = new Session({ id: "s1", store });
+    const points: string[] = [];
+    session.hooks.on("session.start", () => void points.push("start"));
+    session.hooks.on("session.end", () => void points.push("end"));
+    for (
+      const event of [
+        { ...base, hook_event_name: "SessionStart", source: "startup" },
+        { ...base, hook_event_name: "Notification", message: "waiting" },
+        { ...base, hook_event_name: "SomeFutureEvent" },
+        { ...base, hook_event_name: "SessionEnd", reason: "other" },
+      ]
+    ) {
+      assert.deepEqual((await answerClaudeEvent(session, event)).output, {});
+    }
+    assert.deepEqual(points, ["start", "end"]);
+    assert.deepEqual(decisions(session).map((d) => d.event), [
+      "SessionStart",
+      "Notification",
+      "SomeFutureEvent",
+      "SessionEnd",
+    ]);
+    await session.drainSignals();
+    const kinds = (await store.listSessionSignals("s1")).map((row) => row.kind);
+    assert.equal(kinds.filter((k) => k === "ClaudeHookDecision").length, 4);
+  });
+
+  it("a policy that throws or never answers denies a PreToolUse (fail closed); elsewhere {} with the error recorded", async () => {
+    const session = new Session({ id: "s1" });
+    session.hooks.on("tool.pre", ({ args }) => {
+      if (args.command === "hang") return new Promise(() => {});
+      throw new Error("policy bug");
+    });
+    session.hooks.on("tool.post", () => new Promise(() => {}));
+    const thrown = await answerClaudeEvent(session, pre({ command: "ls" }));
+    assert.equal(
+      (thrown.output.hookSpecificOutput as Record<string, unknown>).permissionDecision,
+      "deny",
+    );
+    assert.match(
+      String(
+        (thrown.output.hookSpecificOutput as Record<string, unknown>).permissionDecisionReason,
+      ),
+      /policy bug/,
+    );
+    const hung = await answerClaudeEvent(session, pre({ command: "hang" }), { timeoutMs: 50 });
+    assert.equal(
+      (hung.output.hookSpecificOutput as Record<string, unknown>).permissionDecision,
+      "deny",
+    );
+    const post = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "PostToolUse",
+      tool_name: "Bash",
+      tool_input: {},
+      tool_response: "",
+      tool_use_id: "toolu_9",
+    }, { timeoutMs: 50 });
+    assert.deepEqual(post.output, {});
+    assert.match(decisions(session).at(-1)?.error ?? "", /50 ms/);
+  });
+
+  it("input that is not an event is a ClaudeEventError", async () => {
+    const session = new Session({ id: "s1" });
+    for (
+      const bad of [
+        null,
+        [],
+        "PreToolUse",
+        { ...base },
+        { ...base, hook_event_name: "" },
+        { ...base, hook_event_name: "PreToolUse", tool_input: {} },
+        { ...base, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: "ls" },
+        { ...base, hook_event_name: "UserPromptSubmit" },
+      ]
+    ) {
+      await assert.rejects(answerClaudeEvent(session, bad), ClaudeEventError);
+    }
+  });
+});

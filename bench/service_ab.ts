@@ -11,7 +11,9 @@
  * Scenarios (the same as `service_bench.ts`):
  * - `service-call/0`: `IModel.invoke` over an in-process `FunctionEndpoint`, no hooks;
  * - `service-call/2`: the same with a pre-invocation and a post-invocation hook;
- * - `stream-chunks/10000`: 10 000 chunks through `IModel.stream` with one sync `text` handler.
+ * - `stream-chunks/10000`: 10 000 chunks through `IModel.stream` with one sync `text` handler;
+ * - `process-chunk`: `IModel.processChunk` with the same handler, awaited: the per-chunk dispatch
+ *   without the stream around it.
  *
  * The handlers are written so both stream-handler shapes work (`(chunk, ctx)` and the positional
  * `(null, chunkType, chunk, params)` of older checkouts): each version runs the same code.
@@ -27,6 +29,7 @@ import { pathToFileURL } from "node:url";
 interface ModelLike {
   invoke(request: Record<string, unknown>): Promise<{ status: string }>;
   stream(request: Record<string, unknown>): ReadableStream<{ type: string }>;
+  processChunk(chunk: Record<string, unknown>): Promise<unknown>;
 }
 
 interface ServiceModule {
@@ -121,6 +124,21 @@ const scenarios: Scenario[] = [
           const reader = model.stream(request).getReader();
           for (;;) if ((await reader.read()).done) break;
         }
+      };
+    },
+  },
+  {
+    name: "process-chunk",
+    ops: CALLS,
+    make(service) {
+      const model = new service.IModel({
+        model: "bench",
+        endpoint: endpointOf(service),
+        hookRegistry: new service.HookRegistry({ streamHandlers: { text: onText } }),
+      });
+      const chunk = CHUNKS[0];
+      return async () => {
+        for (let i = 0; i < CALLS; i++) await model.processChunk(chunk);
       };
     },
   },

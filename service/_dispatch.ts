@@ -1,7 +1,7 @@
 // The registry's dispatch, shared by HookRegistry.call, HookEvent and IModel. Returns
 // synchronously when the handler does, so hot paths await only thenables.
 
-import { EventStatus } from "../core/mod.ts";
+import { EventStatus, HookPhaseError } from "../core/mod.ts";
 import { HookEventType } from "./hook_event_type.ts";
 import { isHookEventType, unknownHookType } from "./_phase_keys.ts";
 import type {
@@ -152,6 +152,55 @@ export function callPhase(
     (result) => ({ result, error: null, shouldExit: false, status: EventStatus.COMPLETED }),
     (error) => failed(error, signal, exit, failStatus, undefined),
   );
+}
+
+/**
+ * `IModel`'s per-chunk call of a registered stream handler: what `dispatchHook` with `chunkType`
+ * does, answered the way the stream needs it, without the options and result objects per chunk.
+ * Returns the replacement, or `null` to keep the chunk (also for a returned `Error`, or a failure
+ * with `exit` off); throws (or rejects with) the failure when `exit` is on or the signal was
+ * aborted. Synchronous when the handler is.
+ */
+export function callChunkHandler(
+  handler: StreamHandler,
+  chunk: unknown,
+  chunkType: StreamChunkType,
+  exit: boolean,
+  signal: AbortSignal,
+): unknown {
+  if (signal.aborted) return chunkFailure(signal.reason, signal, exit);
+  let value: unknown;
+  try {
+    value = handler(chunk, { chunkType, exit, signal });
+  } catch (error) {
+    return chunkFailure(error, signal, exit);
+  }
+  if (!isThenable(value)) return replacement(value);
+  const bound = boundedSignal(signal, undefined);
+  return raceAbort(value, bound.signal).then(
+    (result) => {
+      bound.clear();
+      return replacement(result);
+    },
+    (error) => {
+      bound.clear();
+      return chunkFailure(error, signal, exit);
+    },
+  );
+}
+
+/** A handler's return as a replacement: `null` keeps the chunk (a returned Error keeps it too). */
+function replacement(result: unknown): unknown {
+  return result === undefined || result === null || result instanceof Error ? null : result;
+}
+
+/**
+ * A failed chunk handler: a cancellation always ends the stream, any other failure only with
+ * `exit` (otherwise the chunk is kept). Whatever was thrown is the cause.
+ */
+function chunkFailure(error: unknown, signal: AbortSignal, exit: boolean): null {
+  if (!exit && !isCancellation(error, signal)) return null;
+  throw error ?? new HookPhaseError("Streaming hook requested exit without a cause");
 }
 
 /** A deadline for a pending stream handler that also follows the caller's signal. */

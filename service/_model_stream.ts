@@ -1,12 +1,10 @@
 // IModel's streaming (private): per-chunk processing and the consumer-facing ReadableStream.
 
-import { HookPhaseError } from "../core/mod.ts";
 import type { APICalling } from "./api_calling.ts";
 import type { StreamChunk } from "./endpoint.ts";
-import type { HookRegistry } from "./hook_registry.ts";
+import type { HookRegistry, StreamChunkType } from "./hook_registry.ts";
 import type { ModelCallOptions } from "./model_options.ts";
-import type { HookCallResult } from "./types.ts";
-import { dispatchHook, INTERNALS } from "./_dispatch.ts";
+import { callChunkHandler, INTERNALS } from "./_dispatch.ts";
 import { isThenable } from "../core/_util.ts";
 import { anySignal } from "../core/_abort.ts";
 import { internals, type StreamRun } from "./_stream_run.ts";
@@ -30,14 +28,11 @@ export function processChunk(
   const key = chunk !== null && typeof chunk === "object"
     ? (chunk as { type?: unknown }).type
     : undefined;
-  if (typeof key === "string" && INTERNALS.get(model.hookRegistry)?.stream.has(key)) {
-    const outcome = dispatchHook(model.hookRegistry, null, {
-      chunkType: key as StreamChunk["type"],
-      chunk,
-      shouldExit: model.exitHook,
-      signal,
-    });
-    return isThenable(outcome) ? outcome.then(chunkResult) : chunkResult(outcome);
+  if (typeof key === "string") {
+    const handler = INTERNALS.get(model.hookRegistry)?.stream.get(key);
+    if (handler !== undefined) {
+      return callChunkHandler(handler, chunk, key as StreamChunkType, model.exitHook, signal);
+    }
   }
   const fn = model.transformChunk;
   if (fn) {
@@ -45,19 +40,6 @@ export function processChunk(
     return isThenable(out) ? Promise.resolve(out).then((v) => v ?? null) : out ?? null;
   }
   return null;
-}
-
-function chunkResult(outcome: HookCallResult): unknown {
-  // A failed handler (thrown, or cancelled) has a status; a successful one has status null.
-  if (outcome.status !== null) {
-    if (!outcome.shouldExit) return null;
-    // Whatever was thrown (an Error, a string, the abort reason) is the cause.
-    throw outcome.error ?? new HookPhaseError("Streaming hook requested exit without a cause");
-  }
-  const result = outcome.result;
-  // A returned Error keeps the original chunk; a plain object with `name`/`message` replaces it.
-  if (result === undefined || result === null || result instanceof Error) return null;
-  return result;
 }
 
 /** What the stream needs from its model. */

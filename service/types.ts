@@ -35,6 +35,11 @@ export type PhaseHandler = {
 export interface StreamHandlerContext<T extends string = StreamChunkType> extends HookParams {
   /** The chunk's type: the key the handler is registered under. */
   readonly chunkType: T;
+  /**
+   * Aborted when the caller aborts or the consumer cancels the stream. A handler still pending
+   * at its deadline fails the call with a `TimeoutError` (see `HookCallOptions.timeoutMs`).
+   */
+  signal: AbortSignal;
 }
 
 /**

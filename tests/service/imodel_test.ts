@@ -721,6 +721,40 @@ describe("IModel.stream() and processChunk()", () => {
     model.hookRegistry.onChunk("text", () => Promise.reject(boom));
     await assert.rejects(model.processChunk({ type: "text", text: "a" }), (e) => e === boom);
   });
+  it("IModel.processChunk() hands the handler (chunk, ctx) and keeps the exit and cancellation rules", async () => {
+    const seen: unknown[] = [];
+    const model = new IModel({ model: "m", endpoint: local(), exitHook: true });
+    const signal = new AbortController().signal;
+    model.hookRegistry.onChunk("usage", (chunk, ctx) => void seen.push(chunk, { ...ctx }));
+    const chunk: StreamChunk = {
+      type: "usage",
+      promptTokens: 1,
+      completionTokens: 1,
+      totalTokens: 2,
+    };
+    assert.equal(await model.processChunk(chunk, { signal }), null);
+    assert.deepEqual(seen, [chunk, { chunkType: "usage", exit: true, signal }]);
+    // A handler that throws nothing at all still ends the stream with a cause.
+    model.hookRegistry.onChunk("text", () => {
+      throw undefined;
+    });
+    await assert.rejects(model.processChunk({ type: "text", text: "a" }), {
+      name: "HookPhaseError",
+      message: "Streaming hook requested exit without a cause",
+    });
+    // An aborted signal ends the chunk with its reason, exit on or off, and the handler never runs.
+    const quiet = new IModel({ model: "m", endpoint: local() });
+    let ran = false;
+    quiet.hookRegistry.onChunk("text", () => void (ran = true));
+    const controller = new AbortController();
+    const reason = new DOMException("gave up", "AbortError");
+    controller.abort(reason);
+    await assert.rejects(
+      quiet.processChunk({ type: "text", text: "a" }, { signal: controller.signal }),
+      (e) => e === reason,
+    );
+    assert.equal(ran, false);
+  });
 });
 
 describe("IModel.observe()", () => {

@@ -17,12 +17,11 @@ import {
   errorRecord,
   type PreparedRequest,
   recordStream,
-  sleep,
   Tape,
   type TapeEntry,
   type TapeOptions,
-  untilAborted,
 } from "../tape/_tape.ts";
+import { abortable, delay } from "../core/_async.ts";
 import { TapeRecordedError } from "../tape/tape_errors.ts";
 
 /** Options of {@linkcode tapeMiddleware}. */
@@ -143,7 +142,7 @@ export function tapeMiddleware<V extends MiddlewareSpecificationVersion = "v3">(
     }): Promise<G> {
       const index = tape.claim();
       const signal = signalOf(o.params);
-      const prepared = await guarded(
+      const prepared = await abortable(
         tape.prepare("generate", requestOf(o.params, o.model)),
         signal,
       );
@@ -164,7 +163,7 @@ export function tapeMiddleware<V extends MiddlewareSpecificationVersion = "v3">(
         await tape.commit({ ...base, response: tape.clean(storedResult(result)) });
         return result;
       }
-      const entry = await guarded(tape.match(index, "generate", prepared), signal);
+      const entry = await abortable(tape.match(index, "generate", prepared), signal);
       if (entry.error) throw new TapeRecordedError(entry.error.name, entry.error.message);
       return revive(structuredClone(entry.response)) as G;
     },
@@ -177,7 +176,10 @@ export function tapeMiddleware<V extends MiddlewareSpecificationVersion = "v3">(
       const index = tape.claim();
       const started = Date.now();
       const signal = signalOf(o.params);
-      const prepared = await guarded(tape.prepare("stream", requestOf(o.params, o.model)), signal);
+      const prepared = await abortable(
+        tape.prepare("stream", requestOf(o.params, o.model)),
+        signal,
+      );
       if (tape.mode === "record") {
         let result: S;
         try {
@@ -194,7 +196,7 @@ export function tapeMiddleware<V extends MiddlewareSpecificationVersion = "v3">(
         }
         return { ...result, stream: recordParts(tape, index, started, prepared, result.stream) };
       }
-      const entry = await guarded(tape.match(index, "stream", prepared), signal);
+      const entry = await abortable(tape.match(index, "stream", prepared), signal);
       if (entry.error && entry.chunks === undefined) {
         throw new TapeRecordedError(entry.error.name, entry.error.message);
       }
@@ -202,10 +204,6 @@ export function tapeMiddleware<V extends MiddlewareSpecificationVersion = "v3">(
     },
   };
   return middleware;
-}
-
-function guarded<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  return signal ? untilAborted(promise, signal) : promise;
 }
 
 /** The generate result as stored: without the raw request, response headers and body. */
@@ -255,7 +253,6 @@ function replayParts(
   signal: AbortSignal | undefined,
 ): ReadableStream<unknown> {
   const chunks = entry.chunks ?? [];
-  const never = new AbortController().signal;
   let at = 0;
   let started = -1;
   return new ReadableStream<unknown>({
@@ -265,7 +262,7 @@ function replayParts(
       if (at < chunks.length) {
         const next = chunks[at++];
         if (tape.timing === "recorded") {
-          await sleep(next.ms - (Date.now() - started), signal ?? never);
+          await delay(next.ms - (Date.now() - started), signal);
         }
         controller.enqueue(revive(structuredClone(next.chunk)));
         return;

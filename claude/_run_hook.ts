@@ -7,6 +7,7 @@
 
 import { spawn } from "node:child_process";
 import process from "node:process";
+import { deadlineSignal } from "../core/_async.ts";
 import { ClaudeHookError } from "./hook_error.ts";
 import type { ClaudeHook } from "./settings.ts";
 
@@ -44,6 +45,9 @@ function runCommand(
   context: RunContext,
   ms: number,
 ): Promise<HookAnswer> {
+  if (context.signal?.aborted) {
+    return Promise.reject(new ClaudeHookError("timeout", command, "aborted"));
+  }
   return new Promise((resolve, reject) => {
     let child;
     try {
@@ -137,10 +141,7 @@ async function runHttp(
   context: RunContext,
   ms: number,
 ): Promise<HookAnswer> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ms);
-  const onAbort = () => controller.abort();
-  context.signal?.addEventListener("abort", onAbort, { once: true });
+  const call = deadlineSignal(ms, context.signal);
   try {
     const sent: Record<string, string> = { "content-type": "application/json" };
     for (const [name, value] of Object.entries(headers)) {
@@ -150,7 +151,7 @@ async function runHttp(
       method: "POST",
       headers: sent,
       body: input,
-      signal: controller.signal,
+      signal: call.signal,
     });
     const reader = response.body?.getReader();
     const parts: Uint8Array[] = [];
@@ -170,7 +171,7 @@ async function runHttp(
     return { code: 0, stdout: body, stderr: "" };
   } catch (error) {
     if (error instanceof ClaudeHookError) throw error;
-    if (controller.signal.aborted) {
+    if (call.signal.aborted) {
       throw new ClaudeHookError(
         "timeout",
         url,
@@ -179,8 +180,7 @@ async function runHttp(
     }
     throw new ClaudeHookError("http", url, (error as Error)?.message ?? String(error));
   } finally {
-    clearTimeout(timer);
-    context.signal?.removeEventListener("abort", onAbort);
+    call.done();
   }
 }
 

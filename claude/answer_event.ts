@@ -6,7 +6,7 @@
  */
 
 import { summarize } from "../core/json_safe.ts";
-import { race } from "../core/_race.ts";
+import { abortable, type DeadlineSignal, deadlineSignal } from "../core/_async.ts";
 import type { Session } from "../session/session.ts";
 import { ClaudeHookDecision, type ClaudeHookDecisionData } from "./hook_decision_signal.ts";
 
@@ -56,24 +56,13 @@ function text(value: unknown, field: string, required: boolean): string | undefi
   return value;
 }
 
-function deadline(options?: AnswerClaudeEventOptions): { signal: AbortSignal; done: () => void } {
+function policyDeadline(options?: AnswerClaudeEventOptions): DeadlineSignal {
   const ms = options?.timeoutMs ?? 20_000;
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new Error(`the policy did not answer within ${ms} ms`)),
+  return deadlineSignal(
     ms,
+    options?.signal,
+    () => new Error(`the policy did not answer within ${ms} ms`),
   );
-  const outer = options?.signal;
-  const onAbort = () => controller.abort(outer?.reason ?? new Error("aborted"));
-  if (outer?.aborted) onAbort();
-  else outer?.addEventListener("abort", onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    done: () => {
-      clearTimeout(timer);
-      outer?.removeEventListener("abort", onAbort);
-    },
-  };
 }
 
 function reasonOf(error: unknown): string {
@@ -123,7 +112,7 @@ export async function answerClaudeEvent(
 ): Promise<ClaudeEventAnswer> {
   if (!isObject(event)) throw new ClaudeEventError("the event must be a JSON object");
   const name = text(event.hook_event_name, "hook_event_name", true) as string;
-  const { signal, done } = deadline(options);
+  const { signal, done } = policyDeadline(options);
   let answer: ClaudeEventAnswer;
   try {
     answer = await answer_(session, name, event, signal);
@@ -154,13 +143,12 @@ async function answer_(
       const base = { event: name, callId, toolName, toolInput: args };
       let fold;
       try {
-        fold = await race(
+        fold = await abortable(
           session.hooks.decide(
             "tool.pre",
             { toolName, callId, args, argsSummary: summarize(args) },
             { signal },
           ),
-          Infinity,
           signal,
         );
       } catch (error) {
@@ -210,7 +198,7 @@ async function answer_(
       const base = { event: name, callId, toolName };
       let fold;
       try {
-        fold = await race(
+        fold = await abortable(
           session.hooks.decide("tool.post", {
             callId,
             toolName,
@@ -219,7 +207,6 @@ async function answer_(
             resultSummary: summarize(event.tool_response),
             durationMs: null,
           }, { signal }),
-          Infinity,
           signal,
         );
       } catch (error) {
@@ -249,7 +236,7 @@ async function answer_(
       const base = { event: name, callId, toolName };
       let fold;
       try {
-        fold = await race(
+        fold = await abortable(
           session.hooks.decide("tool.error", {
             callId,
             toolName,
@@ -257,7 +244,6 @@ async function answer_(
             error: event.error ?? null,
             durationMs: typeof event.duration_ms === "number" ? event.duration_ms : null,
           }, { signal }),
-          Infinity,
           signal,
         );
       } catch (error) {
@@ -279,9 +265,8 @@ async function answer_(
     case "UserPromptSubmit": {
       const prompt = text(event.prompt, "prompt", true) as string;
       try {
-        await race(
+        await abortable(
           session.defaultBranch.addMessage({ role: "user", content: prompt }, { signal }),
-          Infinity,
           signal,
         );
       } catch (error) {
@@ -298,11 +283,10 @@ async function answer_(
     case "SessionEnd": {
       try {
         if (name === "SessionStart") {
-          await race(session.start({ source: event.source ?? null }), Infinity, signal);
+          await abortable(session.start({ source: event.source ?? null }), signal);
         } else {
-          await race(
+          await abortable(
             session.end({ status: "completed", reason: event.reason ?? null }),
-            Infinity,
             signal,
           );
         }

@@ -1,11 +1,13 @@
 /**
  * What `hookscope hook` and `hookscope serve` share on the wire, and nothing heavier: reading an
  * event within a size and a deadline, the fail-closed answer, and JSON a terminal cannot
- * misread. `hook --server` loads only this (no session, store or policy), so a forwarding
- * command hook starts fast.
+ * misread. `hook --server` loads only this and the core async kit (no session, store or policy),
+ * so a forwarding command hook starts fast.
  *
  * @module
  */
+
+import { deadline } from "../core/_async.ts";
 
 /** JSON with every character outside printable ASCII written as `\uXXXX`: valid, and inert. */
 export function asciiJson(value: unknown): string {
@@ -52,25 +54,19 @@ export async function readLimited(
   const parts: Uint8Array[] = [];
   let size = 0;
   const encoder = new TextEncoder();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no complete event on stdin within ${ms} ms`)), ms);
-  });
-  try {
-    await Promise.race([
-      (async () => {
-        for await (const chunk of stream) {
-          const bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
-          size += bytes.length;
-          if (size > max) throw new Error(`the event is larger than ${max} bytes`);
-          parts.push(bytes);
-        }
-      })(),
-      expired,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await deadline(
+    (async () => {
+      for await (const chunk of stream) {
+        const bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
+        size += bytes.length;
+        if (size > max) throw new Error(`the event is larger than ${max} bytes`);
+        parts.push(bytes);
+      }
+    })(),
+    ms,
+    undefined,
+    () => new Error(`no complete event on stdin within ${ms} ms`),
+  );
   const all = new Uint8Array(size);
   let at = 0;
   for (const part of parts) {

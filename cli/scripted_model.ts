@@ -8,6 +8,7 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { delay } from "../core/_async.ts";
 
 /** One scripted model turn: text streamed in pieces, then optional tool calls. */
 export interface ScriptedTurn {
@@ -40,8 +41,6 @@ function chunk(delta: Record<string, unknown>, finishReason: string | null = nul
     })
   }\n\n`;
 }
-
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
   const parts: Uint8Array[] = [];
@@ -80,7 +79,7 @@ async function stream(res: ServerResponse, turn: ScriptedTurn, closed: () => boo
   res.write(chunk({ role: "assistant", content: "" }));
   for (const piece of turn.text ?? []) {
     if (closed()) return;
-    await wait(gap);
+    await delay(gap);
     res.write(chunk({ content: piece }));
   }
   const calls = turn.toolCalls ?? [];

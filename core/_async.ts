@@ -1,12 +1,16 @@
 // The library's one async kit: waiting for a promise no longer than a caller's signal
-// (`abortable`) or a deadline (`deadline`), waiting a while (`delay`) and trying again
-// (`retry`). Private to the library; every wait with a deadline or a signal goes through here.
+// (`abortable`) or a deadline (`deadline`), a signal of its own for work that takes a signal
+// (`deadlineSignal`), waiting a while (`delay`) and trying again (`retry`). Private to the
+// library; every wait with a deadline or a signal goes through here.
 //
 // Rules every helper keeps: at most one timer per wait, created only when there is something to
 // wait for and cleared as soon as anything settles; the signal listener is removed the same way;
-// an already aborted signal rejects at once with its reason; a delay above what every runtime's
+// an already aborted signal rejects at once with its reason (and the promise it no longer waits
+// for is marked handled); a delay above what every runtime's
 // `setTimeout` honours (2^31 - 1 ms; Node, Deno and Bun turn a longer one into 1 ms) arms no
 // timer at all (it means "no deadline"). Nothing runs at module load.
+
+import { isThenable } from "./_util.ts";
 
 /** Why a `deadline` wait ended early, when the caller gave no reason of its own. */
 export const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -25,7 +29,10 @@ export function deadline<T>(
   signal?: AbortSignal,
   timeout?: () => unknown,
 ): Promise<T> {
-  if (signal?.aborted) return Promise.reject(signal.reason);
+  if (signal?.aborted) {
+    pending.then(undefined, ignore);
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const onAbort = (): void => {
@@ -62,6 +69,68 @@ export function abortable<T>(pending: PromiseLike<T>, signal?: AbortSignal): Pro
   return deadline(pending, Infinity, signal);
 }
 
+/** A signal of its own for one bounded piece of work, made by {@linkcode deadlineSignal}. */
+export interface DeadlineSignal {
+  /** Aborts once the time is up or the caller's signal aborts. */
+  readonly signal: AbortSignal;
+  /** Clears the timer and the listener on the caller's signal; call it when the work ends. */
+  done(): void;
+}
+
+/** Options of {@linkcode deadlineSignal}. */
+export interface DeadlineSignalOptions {
+  /**
+   * Whether the timer may not keep the process alive by itself (Node's and Bun's `unref()`; a
+   * no-op elsewhere). Default: it keeps it alive, so the deadline is sure to fire.
+   */
+  readonly unref?: boolean;
+}
+
+/**
+ * A signal that aborts after `ms` (with `timeout()` when given, else a `TimeoutError`
+ * `DOMException`) or when `signal` aborts (with its reason, at once when it already has): for
+ * work that takes a signal itself, such as `fetch` or a hook. `ms` of `Infinity` (or above
+ * {@linkcode MAX_TIMER_MS}) arms no timer.
+ */
+export function deadlineSignal(
+  ms: number,
+  signal?: AbortSignal,
+  timeout?: () => unknown,
+  options?: DeadlineSignalOptions,
+): DeadlineSignal {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const onAbort = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    controller.abort(signal!.reason);
+  };
+  if (signal?.aborted) {
+    controller.abort(signal.reason);
+    return { signal: controller.signal, done: ignore };
+  }
+  if (ms <= MAX_TIMER_MS) {
+    timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      controller.abort(
+        timeout === undefined
+          ? new DOMException("The operation timed out.", "TimeoutError")
+          : timeout(),
+      );
+    }, ms);
+    if (options?.unref === true) {
+      (timer as unknown as { unref?: () => unknown }).unref?.();
+    }
+  }
+  signal?.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    done: () => {
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
 /**
  * Waits `ms` milliseconds, or until `signal` aborts (then rejects with its reason). A delay of
  * zero or less resolves at once; one above {@linkcode MAX_TIMER_MS} waits for the signal only.
@@ -93,13 +162,15 @@ export interface RetryOptions {
   readonly delayMs?: number | ((attempt: number, error: unknown) => number);
   /** Whether a failure is worth another attempt. Default: every failure is. */
   readonly retryIf?: (error: unknown, attempt: number) => boolean;
-  /** Stops waiting and trying: rejects with its reason. */
+  /** Stops waiting and trying, also during an attempt: rejects with its reason. */
   readonly signal?: AbortSignal;
 }
 
 /**
  * Runs `attempt(n)` (n from 1) until it resolves, a failure is not worth retrying, or
- * `options.attempts` attempts failed; then rejects with the last failure.
+ * `options.attempts` attempts failed (`Infinity`: until `retryIf` refuses); then rejects with the
+ * last failure. An abort of `options.signal` rejects with its reason at once, between attempts or
+ * during one (the attempt is then no longer waited for).
  */
 export async function retry<T>(
   attempt: (n: number) => Promise<T> | T,
@@ -110,8 +181,12 @@ export async function retry<T>(
   for (let n = 1;; n++) {
     if (signal?.aborted) throw signal.reason;
     try {
-      return await attempt(n);
+      const result = attempt(n);
+      return await (signal === undefined || !isThenable(result)
+        ? result
+        : abortable(result as PromiseLike<T>, signal));
     } catch (error) {
+      if (signal?.aborted && error === signal.reason) throw error;
       if (n >= attempts || (options.retryIf !== undefined && !options.retryIf(error, n))) {
         throw error;
       }
@@ -122,3 +197,5 @@ export async function retry<T>(
     }
   }
 }
+
+function ignore(): void {}

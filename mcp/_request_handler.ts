@@ -6,6 +6,7 @@
  */
 
 import { z } from "zod";
+import { type DeadlineSignal, deadlineSignal } from "../core/_async.ts";
 
 /**
  * The part of an MCP `Client` that {@linkcode mcpSampling} and {@linkcode mcpElicitation} use; a
@@ -86,38 +87,16 @@ export function installRequestHandler(
   };
 }
 
-/** A signal aborted by `outer` or after `ms`; `done()` releases the timer and the listener. */
+/**
+ * A signal aborted by `outer` or after `ms`; `done()` releases the timer and the listener. The
+ * timer does not keep the process alive by itself.
+ */
 export function callSignal(
   outer: AbortSignal | undefined,
   ms: number,
   what: string,
-): { signal: AbortSignal; done: () => void } {
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new Error(`MCP ${what} took longer than ${ms} ms`)),
-    ms,
-  );
-  (timer as { unref?: () => void }).unref?.();
-  const abort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) abort();
-  else outer?.addEventListener("abort", abort, { once: true });
-  return {
-    signal: controller.signal,
-    done: () => {
-      clearTimeout(timer);
-      outer?.removeEventListener("abort", abort);
-    },
-  };
-}
-
-/** Settles like `pending`, unless `signal` aborts first (then rejects with its reason). */
-export function abortable<T>(pending: PromiseLike<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener("abort", abort, { once: true });
-    Promise.resolve(pending).then(resolve, reject).finally(() =>
-      signal.removeEventListener("abort", abort)
-    );
+): DeadlineSignal {
+  return deadlineSignal(ms, outer, () => new Error(`MCP ${what} took longer than ${ms} ms`), {
+    unref: true,
   });
 }

@@ -26,11 +26,11 @@ import {
 } from "../session/signal.ts";
 import { answerInline } from "../session/_inline_answer.ts";
 import {
-  abortable,
   callSignal,
   installRequestHandler,
   type McpRequestClientLike,
 } from "./_request_handler.ts";
+import { abortable } from "../core/_async.ts";
 
 /** Options for {@linkcode mcpElicitation}. */
 export interface McpElicitationOptions {

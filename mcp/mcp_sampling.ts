@@ -7,11 +7,11 @@
 
 import type { IModel } from "../service/imodel.ts";
 import {
-  abortable,
   callSignal,
   installRequestHandler,
   type McpRequestClientLike,
 } from "./_request_handler.ts";
+import { abortable } from "../core/_async.ts";
 
 export type { McpRequestClientLike } from "./_request_handler.ts";
 

@@ -1,6 +1,8 @@
 // The one place service hooks build deadlines. Tests replace the factory to control time, because
 // fake timers do not reach AbortSignal.timeout in every runtime.
 
+import { MAX_TIMER_MS } from "../core/_async.ts";
+
 /** A deadline: its signal aborts with a `TimeoutError` once armed and expired. */
 export interface Deadline {
   /** Aborts when the deadline passes. */
@@ -24,12 +26,6 @@ export type DeadlineFactory = (timeoutMs: number) => Deadline;
 export function timeoutReason(timeoutMs: number): Error {
   return new DOMException(`Hook timed out after ${timeoutMs} ms`, "TimeoutError");
 }
-
-/**
- * The longest delay every runtime's `setTimeout` honours (2^31 - 1 ms, about 24.8 days). Node,
- * Deno and Bun all turn a longer delay into 1 ms, so a longer deadline arms no timer at all.
- */
-export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * The timer-based deadline: one object per guarded run and no closures; the timer exists only

@@ -12,14 +12,8 @@ import type {
   StreamHandler,
   StreamHandlerContext,
 } from "./types.ts";
-import {
-  className,
-  describe,
-  isCancellation,
-  isThenable,
-  neverAborted,
-  raceAbort,
-} from "./_util.ts";
+import { className, describe, isCancellation, isThenable, neverAborted } from "./_util.ts";
+import { abortable } from "../core/_async.ts";
 import { createDeadline } from "./_deadline.ts";
 import type { StreamChunkType } from "./hook_registry.ts";
 import { anySignal } from "../core/_abort.ts";
@@ -105,7 +99,7 @@ export function dispatchHook(
   // A stream handler has no HookEvent around it: its deadline is armed here, and only for a
   // handler that is actually pending (a sync handler costs no timer).
   const bound = chunkHandler ? boundedSignal(signal, options.timeoutMs) : undefined;
-  return raceAbort(value, bound ? bound.signal : signal).then(
+  return abortable(value, bound ? bound.signal : signal).then(
     (result) => {
       bound?.clear();
       return completed(result, info);
@@ -148,7 +142,7 @@ export function callPhase(
   if (!isThenable(value)) {
     return { result: value, error: null, shouldExit: false, status: EventStatus.COMPLETED };
   }
-  return raceAbort(value, signal).then(
+  return abortable(value, signal).then(
     (result) => ({ result, error: null, shouldExit: false, status: EventStatus.COMPLETED }),
     (error) => failed(error, signal, exit, failStatus, undefined),
   );

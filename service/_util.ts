@@ -31,25 +31,6 @@ export function errorText(error: unknown): string {
   }
 }
 
-/** Settles like `promise`, or rejects with the signal's reason once it aborts. */
-export function raceAbort<T>(promise: PromiseLike<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
 /** The class name of an event or event class. */
 export function className(value: unknown): string | undefined {
   if (typeof value === "function") return (value as { name?: string }).name || undefined;

@@ -1,6 +1,7 @@
 // A deadline (and the caller's abort) on store calls of the agent loop and of resume: a store
 // that never answers cannot hang a run.
 
+import { deadline } from "../core/_async.ts";
 import { StoreUnavailableError } from "../store/store_errors.ts";
 
 /** How long a store call of a run may take, in milliseconds. */
@@ -16,37 +17,11 @@ export function bounded<T>(
   signal?: AbortSignal,
   timeoutMs: number = RUN_STORE_TIMEOUT_MS,
 ): Promise<T> {
-  if (signal?.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      done();
-      reject(
-        new StoreUnavailableError(
-          `Cannot ${what}: the store did not answer within ${timeoutMs} ms`,
-        ),
-      );
-    }, timeoutMs);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    }
-    function onAbort(): void {
-      done();
-      reject(signal!.reason);
-    }
-    signal?.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        done();
-        resolve(value);
-      },
-      (error) => {
-        done();
-        reject(error);
-      },
-    );
-  });
+  return deadline(
+    promise,
+    timeoutMs,
+    signal,
+    () =>
+      new StoreUnavailableError(`Cannot ${what}: the store did not answer within ${timeoutMs} ms`),
+  );
 }

@@ -2,7 +2,7 @@
 // with a deadline and the caller's abort.
 
 import { isThenable } from "../core/_util.ts";
-import { race, TIMED_OUT } from "../core/_race.ts";
+import { deadline, TIMED_OUT } from "../core/_async.ts";
 import type { Report } from "./_fan_out.ts";
 import {
   ApprovalAnswered,
@@ -40,7 +40,7 @@ export async function askGate(
     const verdict = gate(action);
     return Boolean(
       isThenable(verdict)
-        ? await race(verdict, options?.timeoutMs ?? GATE_TIMEOUT_MS, signal)
+        ? await deadline(verdict, options?.timeoutMs ?? GATE_TIMEOUT_MS, signal)
         : verdict,
     );
   } catch (error) {

@@ -8,7 +8,7 @@
 import { Entity } from "../core/entity.ts";
 import { ActionManager, AgentSpec, type Tool } from "../action/mod.ts";
 import type { EmitOptions, HookBus } from "../hooks/mod.ts";
-import { race } from "../core/_race.ts";
+import { abortable } from "../core/_async.ts";
 import { isThenable } from "../core/_util.ts";
 import type { IModel } from "../service/mod.ts";
 import { ACTIVITY_WITH_NEXT } from "./_activity.ts";
@@ -251,7 +251,7 @@ export class Branch extends Entity {
       try {
         const result = callbacks[i](message, options);
         if (isThenable(result)) {
-          await (signal === undefined ? result : race(result, Infinity, signal));
+          await abortable(result, signal);
         }
       } catch (error) {
         if (signal?.aborted && error === signal.reason) throw error;

@@ -5,7 +5,7 @@
  */
 
 import { summarize } from "../core/json_safe.ts";
-import { race, TIMED_OUT } from "../core/_race.ts";
+import { deadline } from "../core/_async.ts";
 import type { SessionStore, SignalRow } from "../store/session_store.ts";
 import type { Policy } from "./policy.ts";
 import { Session } from "./session.ts";
@@ -188,9 +188,12 @@ function outcome(verdict: ReplayVerdict): "run" | "ask" | "deny" {
 }
 
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
-  return race(work, ms, undefined).catch((error) => {
-    throw error === TIMED_OUT ? new Error(`the policy did not answer within ${ms} ms`) : error;
-  });
+  return deadline(
+    work,
+    ms,
+    undefined,
+    () => new Error(`the policy did not answer within ${ms} ms`),
+  );
 }
 
 /**

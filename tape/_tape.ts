@@ -2,7 +2,6 @@
 // redaction, the canonical request and its fingerprint, matching with a line diff, and timing.
 
 import { isAbortSignal } from "../core/_abort.ts";
-import { race } from "../core/_race.ts";
 import { REDACTED, redactSecrets } from "../core/redact.ts";
 import {
   TapeExhaustedError,
@@ -305,28 +304,6 @@ export function lineDiff(a: string, b: string, maxLines = 200): string {
     return [...out.slice(0, maxLines), `… ${out.length - maxLines} more lines`].join("\n");
   }
   return out.join("\n");
-}
-
-/** Waits `ms` milliseconds or until `signal` aborts (then rejects with its reason). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  if (!(ms > 0)) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, Math.min(ms, 2_147_483_647));
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-/** Resolves like `promise`, or rejects with `signal`'s reason once it aborts. */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return race(promise, Infinity, signal);
 }
 
 /**

@@ -16,13 +16,12 @@ import {
   errorRecord,
   type PreparedRequest,
   recordStream,
-  sleep,
   Tape,
   type TapeEntry,
   type TapeFiles,
   type TapeOptions,
-  untilAborted,
 } from "./_tape.ts";
+import { abortable, delay } from "../core/_async.ts";
 import { TapeRecordedError } from "./tape_errors.ts";
 
 export type { TapeFiles, TapeOptions };
@@ -172,7 +171,7 @@ class TapeEndpointImpl implements TapeEndpoint {
   ): Promise<ModelAnswer> {
     const tape = this.#tape;
     const index = tape.claim();
-    const prepared = await untilAborted(tape.prepare("call", payload), options.signal);
+    const prepared = await abortable(tape.prepare("call", payload), options.signal);
     const base = {
       index,
       call: "call",
@@ -190,7 +189,7 @@ class TapeEndpointImpl implements TapeEndpoint {
       await tape.commit({ ...base, response: tape.clean(response) });
       return response;
     }
-    const entry = await untilAborted(tape.match(index, "call", prepared), options.signal);
+    const entry = await abortable(tape.match(index, "call", prepared), options.signal);
     if (entry.error) throw new TapeRecordedError(entry.error.name, entry.error.message);
     // A tape holds typed answers (`raw` inside); one recorded before typed answers holds the
     // provider's body, read as an answer the same way.
@@ -220,7 +219,7 @@ class TapeEndpointImpl implements TapeEndpoint {
     options: EndpointCallOptions,
   ): ReadableStream<StreamChunk> {
     return recordStream<StreamChunk>(this.#tape, index, started, async () => {
-      const prepared = await untilAborted(preparing, options.signal);
+      const prepared = await abortable(preparing, options.signal);
       return { prepared, reader: this.#inner!.stream(payload, options).getReader() };
     });
   }
@@ -238,15 +237,15 @@ function replayStream(
   return new ReadableStream<StreamChunk>({
     pull: async (controller) => {
       if (!entry) {
-        const prepared = await untilAborted(preparing, signal);
-        entry = await untilAborted(tape.match(index, "stream", prepared), signal);
+        const prepared = await abortable(preparing, signal);
+        entry = await abortable(tape.match(index, "stream", prepared), signal);
         started = Date.now();
       }
       signal.throwIfAborted();
       const chunks = entry.chunks ?? [];
       if (at < chunks.length) {
         const next = chunks[at++];
-        if (tape.timing === "recorded") await sleep(next.ms - (Date.now() - started), signal);
+        if (tape.timing === "recorded") await delay(next.ms - (Date.now() - started), signal);
         controller.enqueue(structuredClone(next.chunk) as StreamChunk);
         return;
       }

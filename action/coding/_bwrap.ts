@@ -21,6 +21,7 @@ import {
   writeFile,
 } from "node:fs/promises";
 import process from "node:process";
+import { retry } from "../../core/_async.ts";
 import { isInside } from "../_path.ts";
 import { runProcess, type RunProcessOptions, type RunProcessResult } from "./_process.ts";
 import { type OverlaySupport, overlaySupport } from "./_overlay.ts";
@@ -318,16 +319,14 @@ async function removeCgroup(dir: string): Promise<void> {
   // The PID namespace dies with its first process; the kernel may need a moment to free the
   // last tasks before the cgroup can go. Whatever is still listed in it after a while is the
   // run's and is killed (belt and braces: the namespace should have taken it already).
-  for (let attempt = 0; attempt < 60; attempt++) {
+  await retry(async (attempt) => {
+    if (attempt === 22) await killMembers(dir);
     try {
       await rmdir(dir);
-      return;
     } catch (error) {
-      if ((error as { code?: string }).code === "ENOENT") return;
-      if (attempt === 20) await killMembers(dir);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 ** attempt)));
+      if ((error as { code?: string }).code !== "ENOENT") throw error;
     }
-  }
+  }, { attempts: 60, delayMs: (attempt) => Math.min(50, 2 ** (attempt - 1)) }).catch(() => {});
 }
 
 async function killMembers(dir: string): Promise<void> {

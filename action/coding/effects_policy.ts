@@ -6,6 +6,7 @@
  * @module
  */
 
+import { deadline } from "../../core/_async.ts";
 import type {
   FileChange,
   ToolEffectsDecision,
@@ -200,20 +201,16 @@ export async function decideEffects(
     const controller = new AbortController();
     const onAbort = () => controller.abort(options?.signal?.reason);
     options?.signal?.addEventListener("abort", onAbort, { once: true });
-    let timer: ReturnType<typeof setTimeout> | undefined;
     let decision: unknown;
     try {
-      decision = await Promise.race([
+      decision = await deadline(
         Promise.resolve().then(() =>
           hook(Object.freeze({ ...payload, signal: controller.signal }))
         ),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`timed out after ${timeoutMs} ms`)),
-            timeoutMs,
-          );
-        }),
-      ]);
+        timeoutMs,
+        options?.signal,
+        () => new Error(`timed out after ${timeoutMs} ms`),
+      );
     } catch (error) {
       if (options?.signal?.aborted) throw options.signal.reason;
       return {
@@ -223,7 +220,6 @@ export async function decideEffects(
         }`,
       };
     } finally {
-      clearTimeout(timer);
       controller.abort();
       options?.signal?.removeEventListener("abort", onAbort);
     }

@@ -3,11 +3,10 @@
 // useful progress (`progress()`) sets it back to zero: bytes that carry nothing (SSE comments,
 // keep-alive pings, empty events, whitespace) pause it while they are handled but do not reset it.
 
+import { MAX_TIMER_MS } from "../../core/_async.ts";
+
 /** Which limit fired. */
 export type WatchdogKind = "idle" | "timeout";
-
-/** The longest delay every runtime's `setTimeout` honours. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * A deadline must never keep the process alive by itself: a call whose stream the caller drops

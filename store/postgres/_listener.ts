@@ -7,6 +7,7 @@
 // in between are lost (subscriptions read by change number, so nothing else is).
 
 import type postgres from "postgres";
+import { deadline, delay } from "../../core/_async.ts";
 import { describePgError } from "./_pg_errors.ts";
 
 type Sql = postgres.Sql<Record<string, never>>;
@@ -20,10 +21,6 @@ export interface ListenHooks {
 interface Subscriber {
   readonly onNotify: (payload: string) => void;
   readonly onListen: () => void;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** One LISTEN connection that comes back after every loss. */
@@ -71,32 +68,19 @@ export class PgListener {
       this.#generation += 1;
       const sql = this.#sql;
       if (sql === null || this.#ended) return;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        sql.unsafe(`unlisten "${this.#channel}"`).catch(() => {}),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, this.#attemptMs);
-        }),
-      ]);
-      clearTimeout(timer);
+      await deadline(sql.unsafe(`unlisten "${this.#channel}"`), this.#attemptMs).catch(() => {});
     };
     if (!this.#live) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
       try {
-        await Promise.race([
+        await deadline(
           this.#ensure(),
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(
-              () => reject(new Error(`LISTEN got no answer within ${timeoutMs} ms`)),
-              Math.max(0, timeoutMs),
-            );
-          }),
-        ]);
+          timeoutMs,
+          undefined,
+          () => new Error(`LISTEN got no answer within ${timeoutMs} ms`),
+        );
       } catch (error) {
         this.#subscribers.delete(subscriber);
         throw error;
-      } finally {
-        clearTimeout(timer);
       }
     }
     return { unlisten };
@@ -153,19 +137,12 @@ export class PgListener {
       if (this.#ended) throw new Error("the store is closed");
       const sql = this.#open();
       const generation = this.#generation;
-      let timer: ReturnType<typeof setTimeout> | undefined;
       let stuck = false;
       try {
-        await Promise.race([
-          sql.unsafe(`listen "${this.#channel}"`),
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(() => {
-              stuck = true;
-              reject(new Error(`LISTEN got no answer within ${this.#attemptMs} ms`));
-            }, this.#attemptMs);
-          }),
-        ]);
-        clearTimeout(timer);
+        await deadline(sql.unsafe(`listen "${this.#channel}"`), this.#attemptMs, undefined, () => {
+          stuck = true;
+          return new Error(`LISTEN got no answer within ${this.#attemptMs} ms`);
+        });
         if (this.#ended) throw new Error("the store is closed");
         // The connection closed, or the last subscriber left, after LISTEN was sent: listen
         // again (after the UNLISTEN, on one connection) unless nobody is left to tell.
@@ -177,7 +154,6 @@ export class PgListener {
         for (const subscriber of [...this.#subscribers]) subscriber.onListen();
         return;
       } catch (error) {
-        clearTimeout(timer);
         if (this.#ended) throw error;
         if (stuck && this.#sql === sql) {
           // Abandon the connection: a new one is opened on the next attempt.
@@ -199,12 +175,5 @@ export class PgListener {
 }
 
 async function endQuietly(sql: Sql): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    sql.end({ timeout: 1 }).catch(() => {}),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, 2000);
-    }),
-  ]);
-  clearTimeout(timer);
+  await deadline(sql.end({ timeout: 1 }), 2000).catch(() => {});
 }

@@ -2,6 +2,7 @@
 // listener connection's client, and every call's deadline and retries. Private to the store.
 
 import postgres from "postgres";
+import { deadline, delay } from "../../core/_async.ts";
 import { StoreClosedError, StoreUnavailableError } from "../store_errors.ts";
 import { isStoreError } from "../_sql.ts";
 import { describePgError, isTransient } from "./_pg_errors.ts";
@@ -19,38 +20,12 @@ export const ATTEMPT_MS = 10_000;
 
 class StuckAttempt extends Error {}
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Races `promise` against a deadline; the loser is ignored. */
-export function withDeadline<T>(
-  promise: Promise<T>,
-  ms: number,
-  onTimeout: () => Error,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(onTimeout()), Math.max(0, ms));
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
 /**
  * Ends a pool, waiting at most `seconds` for running queries and never longer than that plus a
  * second: the client's `end()` can hang after a connection was lost.
  */
 export async function endPool(sql: Sql, seconds: number): Promise<void> {
-  await withDeadline(sql.end({ timeout: seconds }), seconds * 1000 + 1000, () => new Error())
-    .catch(() => {});
+  await deadline(sql.end({ timeout: seconds }), seconds * 1000 + 1000).catch(() => {});
 }
 
 /** A factory of the store's query pools. */
@@ -135,7 +110,7 @@ export class PgPool {
     body: (sql: Sql, attempt: number) => Promise<T>,
   ): Promise<T> {
     if (this.#ended) throw new StoreClosedError(operation, "PostgreSQL store");
-    const deadline = Date.now() + this.#timeoutMs;
+    const ends = Date.now() + this.#timeoutMs;
     const timedOut = () =>
       new StoreUnavailableError(
         `Cannot ${operation}: PostgreSQL store ${
@@ -145,12 +120,13 @@ export class PgPool {
     let pause = 25;
     for (let attempt = 1;; attempt++) {
       const sql = this.#sql;
-      const remaining = deadline - Date.now();
+      const remaining = ends - Date.now();
       const stuck = retry && remaining > ATTEMPT_MS;
       try {
-        return await withDeadline(
+        return await deadline(
           body(sql, attempt),
           stuck ? ATTEMPT_MS : remaining,
+          undefined,
           () => stuck ? new StuckAttempt() : timedOut(),
         );
       } catch (error) {
@@ -175,7 +151,7 @@ export class PgPool {
           }`,
           { cause: error },
         );
-        if (!retry || !isTransient(error) || Date.now() + pause >= deadline) throw failure;
+        if (!retry || !isTransient(error) || Date.now() + pause >= ends) throw failure;
         this.#onError(
           new StoreUnavailableError(`${failure.message}; retrying (attempt ${attempt + 1})`, {
             cause: error,

@@ -55,6 +55,7 @@ import {
   withClaim,
   withRelease,
 } from "../_runs.ts";
+import { deadline } from "../../core/_async.ts";
 import { PG_SCHEMA_VERSION } from "./_migrations.ts";
 import { migrateSchema } from "./_migrate.ts";
 import { WriteQueue } from "./_write_queue.ts";
@@ -68,15 +69,7 @@ import {
   type PostgresStoreInfo,
   type PostgresStoreOptions,
 } from "./_options.ts";
-import {
-  ATTEMPT_MS,
-  listenerClient,
-  PgPool,
-  poolClient,
-  type Row,
-  type Sql,
-  withDeadline,
-} from "./_pool.ts";
+import { ATTEMPT_MS, listenerClient, PgPool, poolClient, type Row, type Sql } from "./_pool.ts";
 import { Lanes } from "./_lanes.ts";
 import { appendBatch, appendText, type Change, MAX_BATCH } from "./_batch.ts";
 import { Notifier } from "./_notifier.ts";
@@ -238,13 +231,14 @@ export class PostgresStore implements SessionStore {
     const config = parseOptions(url, options);
     const store = new PostgresStore(poolClient(config), listenerClient(config), config);
     try {
-      await withDeadline(
+      await deadline(
         migrateSchema(
           store.#pool.sql,
           { schema: store.#schema, q: store.#q, url: store.#url },
           config.migrate,
         ),
         config.timeoutMs,
+        undefined,
         () => new Error(`no answer within ${config.timeoutMs} ms`),
       );
     } catch (error) {

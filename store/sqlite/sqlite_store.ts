@@ -18,6 +18,7 @@ import type {
 import { StoreClosedError, StoreConflictError, StoreUnavailableError } from "../store_errors.ts";
 import { messageOf } from "../../core/_util.ts";
 import { registerChangeMark } from "../_change_mark.ts";
+import { delay, retry } from "../../core/_async.ts";
 import {
   checkId,
   checkPayloadLimits,
@@ -260,22 +261,18 @@ export class SqliteStore implements SessionStore {
       // Some lock waits never reach the busy handler (SQLite refuses at once where waiting could
       // deadlock, e.g. switching a new file to WAL while another connection reads its schema):
       // the setup is retried, with a little jitter, until the busy timeout has passed.
-      const deadline = Date.now() + Math.max(busy, 1000);
-      for (let attempt = 1;; attempt++) {
-        try {
-          if (!readOnly) db.exec("PRAGMA journal_mode = WAL");
-          // Per connection: in WAL mode "normal" syncs at checkpoints, not at every commit.
-          db.exec(`PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`);
-          migrate(db, path, readOnly);
-          if (!readOnly) checkWritable(db, path);
-          break;
-        } catch (error) {
-          if (!isBusy(error) || Date.now() >= deadline) throw error;
-          await new Promise((resolve) =>
-            setTimeout(resolve, Math.min(50, attempt * 2) + Math.random() * 10)
-          );
-        }
-      }
+      const ends = Date.now() + Math.max(busy, 1000);
+      await retry(() => {
+        if (!readOnly) db.exec("PRAGMA journal_mode = WAL");
+        // Per connection: in WAL mode "normal" syncs at checkpoints, not at every commit.
+        db.exec(`PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`);
+        migrate(db, path, readOnly);
+        if (!readOnly) checkWritable(db, path);
+      }, {
+        attempts: Infinity,
+        retryIf: (error) => isBusy(error) && Date.now() < ends,
+        delayMs: (attempt) => Math.min(50, attempt * 2) + Math.random() * 10,
+      });
     } catch (error) {
       try {
         db.close();
@@ -731,7 +728,7 @@ export class SqliteStore implements SessionStore {
 
 /** Waits about `ms` (half to one and a half times, at random). */
 function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms * (0.5 + Math.random())));
+  return delay(ms * (0.5 + Math.random()));
 }
 
 /**

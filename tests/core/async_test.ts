@@ -1,7 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { abortable, deadline, delay, MAX_TIMER_MS, retry, TIMED_OUT } from "../../core/_async.ts";
-import { race } from "../../core/_race.ts";
+import {
+  abortable,
+  deadline,
+  deadlineSignal,
+  delay,
+  MAX_TIMER_MS,
+  retry,
+  TIMED_OUT,
+} from "../../core/_async.ts";
 
 const never = new Promise<never>(() => {});
 
@@ -84,8 +91,75 @@ describe("core/_async", () => {
     await assert.rejects(running, /aborted/);
   });
 
-  it("race() of core/_race.ts is deadline()", async () => {
-    await assert.rejects(race(never, 5, undefined), (error) => error === TIMED_OUT);
-    assert.equal(await race(Promise.resolve(3), Infinity, undefined), 3);
+  it("deadline() on an aborted signal leaves the promise it drops handled", async () => {
+    const controller = new AbortController();
+    controller.abort(new Error("stop"));
+    // Rejects after the wait was given up: an unhandled rejection would fail this test.
+    const late = delay(5).then(() => Promise.reject(new Error("late")));
+    await assert.rejects(deadline(late, 1_000, controller.signal), /stop/);
+    await delay(20);
+  });
+
+  it("deadlineSignal() aborts with the timeout's reason, or a TimeoutError by default", async () => {
+    const given = deadlineSignal(5, undefined, () => new Error("policy too slow"));
+    await assert.rejects(abortable(never, given.signal), /policy too slow/);
+    const plain = deadlineSignal(5);
+    await assert.rejects(
+      abortable(never, plain.signal),
+      (error) => error instanceof DOMException && error.name === "TimeoutError",
+    );
+    given.done();
+    plain.done();
+  });
+
+  it("deadlineSignal() follows the caller's abort, at once when already aborted", async () => {
+    const controller = new AbortController();
+    const call = deadlineSignal(60_000, controller.signal);
+    const waiting = abortable(never, call.signal);
+    controller.abort(new Error("caller left"));
+    await assert.rejects(waiting, /caller left/);
+    call.done();
+    const late = deadlineSignal(60_000, controller.signal);
+    assert.equal(late.signal.aborted, true);
+    assert.match(String(late.signal.reason), /caller left/);
+    late.done();
+  });
+
+  it("deadlineSignal() after done() neither times out nor follows the caller", async () => {
+    const controller = new AbortController();
+    const call = deadlineSignal(5, controller.signal, undefined, { unref: true });
+    call.done();
+    await delay(20);
+    controller.abort(new Error("too late"));
+    assert.equal(call.signal.aborted, false);
+    const endless = deadlineSignal(Infinity);
+    await delay(5);
+    assert.equal(endless.signal.aborted, false);
+    endless.done();
+  });
+
+  it("retry() stops waiting for an attempt that never settles when the caller aborts", async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    const running = retry(() => {
+      calls++;
+      return never;
+    }, { attempts: 3, signal: controller.signal });
+    await delay(5);
+    controller.abort(new Error("gave up"));
+    await assert.rejects(running, /gave up/);
+    assert.equal(calls, 1);
+  });
+
+  it("retry() with attempts Infinity goes on until retryIf refuses", async () => {
+    let calls = 0;
+    await assert.rejects(
+      retry(() => {
+        calls++;
+        throw new Error(`busy ${calls}`);
+      }, { attempts: Infinity, retryIf: (_error, n) => n < 7 }),
+      /busy 7/,
+    );
+    assert.equal(calls, 7);
   });
 });

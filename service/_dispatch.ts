@@ -171,7 +171,7 @@ export function callChunkHandler(
   }
   if (!isThenable(value)) return replacement(value);
   const bound = boundedSignal(signal, undefined);
-  return raceAbort(value, bound.signal).then(
+  return abortable(value, bound.signal).then(
     (result) => {
       bound.clear();
       return replacement(result);

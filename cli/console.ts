@@ -18,15 +18,22 @@ const FLAGS: Record<string, FlagSpec> = {
     type: "string",
     help: "environment variable with the answer token(s) (default HOOKSCOPE_CONSOLE_TOKEN)",
   },
+  "effects-dir": {
+    type: "string",
+    help: "where the coding toolkit keeps checkpoints (its effectsDir; default: its default)",
+  },
+  "no-undo": { type: "boolean", help: "offer no undo of committed change sets" },
 };
 
 /** Help text for `hookscope console`. */
 export const CONSOLE_HELP: string =
   `Usage: hookscope console DB [--host 127.0.0.1] [--port 8788] [--token-env NAME]
+                         [--effects-dir DIR] [--no-undo]
 
 Serves the web console over DB (a SQLite file or a postgres:// URL): the sessions, a live
 timeline of one session, and the tool calls waiting for a person, with approve, reject (with a
-reason) and edit-then-approve.
+reason) and edit-then-approve; and an undo of the change sets the coding toolkit committed for a
+session's calls (as hookscope undo, refused when later calls changed the same paths unless forced).
 
 Answers need a bearer token, read from the environment variable NAME (default
 HOOKSCOPE_CONSOLE_TOKEN): one token (answers are recorded as by "console"), or name=token pairs
@@ -62,7 +69,14 @@ export async function consoleCommand(args: readonly string[], io: CliIO): Promis
   // Live streams never end by themselves: stopping ends them first, then the server.
   const stopping = new AbortController();
   const server = await listen(
-    consoleHandler(store, { tokens, signal: stopping.signal }),
+    consoleHandler(store, {
+      tokens,
+      signal: stopping.signal,
+      undo: values["no-undo"] !== true,
+      ...(typeof values["effects-dir"] === "string" && values["effects-dir"] !== ""
+        ? { effectsDirs: [values["effects-dir"]] }
+        : {}),
+    }),
     { host, port, requestTimeoutMs: 30_000 },
   );
   io.out(

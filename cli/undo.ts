@@ -5,15 +5,13 @@
  * @module
  */
 
-import { readdir, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { dbAndCall, optionalString } from "./_approvals.ts";
 import { openExistingDb } from "./_db.ts";
 import { CliError, type CliIO } from "./_output.ts";
-import { effectsStore, listCheckpoints, undoChanges } from "../action/coding/_commit.ts";
+import { undoChanges } from "../action/coding/_commit.ts";
+import { effectsBases, findCheckpoints } from "../action/coding/_find_checkpoints.ts";
 import { EffectsCommitError } from "../action/coding/effects_error.ts";
-import { defaultEffectsDir } from "../action/coding/toolkit.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   force: { type: "boolean", help: "restore even when later calls changed the same paths" },
@@ -44,33 +42,26 @@ export async function undoCommand(args: readonly string[], io: CliIO): Promise<n
   // The database must be a hookscope database; the checkpoint itself lives with the workspace.
   const db = await openExistingDb(path);
   await db.close();
-  const bases = dir !== undefined ? [dir] : [defaultEffectsDir(), `${tmpdir()}/hookscope-effects`];
-  for (const base of bases) {
-    for (const hash of await readdir(base).catch(() => [] as string[])) {
-      let workspace: string;
-      try {
-        workspace = await readFile(`${base}/${hash}/workspace`, "utf8");
-      } catch {
-        continue;
+  const bases = effectsBases(dir);
+  const candidates = await findCheckpoints(bases, new Set([callId]));
+  const found = candidates.filter((c) => c.manifest.state === "committed").at(-1) ??
+    candidates.at(-1);
+  if (found !== undefined) {
+    const { store } = found;
+    const workspace = store.workspace;
+    try {
+      const changes = await undoChanges(store, callId, { force: values.force === true });
+      if (values.json === true) io.out(JSON.stringify({ callId, workspace, changes }));
+      else {
+        io.out(`Undid call ${callId} in ${workspace}: ${changes.length} path(s) restored`);
+        for (const change of changes) io.out(`  ${change.kind} ${change.path}`);
       }
-      const store = effectsStore(base, workspace);
-      if (store.dir !== `${base}/${hash}`) continue;
-      const checkpoints = await listCheckpoints(store);
-      if (!checkpoints.some((c) => c.callId === callId)) continue;
-      try {
-        const changes = await undoChanges(store, callId, { force: values.force === true });
-        if (values.json === true) io.out(JSON.stringify({ callId, workspace, changes }));
-        else {
-          io.out(`Undid call ${callId} in ${workspace}: ${changes.length} path(s) restored`);
-          for (const change of changes) io.out(`  ${change.kind} ${change.path}`);
-        }
-        return 0;
-      } catch (error) {
-        if (error instanceof EffectsCommitError) {
-          throw new CliError(`hookscope undo: ${error.message}`);
-        }
-        throw error;
+      return 0;
+    } catch (error) {
+      if (error instanceof EffectsCommitError) {
+        throw new CliError(`hookscope undo: ${error.message}`);
       }
+      throw error;
     }
   }
   throw new CliError(`hookscope undo: no checkpoint for call ${callId} (in ${bases.join(", ")})`);

@@ -36,6 +36,11 @@ export const CONSOLE_HTML: string = `<!doctype html>
     <h2 id="timeline-title">Timeline</h2>
     <p id="timeline-help">Pick a session.</p>
     <p id="timeline-status" class="meta" role="status"></p>
+    <section id="undo" aria-labelledby="undo-title" hidden>
+      <h3 id="undo-title">Changes that can be undone</h3>
+      <ul id="checkpoints" class="cards"></ul>
+      <p id="undo-status" role="status"></p>
+    </section>
     <ol id="timeline"></ol>
   </section>
 </main>
@@ -74,6 +79,10 @@ textarea { width: 100%; min-height: 6rem; font: 13px monospace; box-sizing: bord
 #timeline .msg { color: #0b4f9c; }
 .diff-del { color: #b00020; } .diff-add { color: #2a7a2a; }
 #error { color: #b00020; padding: 0 1rem; }
+h3 { font-size: .95rem; margin: .6rem 0 .4rem; }
+#checkpoints > li { border-left-color: #3b6fb0; }
+#checkpoints > li.undone { border-left-color: #888; }
+#undo-status.failed { color: #b00020; }
 `;
 
 /** The script. */
@@ -138,13 +147,23 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     if (row.interrupted) li.append(el("p", { class: "meta" }, "Interrupted: a resume started this call and its process went away. It may have run; it runs again only if approved again."));
     li.append(el("p", null, "Reason: ", el("span", { class: "reason" }, row.reason || "-")));
     li.append(el("p", { class: "meta" }, "Asked " + time(row.requestedAt) + (row.policy ? " by " + row.policy : "") + " · run " + row.runId + " · session " + (row.sessionId || "-")));
-    li.append(el("p", { class: "meta" }, "Who may answer: " + (row.answerableBy ? row.answerableBy.join(", ") : "anyone with a token") + " · expires: " + (row.expiresAt ? time(row.expiresAt) : "never")));
+    const expired = typeof row.expiresAt === "number" && row.expiresAt <= Date.now();
+    li.append(el("p", { class: "meta terms" }, "Who may answer: " + (row.answerableBy ? row.answerableBy.join(", ") : "anyone with a token") + " · expires: " + (row.expiresAt ? time(row.expiresAt) + (expired ? " (expired)" : "") : "never")));
     li.append(el("pre", { class: "args", "aria-label": "arguments" }, pretty(row.args)));
     li.append(el("p", { class: "meta hash" }, "sha256 " + row.argsHash));
     if (row.answer) {
       const a = row.answer;
       li.append(el("p", { class: "answer" }, (a.approve ? "Approved" : "Rejected") + (a.by ? " by " + a.by : "") + " at " + time(a.answeredAt) + (a.reason ? " — " + a.reason : "")));
       if (a.updatedArgs) li.append(argsDiff(row.args, a.updatedArgs));
+      return li;
+    }
+    if (expired) {
+      li.className = "interrupted";
+      li.append(el("p", { class: "answer" }, "Expired without an answer: it resolves as rejected (\"expired\") when the run is resumed."));
+      return li;
+    }
+    if (row.answerableBy && state.me && !row.answerableBy.includes(state.me)) {
+      li.append(el("p", { class: "answer" }, "Only " + row.answerableBy.join(", ") + " may answer this; you are " + state.me + "."));
       return li;
     }
     const actions = el("div", { class: "actions" });
@@ -173,7 +192,13 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     return li;
   }
   let lastPending = "";
+  let expiryTimer = null;
   function showPending(rows) {
+    state.pendingRows = rows;
+    // A card whose approval expires while the page is open is drawn again then.
+    const next = Math.min(...rows.map((r) => (typeof r.expiresAt === "number" && r.expiresAt > Date.now() ? r.expiresAt : Infinity)));
+    clearTimeout(expiryTimer);
+    if (next !== Infinity) expiryTimer = setTimeout(() => { lastPending = ""; showPending(state.pendingRows); }, Math.min(next - Date.now() + 50, 2147483647));
     const key = JSON.stringify(rows);
     if (key === lastPending) return;
     const list = $("pending");
@@ -235,6 +260,7 @@ export const CONSOLE_JS: string = String.raw`"use strict";
       $("timeline").append(fragment);
     }
     if (rows.length > 0 && state.painted) $("timeline-status").textContent = rows.length + " new events";
+    if (page.messages.length > 0) checkpointsSoon();
     state.afterSeq = page.lastSeq;
     state.messagesFrom = page.messageCount;
     if (!state.painted) {
@@ -246,6 +272,67 @@ export const CONSOLE_JS: string = String.raw`"use strict";
       requestAnimationFrame(() => { document.body.dataset.loaded = String(performance.now()); });
     }
   }
+  let lastCheckpoints = "";
+  let checkpointsAt = 0;
+  let checkpointsTimer = null;
+  function checkpointCard(c) {
+    const id = "u-" + c.callId;
+    const li = el("li", { class: c.state === "committed" ? "" : "undone", "data-undo-call": c.callId });
+    li.append(el("p", null, c.toolName + " ", el("span", { class: "meta" }, "call " + c.callId + " · " + time(c.createdAt) + " · " + c.workspace)));
+    const list = el("pre", { class: "changes", "aria-label": "what the call changed" });
+    list.textContent = c.changes.map((x) => x.kind + " " + x.path).join("\n") || "(nothing)";
+    li.append(list);
+    if (c.state !== "committed") { li.append(el("p", { class: "meta" }, c.state === "undone" ? "Undone." : "Not committed (" + c.state + ").")); return li; }
+    if (!state.canUndo) { li.append(el("p", { class: "meta" }, "Undo needs an answer token.")); return li; }
+    const forceId = id + "-force";
+    const force = el("input", { id: forceId, type: "checkbox" });
+    const button = el("button", { type: "button", class: "reject" }, "Undo");
+    button.addEventListener("click", () => undo(c, force.checked, button));
+    li.append(el("div", { class: "actions" }, button, force, el("label", { for: forceId }, "Force: restore even if later calls changed these paths")));
+    return li;
+  }
+  async function undo(c, force, button) {
+    const status = $("undo-status");
+    button.disabled = true;
+    status.className = "";
+    status.textContent = "Undoing call " + c.callId + "…";
+    try {
+      const result = await api("/api/undo", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ session: state.session, callId: c.callId, force: force || undefined }),
+      });
+      status.textContent = "Undid call " + c.callId + " in " + result.workspace + ": " + result.changes.length + " path(s) restored.";
+    } catch (error) {
+      status.className = "failed";
+      status.textContent = "Not undone: " + error.message + (error.body && error.body.why === "conflict" ? " (tick Force to restore anyway)" : "");
+    } finally {
+      button.disabled = false;
+      lastCheckpoints = "";
+      await refreshCheckpoints().catch(() => {});
+    }
+  }
+  async function refreshCheckpoints() {
+    checkpointsAt = Date.now();
+    const session = state.session;
+    if (!session) { $("undo").hidden = true; return; }
+    const body = await api("/api/checkpoints?session=" + encodeURIComponent(session));
+    if (session !== state.session) return;
+    state.canUndo = body.undo;
+    const key = JSON.stringify(body);
+    if (key === lastCheckpoints) return;
+    lastCheckpoints = key;
+    $("undo").hidden = body.checkpoints.length === 0;
+    $("checkpoints").replaceChildren(...body.checkpoints.map(checkpointCard));
+  }
+  // New tool results may come with checkpoints: look again, at most once a second.
+  function checkpointsSoon() {
+    if (checkpointsTimer !== null) return;
+    checkpointsTimer = setTimeout(() => {
+      checkpointsTimer = null;
+      refreshCheckpoints().catch(() => {});
+    }, Math.max(0, checkpointsAt + 1000 - Date.now()));
+  }
   function route() {
     const match = /^#\/s\/(.+)$/.exec(location.hash);
     const next = match ? decodeURIComponent(match[1]) : null;
@@ -256,6 +343,8 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     $("timeline").replaceChildren();
     $("timeline-status").textContent = "";
     $("timeline-help").textContent = next ? "Session " + next : "Pick a session.";
+    $("undo").hidden = true; $("checkpoints").replaceChildren(); $("undo-status").textContent = ""; lastCheckpoints = "";
+    if (next) refreshCheckpoints().catch(() => {});
     if (state.sessions) { lastSessions = ""; showSessions(state.sessions); }
     return true;
   }
@@ -322,7 +411,11 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     follow();
   }
   async function whoami() {
-    try { const me = await api("/api/whoami"); $("who").textContent = me.canAnswer ? (me.name ? "answering as " + me.name : "") : "read-only console"; }
+    try {
+      const me = await api("/api/whoami");
+      $("who").textContent = me.canAnswer ? (me.name ? "answering as " + me.name : "") : "read-only console";
+      if (state.me !== me.name) { state.me = me.name; lastPending = ""; if (state.pendingRows) showPending(state.pendingRows); }
+    }
     catch { $("who").textContent = state.token ? "token refused" : ""; }
   }
   $("auth").addEventListener("submit", (event) => {
@@ -330,8 +423,8 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     state.token = $("token").value;
     sessionStorage.setItem("hookscope-token", state.token);
     $("token").value = "";
-    lastPending = ""; lastSessions = "";
-    whoami(); restart();
+    lastPending = ""; lastSessions = ""; lastCheckpoints = "";
+    whoami(); restart(); refreshCheckpoints().catch(() => {});
   });
   window.addEventListener("hashchange", () => { if (route()) restart(); });
   route();

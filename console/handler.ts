@@ -14,6 +14,7 @@ import { ApprovalConflictError } from "../store/store_errors.ts";
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from "./_page.ts";
 import { eventStream, readSessions, readTimeline } from "./_events.ts";
 import { LiveFeed } from "./_live.ts";
+import { sessionCheckpoints, undoCall } from "./_undo.ts";
 
 /** Options of {@linkcode consoleHandler}. */
 export interface ConsoleOptions {
@@ -40,6 +41,16 @@ export interface ConsoleOptions {
   readonly fallbackMs?: number;
   /** Most live streams open at once (default 32); more are refused with 503. */
   readonly maxStreams?: number;
+  /**
+   * Whether the console offers undo for the checkpoints of a session's calls (default `true`;
+   * an undo needs the token like an answer). See `hookscope undo`.
+   */
+  readonly undo?: boolean;
+  /**
+   * Where the coding toolkit keeps checkpoints (its `effectsDir`; default: its default and the
+   * temporary fallback, as `hookscope undo` looks).
+   */
+  readonly effectsDirs?: readonly string[];
   /** Ends every live stream (stop the console with it: a stream never ends by itself). */
   readonly signal?: AbortSignal;
 }
@@ -168,7 +179,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * The console over `store`: `GET /` (the page), `GET /api/sessions`,
  * `GET /api/sessions/ID/timeline?afterSeq=N&messagesFrom=M&limit=L`, `GET /api/pending`,
  * `GET /api/events?session=ID&afterSeq=N&messagesFrom=M` (the live stream, fed by the store's
- * change stream), `POST /api/answer`. See docs/approvals.md ("The console").
+ * change stream), `GET /api/checkpoints?session=ID`, `POST /api/answer`, `POST /api/undo`. See
+ * docs/approvals.md ("The console").
  *
  * @example A read-only console answers nothing
  * ```ts
@@ -187,12 +199,73 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
   const cap = options.maxBodyBytes ?? 65_536;
   const pageSize = options.pageSize ?? 5_000;
   const maxStreams = options.maxStreams ?? 32;
+  const undoOn = options.undo !== false;
   let feed: LiveFeed | undefined;
   let streams = 0;
   options.signal?.addEventListener("abort", () => feed?.close(), { once: true });
   const cursor = (value: string | null): number => {
     const n = Number(value ?? "0");
     return Number.isInteger(n) && n > 0 ? n : 0;
+  };
+  const answer = async (body: unknown, who: string): Promise<Response> => {
+    if (
+      !isRecord(body) || typeof body.runId !== "string" || typeof body.callId !== "string" ||
+      typeof body.approve !== "boolean" || typeof body.argsHash !== "string"
+    ) {
+      return reply(400, {
+        error: "an answer needs runId, callId, approve (boolean) and argsHash (what you saw)",
+      });
+    }
+    const given: RunAnswer = { approve: body.approve, by: who, argsHash: body.argsHash };
+    if (body.approve && body.updatedArgs !== undefined) {
+      if (!isRecord(body.updatedArgs)) {
+        return reply(400, { error: "updatedArgs must be an object" });
+      }
+      given.updatedArgs = body.updatedArgs;
+    }
+    if (!body.approve && body.reason !== undefined) {
+      if (typeof body.reason !== "string") return reply(400, { error: "reason is text" });
+      given.reason = body.reason;
+    }
+    try {
+      const ok = await answerRecorded(store, body.runId, body.callId, given);
+      if (!ok) return reply(404, { error: "that run does not wait for that call" });
+      const run = await store.getRun(body.runId);
+      return reply(200, { ok: true, answer: run?.answers[body.callId] ?? given });
+    } catch (error) {
+      if (error instanceof ApprovalConflictError) {
+        return reply(409, { error: error.message, why: error.why, answer: error.answer ?? null });
+      }
+      if (error instanceof TypeError) return reply(400, { error: error.message });
+      throw error;
+    }
+  };
+  const undo = async (body: unknown, who: string): Promise<Response> => {
+    if (!undoOn) return reply(403, { error: "undo is turned off in this console" });
+    if (
+      !isRecord(body) || typeof body.session !== "string" || body.session === "" ||
+      typeof body.callId !== "string" || body.callId === "" ||
+      (body.force !== undefined && typeof body.force !== "boolean")
+    ) {
+      return reply(400, { error: "an undo needs session, callId and optionally force (boolean)" });
+    }
+    const outcome = await undoCall(
+      store,
+      body.session,
+      body.callId,
+      body.force === true,
+      who,
+      options.effectsDirs,
+    );
+    if (!outcome.ok) {
+      return reply(outcome.status, { error: outcome.error, why: outcome.why });
+    }
+    return reply(200, {
+      ok: true,
+      callId: body.callId,
+      workspace: outcome.workspace,
+      changes: outcome.changes,
+    });
   };
   return async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
@@ -208,8 +281,9 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
     }
     if (!path.startsWith("/api/")) return reply(404, { error: "not found" });
     const who = guarded ? holder(request, tokens) : null;
-    if (path === "/api/answer") {
-      if (request.method !== "POST") return reply(405, { error: "POST an answer" });
+    if (path === "/api/answer" || path === "/api/undo") {
+      const what = path === "/api/answer" ? "an answer" : "an undo";
+      if (request.method !== "POST") return reply(405, { error: `POST ${what}` });
       const cross = crossSite(request);
       if (cross !== null) return reply(403, { error: `cross-site request refused (${cross})` });
       if (!guarded) {
@@ -217,10 +291,10 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
           error: "this console is read-only: no answer token is configured (--token-env)",
         });
       }
-      if (who === null) return reply(401, { error: "a valid bearer token is needed to answer" });
+      if (who === null) return reply(401, { error: `a valid bearer token is needed for ${what}` });
       const type = request.headers.get("content-type") ?? "";
       if (!/^application\/json\b/i.test(type)) {
-        return reply(415, { error: "an answer is application/json" });
+        return reply(415, { error: `${what} is application/json` });
       }
       const text = await readBody(request, cap);
       if (text === null) return reply(413, { error: `the body is larger than ${cap} bytes` });
@@ -230,42 +304,21 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
       } catch {
         return reply(400, { error: "the body is not JSON" });
       }
-      if (
-        !isRecord(body) || typeof body.runId !== "string" || typeof body.callId !== "string" ||
-        typeof body.approve !== "boolean" || typeof body.argsHash !== "string"
-      ) {
-        return reply(400, {
-          error: "an answer needs runId, callId, approve (boolean) and argsHash (what you saw)",
-        });
-      }
-      const answer: RunAnswer = { approve: body.approve, by: who, argsHash: body.argsHash };
-      if (body.approve && body.updatedArgs !== undefined) {
-        if (!isRecord(body.updatedArgs)) {
-          return reply(400, { error: "updatedArgs must be an object" });
-        }
-        answer.updatedArgs = body.updatedArgs;
-      }
-      if (!body.approve && body.reason !== undefined) {
-        if (typeof body.reason !== "string") return reply(400, { error: "reason is text" });
-        answer.reason = body.reason;
-      }
-      try {
-        const ok = await answerRecorded(store, body.runId, body.callId, answer);
-        if (!ok) return reply(404, { error: "that run does not wait for that call" });
-        const run = await store.getRun(body.runId);
-        return reply(200, { ok: true, answer: run?.answers[body.callId] ?? answer });
-      } catch (error) {
-        if (error instanceof ApprovalConflictError) {
-          return reply(409, { error: error.message, why: error.why, answer: error.answer ?? null });
-        }
-        if (error instanceof TypeError) return reply(400, { error: error.message });
-        throw error;
-      }
+      return path === "/api/answer" ? await answer(body, who) : await undo(body, who);
     }
     if (request.method !== "GET") return reply(405, { error: "read with GET" });
     if (guarded && who === null) return reply(401, { error: "a valid bearer token is needed" });
     if (path === "/api/whoami") return reply(200, { name: who, canAnswer: guarded });
     if (path === "/api/sessions") return reply(200, await readSessions(store));
+    if (path === "/api/checkpoints") {
+      const session = url.searchParams.get("session");
+      if (!session) return reply(400, { error: "name the session: ?session=ID" });
+      if (!undoOn) return reply(200, { undo: false, checkpoints: [] });
+      return reply(200, {
+        undo: guarded,
+        checkpoints: await sessionCheckpoints(store, session, options.effectsDirs),
+      });
+    }
     if (path === "/api/events") {
       if (options.signal?.aborted) return reply(503, { error: "the console is stopping" });
       if (streams >= maxStreams) {

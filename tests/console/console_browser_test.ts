@@ -28,6 +28,7 @@ import {
   modelFor,
 } from "../session/_approval_agent.ts";
 import { waitingRun } from "../store/conformance_runs.ts";
+import { undoFixture } from "./_undo_fixture.ts";
 import {
   adminSql,
   assertPostgresAnswers,
@@ -66,6 +67,7 @@ const dir = mkdtempSync(join(tmpdir(), "hookscope-console-"));
 const db = join(dir, "console.db");
 const shots = process.env.HOOKSCOPE_SCREENSHOTS === "docs" ? join(ROOT, "docs") : dir;
 const servers: OpenAIServer[] = [];
+const undo = undoFixture(join(dir, "undo"));
 let store: SqliteStore;
 let base: string;
 const consoles: ChildProcess[] = [];
@@ -106,7 +108,7 @@ function resumeInChild(env: Record<string, string>): Promise<Record<string, unkn
   });
 }
 
-async function stoppedSession(name: string) {
+async function stoppedSession(name: string, terms?: Record<string, unknown>) {
   const server = await startOpenAIServer(approvalScript());
   servers.push(server);
   const log = join(dir, `${name}.log`);
@@ -117,7 +119,17 @@ async function stoppedSession(name: string) {
     defaultBranch: false,
   });
   session.newBranch({ model: modelFor(server.baseURL), tools: approvalTools(log) });
-  askBeforeNotes(session);
+  if (terms === undefined) askBeforeNotes(session);
+  else {
+    session.hooks.on(
+      "tool.pre",
+      ({ toolName }) =>
+        toolName === "note"
+          ? { decision: "ask", reason: "notes need a person's approval", ...terms }
+          : undefined,
+      { name: "notes-policy" },
+    );
+  }
   await session.start();
   const stopped = await session.branches[0].operate("take a note");
   assert.equal(stopped.stoppedBy, "approval");
@@ -133,9 +145,12 @@ async function stoppedSession(name: string) {
 }
 
 /** Starts `hookscope console DB` in its own process; resolves to its address. */
-async function startConsole(target: string): Promise<{ child: ChildProcess; url: string }> {
+async function startConsole(
+  target: string,
+  extra: readonly string[] = [],
+): Promise<{ child: ChildProcess; url: string }> {
   const { command, args } = runnerArgs(join(ROOT, "cli/main.ts"));
-  const child = spawn(command, [...args, "console", target, "--port", "0"], {
+  const child = spawn(command, [...args, "console", target, "--port", "0", ...extra], {
     cwd: ROOT,
     env: { ...process.env, HOOKSCOPE_CONSOLE_TOKEN: `ana=${TOKEN}`, NO_COLOR: "1" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -173,7 +188,7 @@ async function signIn(url: string): Promise<void> {
 
 before(async () => {
   store = await SqliteStore.open(db);
-  ({ url: base } = await startConsole(db));
+  ({ url: base } = await startConsole(db, ["--effects-dir", undo.effectsDir]));
   profile = mkdtempSync(join(tmpdir(), "hookscope-console-chromium-"));
   context = await within(
     chromium.launchPersistentContext(profile, {
@@ -206,9 +221,18 @@ after(async () => {
 
 describe("the console in a real browser", () => {
   it("a run pauses, the console shows the call live, a click approves it, another process resumes it and the tool runs once", async () => {
-    const { stopped, notes, server } = await stoppedSession("night-shift");
+    // The hook that asks gives a person eight hours and names who may answer.
+    const { stopped, notes, server } = await stoppedSession("night-shift", {
+      expiresInMs: 8 * 3_600_000,
+      answerableBy: ["ana", "bo"],
+    });
     const card = page.locator(`#pending li[data-run="${stopped.runId}"]`);
     await card.waitFor({ timeout: 20_000 });
+    assert.match(
+      await card.locator(".terms").textContent() ?? "",
+      /Who may answer: ana, bo · expires: .+/,
+    );
+    assert.match(await card.textContent() ?? "", /by notes-policy/);
     assert.match(await card.locator("pre.args").textContent() ?? "", /"text": "draft 1"/);
     assert.match(await card.textContent() ?? "", /notes need a person's approval/);
     await page.screenshot({ path: join(shots, "console_approvals.png") });
@@ -259,6 +283,54 @@ describe("the console in a real browser", () => {
     assert.match(String(tool?.content), /not at night/);
   });
 
+  it("an expired approval offers no answer; one only others may answer says so", async () => {
+    const expired = waitingRun("expired-run", { sessionId: "terms" }, ["e1"]);
+    expired.pending[0].sessionId = "terms";
+    expired.pending[0].expiresAt = Date.now() - 60_000;
+    const others = waitingRun("others-run", { sessionId: "terms" }, ["o1"]);
+    others.pending[0].sessionId = "terms";
+    others.pending[0].answerableBy = ["bo"];
+    await store.saveRun(expired);
+    await store.saveRun(others);
+    const gone = page.locator('#pending li[data-call="e1"]');
+    await gone.waitFor({ timeout: 20_000 });
+    assert.match(await gone.textContent() ?? "", /\(expired\).*Expired without an answer/s);
+    assert.equal(await gone.getByRole("button").count(), 0);
+    const theirs = page.locator('#pending li[data-call="o1"]');
+    await theirs.waitFor({ timeout: 20_000 });
+    assert.match(await theirs.textContent() ?? "", /Only bo may answer this; you are ana\./);
+    assert.equal(await theirs.getByRole("button").count(), 0);
+    // The server refuses them too (the page is not the guard).
+    for (
+      const [runId, callId, why] of [["expired-run", "e1", "expired"], [
+        "others-run",
+        "o1",
+        "not_allowed",
+      ]]
+    ) {
+      const rows = await store.listPendingApprovals({ runId });
+      const response = await page.evaluate(
+        async ([url, token, body]) => {
+          const r = await fetch(url, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+            body,
+          });
+          return { status: r.status, body: await r.json() };
+        },
+        [
+          `${base}/api/answer`,
+          TOKEN,
+          JSON.stringify({ runId, callId, approve: true, argsHash: rows[0].argsHash }),
+        ],
+      );
+      assert.equal(response.status, 409);
+      assert.equal(response.body.why, why);
+    }
+    await store.saveRun({ ...expired, status: "completed", pending: [] });
+    await store.saveRun({ ...others, status: "completed", pending: [] });
+  });
+
   it("arguments with HTML and script in them are shown as text", async () => {
     const run = waitingRun("xss-run", { sessionId: "xss" }, ["x1"]);
     run.pending[0].sessionId = "xss";
@@ -277,6 +349,103 @@ describe("the console in a real browser", () => {
       undefined,
     );
     assert.match(await card.locator(".reason").textContent() ?? "", /<b>bold\?<\/b>/);
+  });
+
+  it("undo: a click undoes a committed change set; one a later call changed is refused with the reason", async () => {
+    await undo.write(store, "undo-me", "edit-1", "first edit\n");
+    await undo.write(store, "undo-me", "edit-2", "second edit\n");
+    await page.goto(`${base}/#/s/undo-me`);
+    const first = page.locator('#checkpoints li[data-undo-call="edit-1"]');
+    const second = page.locator('#checkpoints li[data-undo-call="edit-2"]');
+    await second.waitFor({ timeout: 20_000 });
+    assert.match(await second.locator("pre.changes").textContent() ?? "", /modified notes\.md/);
+    await first.getByRole("button", { name: "Undo" }).click();
+    await page.getByText(/Not undone: A later call \(edit-2\) changed the same paths/).waitFor({
+      timeout: 20_000,
+    });
+    assert.equal(undo.notes(), "second edit\n");
+    await second.getByRole("button", { name: "Undo" }).click();
+    await page.getByText(/Undid call edit-2 in .*: 1 path\(s\) restored/).waitFor({
+      timeout: 20_000,
+    });
+    assert.equal(undo.notes(), "first edit\n");
+    await second.getByText("Undone.").waitFor({ timeout: 20_000 });
+    await first.getByRole("button", { name: "Undo" }).click();
+    await page.getByText(/Undid call edit-1/).waitFor({ timeout: 20_000 });
+    assert.equal(undo.notes(), "original\n");
+    const undone = (await store.listSessionSignals("undo-me")).filter((s) =>
+      s.kind === "ChangesUndone"
+    );
+    assert.deepEqual(undone.map((s) => (s.payload as { by: string }).by), ["ana", "ana"]);
+  });
+
+  it("is usable with the keyboard alone, labels every field, and fits a phone", async () => {
+    const { stopped } = await stoppedSession("keyboard");
+    await page.goto(`${base}/#/s/keyboard`);
+    const card = page.locator(`#pending li[data-run="${stopped.runId}"]`);
+    await card.waitFor({ timeout: 20_000 });
+    // Every field has a label; every button a name.
+    const unlabelled = await page.evaluate(() => {
+      const d = (globalThis as unknown as {
+        document: {
+          querySelectorAll(q: string): ArrayLike<{
+            id: string;
+            tagName: string;
+            textContent: string | null;
+            labels?: ArrayLike<unknown> | null;
+            getAttribute(name: string): string | null;
+          }>;
+        };
+      }).document;
+      const out: string[] = [];
+      for (const field of Array.from(d.querySelectorAll("input, textarea, select"))) {
+        if ((field.labels?.length ?? 0) === 0 && !field.getAttribute("aria-label")) {
+          out.push(`${field.tagName}#${field.id}`);
+        }
+      }
+      for (const button of Array.from(d.querySelectorAll("button"))) {
+        if (!(button.textContent ?? "").trim()) out.push(`button#${button.id}`);
+      }
+      return out;
+    });
+    assert.deepEqual(unlabelled, []);
+    // Tab to this card's Approve button and press Enter: the answer is recorded.
+    const approve = card.getByRole("button", { name: "Approve", exact: true });
+    let reached = false;
+    for (let i = 0; i < 80 && !reached; i++) {
+      await page.keyboard.press("Tab");
+      reached = await approve.evaluate((node) =>
+        (globalThis as unknown as { document: { activeElement: unknown } }).document
+          .activeElement === node
+      );
+    }
+    assert.ok(reached, "the Approve button is reachable with Tab");
+    await page.keyboard.press("Enter");
+    await page.locator(`#pending li.answered[data-run="${stopped.runId}"]`).waitFor({
+      timeout: 20_000,
+    });
+    assert.equal((await store.getRun(stopped.runId))?.answers.note_1?.by, "ana");
+    // A phone: one column, nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const layout = await page.evaluate(() => {
+        const g = globalThis as unknown as {
+          innerWidth: number;
+          document: {
+            documentElement: { scrollWidth: number };
+            querySelectorAll(q: string): ArrayLike<{ getBoundingClientRect(): { x: number } }>;
+          };
+        };
+        const xs = Array.from(g.document.querySelectorAll("main > section")).map((section) =>
+          Math.round(section.getBoundingClientRect().x)
+        );
+        return { overflow: g.document.documentElement.scrollWidth - g.innerWidth, xs };
+      });
+      assert.ok(layout.overflow <= 0, `the page is ${layout.overflow} px wider than the phone`);
+      assert.equal(new Set(layout.xs).size, 1, `sections side by side: ${layout.xs}`);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
   });
 
   /**

@@ -11,6 +11,7 @@ import { isThenable, messageOf } from "../core/_util.ts";
 import { plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import { isPlainObject } from "./_objects.ts";
 import { SPEC_VERSION } from "./_spec_version.ts";
+import type { ToolEffectsChannel } from "./coding/file_change.ts";
 import type {
   AgentSpec,
   ErrorToolHook,
@@ -28,6 +29,7 @@ export type Args = Record<string, unknown>;
 export interface CallSource {
   readonly callId: string;
   readonly signal: AbortSignal;
+  readonly effects?: ToolEffectsChannel;
 }
 
 /**
@@ -56,6 +58,10 @@ class CallContext implements ToolHookContext {
 
   get callId(): string {
     return this.#source.callId;
+  }
+
+  get effects(): ToolEffectsChannel | undefined {
+    return this.#source.effects;
   }
 }
 

@@ -11,3 +11,6 @@ export const START_AT: unique symbol = Symbol("hookscope.startAt");
 
 /** Key of `FunctionCalling`'s run method that resolves to the call itself. */
 export const RUN_CALL: unique symbol = Symbol("hookscope.runCall");
+
+/** Key of the effects channel (`InvokeOptions.effects`) on a `FunctionCallingInit`. */
+export const EFFECTS: unique symbol = Symbol("hookscope.effects");

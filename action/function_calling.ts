@@ -20,9 +20,10 @@ import { abortable as untilAborted } from "../core/_async.ts";
 import { durationClock, isThenable } from "../core/_util.ts";
 import { actionOf } from "./_chain.ts";
 import { isPlainObject } from "./_objects.ts";
-import { RUN_CALL, START_AT } from "./_start.ts";
+import { EFFECTS, RUN_CALL, START_AT } from "./_start.ts";
 import type { z } from "zod";
 import type { ProcessorContext, Tool, ToolContext } from "./tool.ts";
+import type { ToolEffectsChannel } from "./coding/file_change.ts";
 
 /** Options of {@linkcode FunctionCalling}. */
 export interface FunctionCallingInit {
@@ -73,6 +74,8 @@ export class FunctionCalling extends Operation {
   /** The call id, if one was given. */
   readonly callId: string | undefined;
   #startAt: number | undefined;
+  /** The act path's effects channel, handed to the tool and its processors. */
+  readonly #effects: ToolEffectsChannel | undefined;
 
   /** Validates the arguments; throws `ToolArgumentsError` when they do not fit the schema. */
   constructor(init: FunctionCallingInit) {
@@ -87,6 +90,7 @@ export class FunctionCalling extends Operation {
     }
     this.tool = init.tool;
     this.callId = init.callId;
+    this.#effects = (init as { [EFFECTS]?: ToolEffectsChannel })[EFFECTS];
     this.arguments = validateArguments(init.tool, init.arguments, "");
   }
 
@@ -191,19 +195,19 @@ export class FunctionCalling extends Operation {
         const replaced = tool.preprocessor(
           { ...this.arguments },
           tool.preprocessorOptions,
-          new CallContext(signal, tool.name, this.arguments, this),
+          new CallContext(signal, tool.name, this.arguments, this, this.#effects),
         );
         if (isThenable(replaced)) return this.#runAsync(signal, PRE, replaced);
         this.#applyPre(replaced);
       }
       signal.throwIfAborted();
-      let result = tool.execute(this.arguments, toolContext(signal, this.callId));
+      let result = tool.execute(this.arguments, toolContext(signal, this.callId, this.#effects));
       if (isThenable(result)) return this.#runAsync(signal, FUNC, result);
       if (tool.postprocessor) {
         result = tool.postprocessor(
           result,
           tool.postprocessorOptions,
-          new CallContext(signal, tool.name, this.arguments, this),
+          new CallContext(signal, tool.name, this.arguments, this, this.#effects),
         );
         if (isThenable(result)) return this.#runAsync(signal, POST, result);
       }
@@ -225,7 +229,7 @@ export class FunctionCalling extends Operation {
       if (step === PRE) {
         this.#applyPre(await abortable(pending, signal));
         signal.throwIfAborted();
-        result = tool.execute(this.arguments, toolContext(signal, this.callId));
+        result = tool.execute(this.arguments, toolContext(signal, this.callId, this.#effects));
         if (isThenable(result)) result = await abortable(result, signal);
       } else {
         result = await abortable(pending, signal);
@@ -234,7 +238,7 @@ export class FunctionCalling extends Operation {
         result = tool.postprocessor(
           result,
           tool.postprocessorOptions,
-          new CallContext(signal, tool.name, this.arguments, this),
+          new CallContext(signal, tool.name, this.arguments, this, this.#effects),
         );
         if (isThenable(result)) result = await abortable(result, signal);
       }
@@ -258,7 +262,7 @@ export class FunctionCalling extends Operation {
     const recovered = await tool.errorProcessor(
       error,
       this.arguments,
-      new CallContext(signal, tool.name, this.arguments, this),
+      new CallContext(signal, tool.name, this.arguments, this, this.#effects),
     );
     if (recovered === undefined) throw error;
     return recovered;
@@ -278,8 +282,15 @@ function abortable<T>(pending: PromiseLike<T>, signal: AbortSignal): PromiseLike
   return signal === neverAborted() ? pending : untilAborted(pending, signal);
 }
 
-function toolContext(signal: AbortSignal, callId: string | undefined): ToolContext {
-  return callId === undefined ? { signal } : { signal, callId };
+function toolContext(
+  signal: AbortSignal,
+  callId: string | undefined,
+  effects: ToolEffectsChannel | undefined,
+): ToolContext {
+  const context: { -readonly [K in keyof ToolContext]: ToolContext[K] } = { signal };
+  if (callId !== undefined) context.callId = callId;
+  if (effects !== undefined) context.effects = effects;
+  return context;
 }
 
 /**
@@ -290,6 +301,7 @@ class CallContext implements ProcessorContext {
   readonly signal: AbortSignal;
   readonly toolName: string;
   readonly args: Record<string, unknown>;
+  readonly effects: ToolEffectsChannel | undefined;
   readonly #call: FunctionCalling;
 
   constructor(
@@ -297,10 +309,12 @@ class CallContext implements ProcessorContext {
     toolName: string,
     args: Record<string, unknown>,
     call: FunctionCalling,
+    effects: ToolEffectsChannel | undefined,
   ) {
     this.signal = signal;
     this.toolName = toolName;
     this.args = args;
+    this.effects = effects;
     this.#call = call;
   }
 

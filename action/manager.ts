@@ -9,9 +9,10 @@ import { ToolNotFoundError } from "../core/mod.ts";
 import { attachToolHooks } from "./_attach.ts";
 import { durationClock } from "../core/_util.ts";
 import { FunctionCalling, type FunctionCallingInit } from "./function_calling.ts";
-import { RUN_CALL, START_AT } from "./_start.ts";
+import { EFFECTS, RUN_CALL, START_AT } from "./_start.ts";
 import type { AgentSpec } from "./spec.ts";
 import { Tool } from "./tool.ts";
+import type { ToolEffectsChannel } from "./coding/file_change.ts";
 
 /** A request to run one tool. */
 export interface ActionRequestInit {
@@ -32,6 +33,11 @@ export interface InvokeOptions {
    * after it started (default `false`, as `Branch.act`).
    */
   suppressErrors?: boolean;
+  /**
+   * Where a staged run's change set is decided (handed to the tool and its processors as
+   * `effects`); `Branch.act` and the agent loop give the session's.
+   */
+  effects?: ToolEffectsChannel;
 }
 
 /**
@@ -134,14 +140,18 @@ export class ActionManager {
   invoke(request: ActionRequestInit, options?: InvokeOptions): Promise<FunctionCalling> {
     let call: FunctionCalling;
     try {
-      call = this.#call(request, options?.callId);
+      call = this.#call(request, options?.callId, options?.effects);
     } catch (error) {
       return Promise.reject(error);
     }
     return call[RUN_CALL](options?.signal, options?.suppressErrors !== true);
   }
 
-  #call(request: ActionRequestInit, callId: string | undefined): FunctionCalling {
+  #call(
+    request: ActionRequestInit,
+    callId: string | undefined,
+    effects: ToolEffectsChannel | undefined,
+  ): FunctionCalling {
     if (request === null || typeof request !== "object") {
       throw new TypeError("Cannot invoke action: request must be an object");
     }
@@ -151,9 +161,11 @@ export class ActionManager {
     const args = request.arguments ?? {};
     const tool = this.#tools.get(request.function);
     if (!tool) throw new ToolNotFoundError(request.function, [...this.#tools.keys()]);
-    const init: FunctionCallingInit & { [START_AT]: number } = callId === undefined
-      ? { tool, arguments: args, [START_AT]: durationClock() }
-      : { tool, arguments: args, callId, [START_AT]: durationClock() };
+    const init: FunctionCallingInit & { [START_AT]: number; [EFFECTS]?: ToolEffectsChannel } =
+      callId === undefined
+        ? { tool, arguments: args, [START_AT]: durationClock() }
+        : { tool, arguments: args, callId, [START_AT]: durationClock() };
+    if (effects !== undefined) init[EFFECTS] = effects;
     return new FunctionCalling(init);
   }
 }

@@ -6,7 +6,7 @@
  */
 
 import { SPEC_VERSION } from "./_spec_version.ts";
-import type { ToolEffectsHook } from "./coding/file_change.ts";
+import type { ToolEffectsChannel, ToolEffectsHook } from "./coding/file_change.ts";
 
 /**
  * What every Tool-scope hook receives: one object, the same shape in every phase (`result` is
@@ -43,6 +43,11 @@ export interface ToolHookContext {
   readonly result?: unknown;
   /** The failure (error hooks). */
   readonly error?: unknown;
+  /**
+   * The session's effects channel, when the call runs through its act path: a hook that runs a
+   * staged program (`autoFormat`) decides on its change set there.
+   */
+  readonly effects?: ToolEffectsChannel;
 }
 
 /** The context of a post hook: {@linkcode ToolHookContext} with the result so far. */

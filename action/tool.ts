@@ -9,6 +9,7 @@
 // locales alone are ~260 KB minified).
 import { toJSONSchema, ZodObject, ZodType } from "zod";
 import { Entity, type EntityInit, toJsonSafe, type ToolSource } from "../core/mod.ts";
+import type { ToolEffectsChannel } from "./coding/file_change.ts";
 
 /** What a tool function receives besides its arguments. */
 export interface ToolContext {
@@ -16,6 +17,12 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** The call id, when the caller supplied one (for example `Branch.act`). */
   readonly callId?: string;
+  /**
+   * Where a staged run's change set is decided, approved and recorded, when the call runs
+   * through a session's act path (`Branch.act`, the agent loop); see `ToolEffectsChannel` in
+   * `@hookscope/core/coding`. Tools that stage nothing ignore it.
+   */
+  readonly effects?: ToolEffectsChannel;
 }
 
 /** What processors receive besides their main input. */

@@ -6,8 +6,10 @@
  *   (`bash-staged`, the default: unshare, overlay mount, the opaque-directory listing, reading
  *   an empty change set).
  * - `effects/commit`: committing a change set read from an upper layer (checkpoint, journal,
- *   stage, rename): 100 new 1 KiB files (`100-files`, per file = time / 100) and one new
- *   16 MiB file (`16-mib`, per MiB = time / 16), each on the workspace's file system.
+ *   stage, rename): 100 new 1 KiB files (`100-files`, per file = time / 100), one new
+ *   16 MiB file (`16-mib`, per MiB = time / 16) and a 16 MiB file replacing one of 16 MiB
+ *   (`16-mib-replaced`: the checkpoint copies the old bytes first), each on the workspace's
+ *   file system.
  *
  * ```sh
  * node_modules/.bin/deno bench --allow-all bench/effects_bench.ts
@@ -67,13 +69,18 @@ if (!permitted) {
   }
   const store = effectsStore(state, ws);
   let round = 0;
-  const commitBench = (name: string, fill: (upper: string) => void) =>
+  const commitBench = (
+    name: string,
+    fill: (upper: string) => void,
+    prepare?: () => void,
+  ) =>
     Deno.bench({
       name,
       group: "effects/commit",
       fn: async (b) => {
         const upper = join(root, `upper-${++round}`);
         mkdirSync(upper);
+        prepare?.();
         fill(upper);
         const set = await readChangeSet(upper, ws, new Set());
         b.start();
@@ -92,5 +99,13 @@ if (!permitted) {
   commitBench("16-mib", (upper) => {
     mkdirSync(join(upper, `r${round}`));
     writeFileSync(join(upper, `r${round}`, "big"), mib16);
+  });
+  const other16 = new Uint8Array(16 * 1024 * 1024).fill(9);
+  commitBench("16-mib-replaced", (upper) => {
+    mkdirSync(join(upper, `r${round}`));
+    writeFileSync(join(upper, `r${round}`, "big"), mib16);
+  }, () => {
+    mkdirSync(join(ws, `r${round}`));
+    writeFileSync(join(ws, `r${round}`, "big"), other16);
   });
 }

@@ -53,10 +53,12 @@ export async function recordAnswer(
   io: CliIO,
   json: boolean,
 ): Promise<number> {
-  // The answer names the arguments this command showed: other ones are refused by the store.
+  // The answer names the arguments (and change set) this command showed: other ones are refused
+  // by the store.
   const bound: RunAnswer = pending.argsHash === undefined
     ? answer
     : { ...answer, argsHash: pending.argsHash };
+  if (pending.effects !== undefined) bound.effectsHash = pending.effects.hash;
   let recorded: boolean;
   try {
     recorded = await answerRecorded(store, pending.runId, pending.callId, bound);

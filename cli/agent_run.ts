@@ -11,7 +11,15 @@ import { CodingToolkit, type SandboxOptions } from "../action/coding/mod.ts";
 import { renderJson, summarize } from "../core/json_safe.ts";
 import { modelServer, redactCredentials, redactingStore } from "./_credentials.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
-import { bridgeModelToSession, HookBlocked, Session, ToolDenied } from "../session/mod.ts";
+import {
+  bridgeModelToSession,
+  EffectsCommitted,
+  EffectsDecided,
+  EffectsDiscarded,
+  HookBlocked,
+  Session,
+  ToolDenied,
+} from "../session/mod.ts";
 import type { ToolVerdictData } from "../session/mod.ts";
 import { displayDb, openOrCreateDb } from "./_db.ts";
 import { CliError, type CliIO, visible } from "./_output.ts";
@@ -202,6 +210,8 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     );
   });
 
+  observeEffects(session, line, config.dbPath);
+
   const bridge = bridgeModelToSession(model, session, { chunks: false });
 
   const spec = codingSpec({ cwd: config.workspace, secure: true, fs: nodeFileSystem });
@@ -210,8 +220,10 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     workspaceRoot: config.workspace,
     ...(config.sandbox ? { sandbox: config.sandbox } : {}),
   });
-  toolkit.bind(agent.actions);
+  // Detection first, so the bash tool's description states where commands run and whether
+  // their changes are staged.
   const sandbox = await toolkit.sandboxStatus();
+  toolkit.bind(agent.actions);
   line(
     "sandbox",
     sandbox.kind === "bubblewrap"
@@ -219,6 +231,18 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
       : sandbox.kind === "none"
       ? `NONE: bash runs on the host without a sandbox (sandbox kind "none")`
       : `unavailable, bash will refuse: ${sandbox.reason}`,
+  );
+  line(
+    "effects",
+    sandbox.kind === "bubblewrap" && sandbox.effects === "overlay"
+      ? "staged: commands write into a copy-on-write layer; the effects policy decides what is applied"
+      : `DIRECT: commands write straight into the workspace, the command judge blocks (${
+        sandbox.kind === "bubblewrap"
+          ? sandbox.effectsReason
+          : sandbox.kind === "none"
+          ? 'sandbox "none"'
+          : sandbox.reason
+      })`,
   );
 
   let status = "completed";
@@ -287,4 +311,41 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   if (stopped !== null) summary.runId = stopped.runId;
   if (waiting && stopped?.pending) summary.pending = stopped.pending;
   return summary;
+}
+
+/** Prints the effects decisions of staged runs on the live timeline (`run`, `resume`). */
+export function observeEffects(
+  session: Session,
+  line: (tag: string, text: string) => void,
+  dbPath: string,
+): void {
+  session.observer.observe({ type: EffectsDecided }, (signal) => {
+    const d = signal.data as {
+      toolName: string;
+      decision: string;
+      summary: string;
+      reason?: string;
+    };
+    if (d.decision === "allow" || d.decision === "none") return;
+    line(
+      "effects",
+      `${d.toolName} ${d.decision.toUpperCase()} (${d.summary})${d.reason ? `: ${d.reason}` : ""}`,
+    );
+  });
+  session.observer.observe({ type: EffectsCommitted }, (signal) => {
+    const d = signal.data as {
+      toolName: string;
+      summary: string;
+      checkpoint: string;
+      callId: string;
+    };
+    line(
+      "commit",
+      `${d.toolName} ${d.summary} (undo: hookscope undo ${displayDb(dbPath)} ${d.callId})`,
+    );
+  });
+  session.observer.observe({ type: EffectsDiscarded }, (signal) => {
+    const d = signal.data as { toolName: string; summary: string; reason?: string };
+    line("discard", `${d.toolName} ${d.summary} not applied: ${d.reason ?? ""}`);
+  });
 }

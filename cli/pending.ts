@@ -7,6 +7,7 @@
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { displayDb, formatTime, openExistingDb } from "./_db.ts";
 import { renderArgs } from "./_fold.ts";
+import { changeLines } from "./_changes.ts";
 import { type CliIO, UsageError } from "./_output.ts";
 import { renderTable } from "./_table.ts";
 
@@ -25,7 +26,8 @@ export const PENDING_HELP: string =
   `Usage: hookscope pending DB [--session ID] [--run ID] [--full] [--json]
 
 Lists the tool calls waiting for approval in the SQLite file DB (runs that stopped because a
-tool.pre hook asked), oldest run first, with the answers given so far. Answer them with
+tool.pre hook asked, or a tool.effects hook asked about the change set of a staged run: then
+the change set is listed too), oldest run first, with the answers given so far. Answer them with
 'hookscope approve' or 'hookscope reject', then continue the run with 'hookscope resume'.
 
 Every argument of every call is shown, wrapped. A value longer than 1200 characters, and a run
@@ -109,6 +111,18 @@ export async function pendingCommand(args: readonly string[], io: CliIO): Promis
         }):`,
       );
       for (const line of renderArgs(row.args, { hint, full: values.full === true })) io.out(line);
+      if (row.effects !== undefined) {
+        io.out(
+          `change set of ${row.callId} (${row.effects.count} entr${
+            row.effects.count === 1 ? "y" : "ies"
+          }, hash ${
+            row.effects.hash.slice(0, 12)
+          }): the command has run in a staged copy; approving commits exactly these changes (it does not run again)${
+            row.expiresAt === undefined ? "" : `, until ${formatTime(row.expiresAt)}`
+          }`,
+        );
+        for (const line of changeLines(row.effects.changes, row.effects.count)) io.out(line);
+      }
     }
     return 0;
   } finally {

@@ -17,7 +17,7 @@ import { resumeOwner } from "./_claim_owner.ts";
 import { displayDb, openWritableDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { askBeforeHook, readResumeInfo } from "./_resume_info.ts";
-import { secretsGuardIn } from "./agent_run.ts";
+import { observeEffects, secretsGuardIn } from "./agent_run.ts";
 import { modelServer, redactCredentials, redactingStore } from "./_credentials.ts";
 
 /** The data of a ToolDenied signal. */
@@ -139,7 +139,8 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
     redact = (text) => redactCredentials(endpoint.redact(text), []);
     const model = new IModel({ model: modelName, endpoint });
     const spec = codingSpec({ cwd: workspace, secure: true, fs: nodeFileSystem });
-    const tools = new CodingToolkit({ workspaceRoot: workspace }).bind();
+    // The toolkit runs the preset's hooks: its effects policy decides on change sets here too.
+    const tools = new CodingToolkit({ workspaceRoot: workspace, spec }).bind();
     const session = await Session.restore(store, run.sessionId, {
       model,
       onError: (error, where) => void failures.push(redact(`${where}: ${String(error)}`)),
@@ -177,6 +178,7 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
         }`,
       );
     });
+    observeEffects(session, line, path);
     line("resume", `run ${runId} of session ${run.sessionId}`);
     for (const pending of run.pending) {
       const answer = run.answers[pending.callId];

@@ -10,6 +10,7 @@ import { flagHelp, type FlagSpec, parseFlags, requirePositionals } from "./_args
 import { formatTime, openExistingDb } from "./_db.ts";
 import { CliError, type CliIO } from "./_output.ts";
 import { renderTable } from "./_table.ts";
+import { changeLine } from "./_changes.ts";
 
 const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print JSON" } };
 
@@ -17,7 +18,8 @@ const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print 
 export const SHOW_HELP: string = `Usage: hookscope show DB SESSION [--json]
 
 Prints one session's timeline from DB (a SQLite file or a postgres:// URL): its messages and
-persisted signals, in order of time (signals by sequence number).
+persisted signals, in order of time (signals by sequence number), then the checkpoints of the
+change sets its staged runs committed (each undone with 'hookscope undo DB CALL_ID').
 
 ${flagHelp(FLAGS)}`;
 
@@ -33,7 +35,8 @@ export interface TimelineEntry {
   detail: string;
 }
 
-function signalDetail(row: SignalRow): string {
+/** One signal row as the line `show` and `tail` print for it. */
+export function signalDetail(row: Pick<SignalRow, "kind" | "payload">): string {
   const p = row.payload as Record<string, unknown>;
   const decided = decisionDetail(row.kind, p.data);
   if (decided !== null) return decided;
@@ -83,8 +86,33 @@ function decisionDetail(kind: string, data: unknown): string | null {
       return `would deny (shadow) ${tool}${call}${hook}${reason}`;
     case "WouldAsk":
       return `would ask (shadow) ${tool}${call}${hook}${reason}`;
-    case "ApprovalRequested":
-      return `ASK ${tool}${call}${reason} args=${summarize(d.args ?? {}, 80)}`;
+    case "ApprovalRequested": {
+      const effects = d.effects as { count?: unknown; changes?: unknown } | undefined;
+      const changes = effects && Array.isArray(effects.changes)
+        ? ` change set (${String(effects.count)}): ${
+          (effects.changes as { path: string; kind: string }[]).slice(0, 3).map(changeLine).join(
+            "; ",
+          )
+        }${Number(effects.count) > 3 ? "; …" : ""}`
+        : "";
+      return `ASK ${tool}${call}${reason} args=${summarize(d.args ?? {}, 80)}${changes}`;
+    }
+    case "EffectsDecided": {
+      const verdict = String(d.decision ?? "none").toUpperCase();
+      return `EFFECTS ${verdict} ${tool}${call}${hook}${reason} (${String(d.summary ?? "")})`;
+    }
+    case "EffectsCommitted":
+      return `COMMITTED ${tool}${call} (${String(d.summary ?? "")}) checkpoint ${
+        String(d.checkpoint ?? "-")
+      }`;
+    case "EffectsDiscarded":
+      return `NOT APPLIED ${tool}${call} (${String(d.summary ?? "")})${reason}`;
+    case "EffectsUndone": {
+      const by = text(d.by) ? ` by ${d.by}` : "";
+      return `UNDONE ${tool}${call} (${String(d.summary ?? "")}) checkpoint ${
+        String(d.checkpoint ?? "-")
+      }${by}${d.forced === true ? " (forced)" : ""}`;
+    }
     case "ApprovalAnswered": {
       const verdict = d.approve === true ? "APPROVED" : "REJECTED";
       const by = text(d.by) ? ` by ${d.by}` : "";
@@ -144,8 +172,9 @@ export async function showCommand(args: readonly string[], io: CliIO): Promise<n
     }
     const messages = await store.listMessages({ sessionId });
     const signals = await store.listSessionSignals(sessionId);
+    const checkpoints = listCheckpoints(signals);
     if (values.json) {
-      io.out(JSON.stringify({ session, messages, signals }, null, 2));
+      io.out(JSON.stringify({ session, messages, signals, checkpoints }, null, 2));
       return 0;
     }
     io.out(`session ${session.id}  status=${session.status}  model=${session.model ?? "-"}`);
@@ -154,8 +183,83 @@ export async function showCommand(args: readonly string[], io: CliIO): Promise<n
       buildTimeline(messages, signals).map((e) => [formatTime(e.time), e.source, e.kind, e.detail]),
       110,
     ));
+    if (checkpoints.length > 0) {
+      io.out(`\ncheckpoints (undo one with: hookscope undo ${path} CALL_ID):`);
+      io.out(renderTable(
+        ["CALL", "TOOL", "COMMITTED", "CHANGES", "CHECKPOINT", "STATE"],
+        checkpoints.map((c) => [
+          c.callId,
+          c.toolName,
+          formatTime(c.committedAt),
+          c.summary,
+          c.checkpoint,
+          c.undoneAt === undefined ? "committed" : `undone ${formatTime(c.undoneAt)}`,
+        ]),
+        110,
+      ));
+      for (const c of checkpoints) {
+        io.out(`${c.callId} in ${c.workspace ?? "?"}:`);
+        for (const change of c.changes) io.out(`    ${changeLine(change)}`);
+        if (c.count > c.changes.length) io.out(`    … ${c.count - c.changes.length} more`);
+      }
+    }
     return 0;
   } finally {
     await store.close();
   }
+}
+
+/** A checkpoint of a session, from its `EffectsCommitted` (and `EffectsUndone`) signals. */
+export interface CheckpointEntry {
+  /** The call whose change set it undoes. */
+  callId: string;
+  /** The tool. */
+  toolName: string;
+  /** The checkpoint id. */
+  checkpoint: string;
+  /** The workspace. */
+  workspace?: string;
+  /** When it was committed (ms since the epoch). */
+  committedAt: number;
+  /** When it was undone, if it was. */
+  undoneAt?: number;
+  /** Counts by kind. */
+  summary: string;
+  /** How many entries the change set has. */
+  count: number;
+  /** Its first entries. */
+  changes: { path: string; kind: string; type?: string; target?: string }[];
+}
+
+/** The checkpoints the session's signals name, in commit order. */
+export function listCheckpoints(signals: readonly SignalRow[]): CheckpointEntry[] {
+  const out: CheckpointEntry[] = [];
+  const byId = new Map<string, CheckpointEntry>();
+  for (const row of signals) {
+    const data = ((row.payload as { data?: unknown } | null)?.data ?? {}) as Record<
+      string,
+      unknown
+    >;
+    const checkpoint = text(data.checkpoint);
+    if (checkpoint === undefined) continue;
+    if (row.kind === "EffectsCommitted") {
+      const entry: CheckpointEntry = {
+        callId: String(data.callId ?? ""),
+        toolName: String(data.toolName ?? ""),
+        checkpoint,
+        committedAt: row.ts,
+        summary: String(data.summary ?? ""),
+        count: Number(data.count ?? 0),
+        changes: Array.isArray(data.changes) ? data.changes as CheckpointEntry["changes"] : [],
+      };
+      const workspace = text(data.workspace);
+      if (workspace !== undefined) entry.workspace = workspace;
+      out.push(entry);
+      byId.set(checkpoint, entry);
+    } else if (row.kind === "EffectsUndone") {
+      const entry = byId.get(checkpoint);
+      if (entry !== undefined) entry.undoneAt = row.ts;
+    }
+  }
+  return out;
 }

@@ -7,9 +7,11 @@
 
 import process from "node:process";
 import { summarize } from "../core/json_safe.ts";
+import type { SignalRow } from "../store/session_store.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { displayDb, formatTime, isDbUrl, openExistingDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
+import { signalDetail } from "./show.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   all: { type: "boolean", help: "print what is stored first, then follow" },
@@ -91,7 +93,7 @@ export async function tailCommand(
         } else if (change.type === "signal") {
           io.out(
             `${formatTime(change.ts)}  ${change.sessionId}  #${change.seq}  ${change.kind}  ${
-              summarize(change.payload, 160)
+              signalDetail({ kind: change.kind, payload: change.payload as SignalRow["payload"] })
             }`,
           );
         } else {

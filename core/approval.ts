@@ -9,7 +9,8 @@ import { sha256Hex } from "./_sha256.ts";
 
 /**
  * A tool call waiting for a person's answer, because a `tool.pre` handler returned
- * `{ decision: "ask" }`.
+ * `{ decision: "ask" }`, or a `tool.effects` hook asked about the change set of a staged run
+ * (then {@linkcode PendingApproval.effects} is set).
  *
  * @example
  * ```ts
@@ -51,7 +52,61 @@ export interface PendingApproval {
   readonly expiresAt?: number;
   /** Who may answer (`by` of the answer); anyone when absent. */
   readonly answerableBy?: readonly string[];
+  /**
+   * Set when a `tool.effects` hook asked about what a staged run did (coding toolkit): the change
+   * set the person approves. Approving commits exactly this change set; the program does not run
+   * again while its staged layer is kept (until `expiresAt`).
+   */
+  readonly effects?: ApprovalEffects;
 }
+
+/** One entry of a change set, as an approval shows it (the coding toolkit's `FileChange`). */
+export interface ApprovalChange {
+  /** Workspace-relative, `"/"`-separated. */
+  readonly path: string;
+  /** `created`, `modified`, `deleted`, `mode` or `symlink`. */
+  readonly kind: string;
+  /** `file`, `directory` or `symlink`. */
+  readonly type?: string;
+  /** The size before, in bytes. */
+  readonly bytesBefore?: number;
+  /** The size after, in bytes. */
+  readonly bytesAfter?: number;
+  /** A symlink's target. */
+  readonly target?: string;
+}
+
+/**
+ * The change set of a staged run a person is asked about ({@linkcode PendingApproval.effects}).
+ *
+ * @example
+ * ```ts
+ * import type { ApprovalEffects } from "@hookscope/core/session";
+ * import assert from "node:assert/strict";
+ *
+ * const effects: ApprovalEffects = {
+ *   changes: [{ path: "src/a.ts", kind: "deleted", type: "file", bytesBefore: 120 }],
+ *   count: 1,
+ *   hash: "0".repeat(64),
+ * };
+ * assert.equal(effects.changes[0].kind, "deleted");
+ * ```
+ */
+export interface ApprovalEffects {
+  /** The entries in path order: the first {@linkcode MAX_APPROVAL_CHANGES} of them. */
+  readonly changes: readonly ApprovalChange[];
+  /** How many entries the change set has in all. */
+  readonly count: number;
+  /**
+   * Lowercase hex SHA-256 of exactly what would be committed (every path, kind, mode, new
+   * content, symlink target and the state of the workspace entries it replaces): an answer that
+   * names another hash is refused (`ApprovalConflictError`, `why: "args_changed"`).
+   */
+  readonly hash: string;
+}
+
+/** The most change-set entries an approval carries ({@linkcode ApprovalEffects.count} has them all). */
+export const MAX_APPROVAL_CHANGES = 200;
 
 /**
  * A person's answer to a {@linkcode PendingApproval}.
@@ -76,6 +131,8 @@ export type ApprovalAnswer =
     readonly by?: string;
     /** The {@linkcode PendingApproval.argsHash} the person saw; refused when it is not the pending one. */
     readonly argsHash?: string;
+    /** The {@linkcode ApprovalEffects.hash} of the change set the person saw, for a change-set approval. */
+    readonly effectsHash?: string;
   }
   | {
     /** Do not run the call. */
@@ -88,6 +145,8 @@ export type ApprovalAnswer =
     readonly by?: string;
     /** The {@linkcode PendingApproval.argsHash} the person saw; refused when it is not the pending one. */
     readonly argsHash?: string;
+    /** The {@linkcode ApprovalEffects.hash} of the change set the person saw, for a change-set approval. */
+    readonly effectsHash?: string;
   };
 
 /**

@@ -2,7 +2,12 @@
 // tool.error, and the one writer of a call's exchange. Every call ends in one `ActOutcome`;
 // `act()` (act.ts) settles it, the agent loop reads it.
 
-import { type ApprovalAnswer, argsHash, type PendingApproval } from "../core/approval.ts";
+import {
+  type ApprovalAnswer,
+  type ApprovalEffects,
+  argsHash,
+  type PendingApproval,
+} from "../core/approval.ts";
 import { ApprovalRequiredError, SecurityDeniedError, ToolDeniedError } from "../core/errors.ts";
 import { PayloadTooDeepError } from "../core/_depth.ts";
 import { EventStatus, isAbortError } from "../core/operation.ts";
@@ -29,6 +34,7 @@ import {
   WouldDeny,
 } from "./signal.ts";
 import type { ActHost, ActionResult, ActOptions } from "./act.ts";
+import { actEffects } from "./_effects_channel.ts";
 
 /** The output of an action the governance gate denied. */
 export const GATE_DENIED_OUTPUT = "denied by governance gate";
@@ -291,6 +297,9 @@ function normalizeAnswer(answer: unknown): ApprovalAnswer {
         ) as Record<string, unknown>;
       }
       if (typeof by === "string") out.by = by;
+      if (typeof a.effectsHash === "string") {
+        (out as { effectsHash?: string }).effectsHash = a.effectsHash;
+      }
       return Object.freeze(out);
     }
     if (approve === false) {
@@ -416,6 +425,16 @@ async function runAction(
     return await stopped(host, op, error, toolName, callId, args);
   }
   const runArgs = structuredCloneArgs(frozenArgs);
+  // A staged run (coding toolkit) decides on its change set through the session: its hooks, the
+  // call's approval path and the audit trail.
+  const effects = actEffects({
+    host,
+    op,
+    call: { toolName, callId, args: frozenArgs },
+    ask: (question, wait) => requestAnswer(host, op, options, question, wait),
+    deny: (init) => deny(host, op, init),
+    emit: (signal) => safeEmit(host, signal, op, "observer (effects)"),
+  });
 
   const started = performance.now();
   let call: FunctionCalling | null = null;
@@ -426,7 +445,9 @@ async function runAction(
       `tool "${toolName}"`,
       host.actions.invoke(
         { function: toolName, arguments: runArgs },
-        signal ? { signal, callId, suppressErrors: true } : { callId, suppressErrors: true },
+        signal
+          ? { signal, callId, suppressErrors: true, effects }
+          : { callId, suppressErrors: true, effects },
       ),
     );
     if (call.status !== EventStatus.COMPLETED) {
@@ -439,6 +460,15 @@ async function runAction(
   }
   const durationMs = call?.execution.durationMs ?? performance.now() - started;
 
+  // The change set waits for a person: the call is pending (the tool kept its staged layer),
+  // whatever the tool's processors made of the stop.
+  if (effects.pending !== undefined && !op.aborted) {
+    return { kind: "pending", error: effects.pending };
+  }
+  if (failed && failure === effects.denied && !op.aborted) {
+    // A person's rejection of the change set ended the run; `ToolDenied` is recorded already.
+    return await stopped(host, op, failure, toolName, callId, args);
+  }
   if (failed && failure instanceof ToolDeniedError && !op.aborted) {
     // An AgentSpec security hook denied inside the tool's chain: a denial like any other.
     const error = failure instanceof SecurityDeniedError
@@ -655,6 +685,18 @@ function structuredCloneArgs(args: Readonly<Record<string, unknown>>): Record<st
   }
 }
 
+/** One question to a person: a call (and for a change-set approval, its change set). */
+interface Question {
+  toolName: string;
+  callId: string;
+  args: Readonly<Record<string, unknown>>;
+  reason: string | undefined;
+  hook: string | undefined;
+  effects?: ApprovalEffects;
+  expiresAt?: number | undefined;
+  answerableBy?: readonly string[] | undefined;
+}
+
 /**
  * Asks for approval: inline through `options.approve`, or by rejecting with
  * `ApprovalRequiredError`. Resolves to replacement arguments (or `undefined`); a rejection
@@ -664,16 +706,37 @@ async function askApproval(
   host: ActHost,
   op: ActDeadline,
   options: ActOptions | undefined,
-  ask: {
-    toolName: string;
-    callId: string;
-    args: Readonly<Record<string, unknown>>;
-    reason: string | undefined;
-    hook: string | undefined;
-    expiresAt: number | undefined;
-    answerableBy: readonly string[] | undefined;
-  },
+  ask: Question,
 ): Promise<Readonly<Record<string, unknown>> | undefined> {
+  const answer = (await requestAnswer(host, op, options, ask, true))!;
+  if (!answer.approve) {
+    const init: Parameters<typeof deny>[2] = {
+      toolName: ask.toolName,
+      callId: ask.callId,
+      reason: answer.reason ?? "rejected by the approver",
+      hook: answer.by === undefined ? "approval" : `approval by ${answer.by}`,
+      by: "approval",
+    };
+    if (answer.interrupt === true) init.interrupt = true;
+    return await deny(host, op, init);
+  }
+  return answer.updatedArgs;
+}
+
+/**
+ * Puts a question to a person: records `ApprovalRequested`, then answers inline through
+ * `options.approve` (recording `ApprovalAnswered`) or rejects with `ApprovalRequiredError`.
+ * With `wait` false and no inline approver it records nothing and resolves to `undefined`.
+ */
+async function requestAnswer(
+  host: ActHost,
+  op: ActDeadline,
+  options: ActOptions | undefined,
+  ask: Question,
+  wait: boolean,
+): Promise<ApprovalAnswer | undefined> {
+  const approve = options?.approve;
+  if (approve === undefined && !wait) return undefined;
   const pending: { -readonly [K in keyof PendingApproval]: PendingApproval[K] } = {
     runId: options?.runId ?? "",
     branchId: host.id,
@@ -689,6 +752,7 @@ async function askApproval(
   const sessionId = host.session?.id;
   if (typeof sessionId === "string") pending.sessionId = sessionId;
   if (ask.reason !== undefined) pending.reason = ask.reason;
+  if (ask.effects !== undefined) pending.effects = ask.effects;
   const approval: PendingApproval = Object.freeze(pending);
   await safeEmit(
     host,
@@ -696,7 +760,6 @@ async function askApproval(
     op,
     "observer (ApprovalRequested)",
   );
-  const approve = options?.approve;
   if (approve === undefined) throw new ApprovalRequiredError(approval);
   const answer = await op.run(
     "approval",
@@ -717,18 +780,7 @@ async function askApproval(
     op,
     "observer (ApprovalAnswered)",
   );
-  if (!answer.approve) {
-    const init: Parameters<typeof deny>[2] = {
-      toolName: ask.toolName,
-      callId: ask.callId,
-      reason: answer.reason ?? "rejected by the approver",
-      hook: answer.by === undefined ? "approval" : `approval by ${answer.by}`,
-      by: "approval",
-    };
-    if (answer.interrupt === true) init.interrupt = true;
-    return await deny(host, op, init);
-  }
-  return answer.updatedArgs;
+  return answer;
 }
 
 const APPROVED: ApprovalAnswer = Object.freeze({ approve: true });

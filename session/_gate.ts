@@ -13,6 +13,12 @@ import {
   WouldAsk,
   WouldDeny,
 } from "./signal.ts";
+import {
+  EffectsCommitted,
+  EffectsDecided,
+  EffectsDiscarded,
+  EffectsUndone,
+} from "./effects_signal.ts";
 
 /** How long a governance gate may take before it counts as a denial. */
 export const GATE_TIMEOUT_MS = 30_000;
@@ -22,7 +28,9 @@ export function isAudit(envelope: object): boolean {
   return envelope instanceof GateDenied || envelope instanceof HookBlocked ||
     envelope instanceof ToolDenied || envelope instanceof ApprovalRequested ||
     envelope instanceof ApprovalAnswered || envelope instanceof WouldDeny ||
-    envelope instanceof WouldAsk;
+    envelope instanceof WouldAsk || envelope instanceof EffectsDecided ||
+    envelope instanceof EffectsCommitted || envelope instanceof EffectsDiscarded ||
+    envelope instanceof EffectsUndone;
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
 import { abortable, deadline, TIMED_OUT } from "../core/_async.ts";
 import { anySignal, neverAborted } from "../core/_abort.ts";
+import { ApprovalRequiredError } from "../core/errors.ts";
 
 /** Who a rejection hookscope made (expiry, an answerer not allowed) is recorded as by. */
 export const HOOKSCOPE_ANSWERER = "hookscope";
@@ -24,10 +25,18 @@ const storedHandlers = new WeakSet<ApprovalHandler>();
 
 /**
  * A handler that gives `answer`, recorded earlier through the store (which enforced the expiry
- * and who may answer when it was given): the re-ask of a resumed run takes it as it is.
+ * and who may answer when it was given): the re-ask of a resumed run takes it as it is. With
+ * `applies`, an approval it does not apply to (a change set other than the one answered) gets no
+ * answer: the call waits for a person again (`ApprovalRequiredError`).
  */
-export function storedAnswerHandler(answer: ApprovalAnswer): ApprovalHandler {
-  const handler: ApprovalHandler = () => answer;
+export function storedAnswerHandler(
+  answer: ApprovalAnswer,
+  applies?: (approval: PendingApproval) => boolean,
+): ApprovalHandler {
+  const handler: ApprovalHandler = (approval) => {
+    if (applies !== undefined && !applies(approval)) throw new ApprovalRequiredError(approval);
+    return answer;
+  };
   storedHandlers.add(handler);
   return handler;
 }

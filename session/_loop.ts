@@ -208,7 +208,15 @@ async function runAnswered(
     const edited: LoopCall = answer.updatedArgs === undefined
       ? call
       : { id: call.id, name: call.name, arguments: call.arguments, args: answer.updatedArgs };
-    return await runToolCall(host, edited, signal, storedAnswerHandler(answer), runId);
+    // The answer approves the call's `tool.pre` asks, and a change-set ask only for the change
+    // set it was given for (its hash): a staged run that asks about another one (its kept layer
+    // gone and the program's new effects differ, or the call stopped for its arguments first)
+    // waits for a person again.
+    const approver = storedAnswerHandler(
+      answer,
+      (approval) => approval.effects === undefined || answer.effectsHash === approval.effects.hash,
+    );
+    return await runToolCall(host, edited, signal, approver, runId);
   }
   const args = call.args ?? {};
   const reason = answer.reason ?? "rejected by the approver";
@@ -254,6 +262,9 @@ export function toApprovalAnswer(answer: RunAnswer): ApprovalAnswer {
     };
     if (answer.updatedArgs !== undefined) out.updatedArgs = structuredClone(answer.updatedArgs);
     if (answer.by !== undefined) out.by = answer.by;
+    if (answer.effectsHash !== undefined) {
+      (out as { effectsHash?: string }).effectsHash = answer.effectsHash;
+    }
     return out;
   }
   const out: { approve: false; reason?: string; interrupt?: boolean; by?: string } = {
@@ -282,6 +293,9 @@ function toRunApproval(approval: PendingApproval, run: RunRecord): RunApproval {
   if (approval.policy !== undefined) out.policy = approval.policy;
   if (approval.expiresAt !== undefined) out.expiresAt = approval.expiresAt;
   if (approval.answerableBy !== undefined) out.answerableBy = [...approval.answerableBy];
+  if (approval.effects !== undefined) {
+    out.effects = toJsonSafe(approval.effects) as NonNullable<RunApproval["effects"]>;
+  }
   return out;
 }
 
@@ -460,6 +474,9 @@ export async function* agentLoop(
     run.status = statusOf(stoppedBy);
     run.stoppedBy = stoppedBy;
     run.pending = (pending ?? []).map((p) => toRunApproval(p, run));
+    // A call that waits again (a staged run asking about its change set after its arguments
+    // were approved) needs a new answer: the one it had was given and used.
+    for (const p of run.pending) delete run.answers[p.callId];
     await save();
     const message = lastMessage ?? host.messages.at(-1);
     const result: OperateResult = {

@@ -29,6 +29,7 @@ export * from "../core/approval.ts";
 export * from "../core/plain_data.ts";
 export { MAX_PAYLOAD_DEPTH, PayloadTooDeepError } from "../core/_depth.ts";
 export * from "./signal.ts";
+export * from "./effects_signal.ts";
 export * from "./sanitize.ts";
 export * from "./observer.ts";
 export * from "./message.ts";

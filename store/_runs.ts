@@ -10,6 +10,7 @@ import {
   RUN_STATUSES,
   type RunAnswer,
   type RunApproval,
+  type RunApprovalEffects,
   type RunRecord,
   type RunStatus,
   type RunToolCall,
@@ -96,7 +97,44 @@ function normalizeApproval(value: unknown, runId: string, action: string): RunAp
     out.answerableBy = [...list as string[]];
   }
   if (value.interrupted === true) out.interrupted = true;
+  if (value.effects !== undefined && value.effects !== null) {
+    out.effects = normalizeEffects(value.effects, action);
+  }
   return out;
+}
+
+const CHANGE_KEYS = ["path", "kind", "type", "target"] as const;
+
+function normalizeEffects(value: unknown, action: string): RunApprovalEffects {
+  if (!isRecord(value) || !Array.isArray(value.changes)) {
+    fail(action, "pending effects must be an object with a changes array", value);
+  }
+  if (typeof value.hash !== "string" || !/^[0-9a-f]{64}$/.test(value.hash)) {
+    fail(action, "pending effects hash must be a lowercase hex SHA-256", value.hash);
+  }
+  const count = finite(value.count, "pending effects count", action);
+  const changes = value.changes.map((change) => {
+    if (!isRecord(change)) fail(action, "each pending effects change must be an object", change);
+    const out: RunApprovalEffects["changes"][number] = { path: "", kind: "" };
+    for (const key of CHANGE_KEYS) {
+      const field = change[key];
+      if (field === undefined) continue;
+      if (typeof field !== "string") {
+        fail(action, `a pending effects change's ${key} must be a string`, field);
+      }
+      out[key] = field;
+    }
+    if (out.path === "" || out.kind === "") {
+      fail(action, "a pending effects change needs a path and a kind", change);
+    }
+    for (const key of ["bytesBefore", "bytesAfter"] as const) {
+      if (change[key] !== undefined) {
+        out[key] = finite(change[key], `a pending effects change's ${key}`, action);
+      }
+    }
+    return out;
+  });
+  return { changes, count, hash: value.hash };
 }
 
 /** Validates an answer; returns a JSON-safe copy with `answeredAt` set. */
@@ -130,6 +168,12 @@ export function normalizeAnswer(value: unknown, action: string, now = Date.now()
       fail(action, "an answer's argsHash must be a string", value.argsHash);
     }
     out.argsHash = value.argsHash;
+  }
+  if (value.effectsHash !== undefined) {
+    if (typeof value.effectsHash !== "string") {
+      fail(action, "an answer's effectsHash must be a string", value.effectsHash);
+    }
+    out.effectsHash = value.effectsHash;
   }
   out.answeredAt = value.answeredAt === undefined
     ? now
@@ -270,7 +314,10 @@ export function withAnswer(
     // The same answer again, to the millisecond of `answeredAt`: a store retrying a write whose
     // commit it did not hear about (a connection lost mid-answer). It is stored already; an answer
     // given again later, even an equal one, has another time and is refused.
-    if (canonicalJson({ ...answer, argsHash: given.argsHash }) === canonicalJson(given)) return run;
+    if (
+      canonicalJson({ ...answer, argsHash: given.argsHash, effectsHash: given.effectsHash }) ===
+        canonicalJson(given)
+    ) return run;
     throw new ApprovalConflictError(callId, "already_answered", toConflictAnswer(given));
   }
   if (run.status !== "waiting_approval") return undefined;
@@ -310,8 +357,35 @@ export function withAnswer(
       }…, the pending ones have ${expected.slice(0, 12)}…`,
     );
   }
+  // A change-set approval: the answer is for exactly that change set. One that names the
+  // arguments it saw (a console, the CLI) but no change set was given for an earlier approval of
+  // the same call (before its staged run), and is refused.
+  const effects = pending.effects?.hash;
+  if (
+    (answer.effectsHash !== undefined && answer.effectsHash !== effects) ||
+    (effects !== undefined && answer.effectsHash === undefined && answer.argsHash !== undefined)
+  ) {
+    throw new ApprovalConflictError(
+      callId,
+      "args_changed",
+      undefined,
+      effects === undefined
+        ? "the answer names a change set, but the pending call waits for approval of its arguments"
+        : `the pending call waits for approval of a change set with hash ${
+          effects.slice(0, 12)
+        }…; the answer ${
+          answer.effectsHash === undefined
+            ? "names none"
+            : `names ${answer.effectsHash.slice(0, 12)}…`
+        }`,
+    );
+  }
   const next = structuredClone(run);
-  next.answers[callId] = { ...answer, argsHash: expected };
+  next.answers[callId] = {
+    ...answer,
+    argsHash: expected,
+    ...(effects !== undefined ? { effectsHash: effects } : {}),
+  };
   next.updatedAt = now;
   return next;
 }

@@ -267,6 +267,28 @@ export interface RunApproval {
    * run. It waits for a person's answer again; approving runs it again.
    */
   interrupted?: boolean;
+  /**
+   * A change-set approval (a `tool.effects` hook asked about what a staged run did): the change
+   * set (its first 200 entries), how many entries it has and its hash.
+   */
+  effects?: RunApprovalEffects;
+}
+
+/** The change set of a change-set approval, as a run stores it. */
+export interface RunApprovalEffects {
+  /** The entries in path order (at most 200). */
+  changes: {
+    path: string;
+    kind: string;
+    type?: string;
+    bytesBefore?: number;
+    bytesAfter?: number;
+    target?: string;
+  }[];
+  /** How many entries the change set has. */
+  count: number;
+  /** The change set's hash (lowercase hex SHA-256). */
+  hash: string;
 }
 
 /** A person's answer to one {@linkcode RunApproval} (the stored form of an `ApprovalAnswer`). */
@@ -285,6 +307,12 @@ export interface RunAnswer {
   answeredAt?: number;
   /** The pending call's `argsHash` the answer is for (the store sets it to the pending one). */
   argsHash?: string;
+  /**
+   * For a change-set approval: the hash of the change set the answer is for (the store sets it to
+   * the pending one; an answer that names another one, or names `argsHash` without it, is
+   * refused).
+   */
+  effectsHash?: string;
 }
 
 /** A tool call of the model, as the agent loop keeps it in a run. */

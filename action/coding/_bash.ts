@@ -19,11 +19,19 @@ import { SandboxUnavailableError } from "./sandbox.ts";
 import { WorkspaceError } from "./_workspace.ts";
 import type { Workspace } from "./_workspace.ts";
 import { makeStage, removeStage, runStaged, type StagedRunResult } from "./_overlay.ts";
-import { readChangeSet } from "./_changes.ts";
-import { commitChanges, EffectsCommitError, type EffectsStore } from "./_commit.ts";
-import type { FileChange, ToolEffectsPayload } from "./file_change.ts";
-import type { EffectsVerdict } from "./effects_policy.ts";
+import { lowerState, readChangeSet } from "./_changes.ts";
+import type { EffectsStore } from "./_commit.ts";
+import type { FileChange, ToolEffectsChannel, ToolEffectsHook } from "./file_change.ts";
 import { judgeCommand } from "./command_guard.ts";
+import { argsHash } from "../../core/approval.ts";
+import { describeChanges, settleChanges } from "./_effects_settle.ts";
+import {
+  findPending,
+  keepPending,
+  layerBytes,
+  type PendingLayer,
+  removePending,
+} from "./_pending.ts";
 
 /** The default deadline of a command, in milliseconds. */
 export const DEFAULT_BASH_TIMEOUT_MS = 30_000;
@@ -34,7 +42,7 @@ export const MAX_OUTPUT_BYTES = 100_000;
 
 const request = z.object({
   command: z.string().describe(
-    "one command; no pipes, redirections, ; && || &, $ expansions, substitutions or unquoted globs",
+    "the command line (the description says whether it runs in bash or as one argv without a shell)",
   ),
   timeoutMs: z.number().optional().describe("deadline in ms (default 30000, at most 300000)"),
   cwd: z.string().optional().describe("working directory relative to the workspace root"),
@@ -52,6 +60,8 @@ export interface BashSandbox {
   network: boolean;
   /** Resolves the sandbox (detection runs once per toolkit). */
   resolve(): Promise<ResolvedSandbox>;
+  /** The resolved sandbox when detection has finished already (it shapes the description). */
+  known?(): ResolvedSandbox | undefined;
   /** Staged runs: where their state lives and who decides on their change sets. */
   effects?: BashEffects;
 }
@@ -60,19 +70,17 @@ export interface BashSandbox {
 export interface BashEffects {
   /** The workspace's effects store (recovered once), or why there is none. */
   store(): Promise<EffectsStore | { unavailable: string }>;
-  /** Runs the `tool.effects` hooks (and an approval for an ask). */
-  decide(payload: ToolEffectsPayload, signal: AbortSignal): Promise<EffectsVerdict>;
-}
-
-/** The change-set entries shown in a refusal (at most this many). */
-const SHOWN_CHANGES = 20;
-
-function describeChanges(changes: readonly FileChange[]): string {
-  const lines = changes.slice(0, SHOWN_CHANGES).map((c) =>
-    `${c.kind} ${c.path}${c.kind === "symlink" && c.target !== undefined ? ` -> ${c.target}` : ""}`
-  );
-  if (changes.length > SHOWN_CHANGES) lines.push(`… ${changes.length - SHOWN_CHANGES} more`);
-  return lines.join("\n");
+  /** The tool's own `tool.effects` hooks (its specs'). */
+  hooks(toolName: string): ToolEffectsHook[];
+  /**
+   * Where the change set is decided: the session's channel (`given`, from the act path), else
+   * the toolkit's own (its hooks, the bound branches' handlers, `approveEffects`).
+   */
+  channel(given: ToolEffectsChannel | undefined, signal: AbortSignal): ToolEffectsChannel;
+  /** How long a staged layer waits for a later answer, in ms. */
+  readonly pendingTtlMs: number;
+  /** The cap on all staged layers waiting for answers, in bytes. */
+  readonly maxPendingBytes: number;
 }
 
 const HOST_SANDBOX: BashSandbox = {
@@ -81,13 +89,29 @@ const HOST_SANDBOX: BashSandbox = {
   resolve: () => Promise.resolve({ kind: "none" }),
 };
 
+const ARGV_ONLY =
+  "Run one command (argv, no shell) in the workspace. Quote words with ' or \" as in bash; a # word starts a comment. Shell syntax is refused: lists (; && || & newlines), pipes, redirections (< >), $ expansions, substitutions, unquoted globs and ~.";
+const RETURNS = " Returns stdout, stderr, returnCode, timedOut, sandbox, effects.";
+const STAGED =
+  " Changes to the workspace are staged: the command writes into a copy-on-write layer, and its change set is applied only if the workspace's policy allows it (deleting or truncating existing files, .git internals and secret files may need a person's approval first); the result lists the changes and whether they were applied.";
+
 function describeSandbox(sandbox: BashSandbox): string {
   if (sandbox.declared === "none") {
-    return ' WARNING: sandbox "none": commands run on the host with the full rights of this process (files, network, environment of other processes).';
+    return `${ARGV_ONLY}${RETURNS} WARNING: sandbox "none": commands run on the host with the full rights of this process (files, network, environment of other processes), and their changes are written directly into the workspace (not staged).`;
   }
-  return ` Commands run in a bubblewrap sandbox: only the workspace is writable, the system is read-only, the home directory and other secrets are not visible${
+  const box = ` Commands run in a bubblewrap sandbox: only the workspace is writable, the system is read-only, the home directory and other secrets are not visible${
     sandbox.network ? "" : ", there is no network"
   }, and the whole sandbox is killed at the deadline.`;
+  const known = sandbox.known?.();
+  if (known?.kind === "bubblewrap" && known.effects.effects === "overlay" && sandbox.effects) {
+    return `Run a command in the workspace with bash (/bin/bash -c: pipes, redirections, lists and quoting work as in bash).${RETURNS}${box}${STAGED}`;
+  }
+  if (known?.kind === "bubblewrap" && known.effects.effects === "direct") {
+    return `${ARGV_ONLY}${RETURNS}${box} WARNING: changes are written directly into the workspace, not staged (${known.effects.effectsReason}); destructive commands are refused by a command judge instead.`;
+  }
+  return `Run a command in the workspace.${RETURNS}${box} Where the workspace is staged (results say effects: "overlay"), the command runs with /bin/bash -c and its changes are decided before they land:${STAGED} Where it is not (effects: "direct"), changes are written directly and only one command runs, as argv without a shell: ${
+    ARGV_ONLY.slice(ARGV_ONLY.indexOf("Quote"))
+  }`;
 }
 
 /** Clamps a requested deadline to 1..300 000 ms (default 30 000). */
@@ -107,26 +131,38 @@ export function bashTool(
 ): Tool {
   return new Tool({
     name: "bash",
-    description:
-      "Run one command (argv, no shell) in the workspace. Quote words with ' or \" as in bash; a # word starts a comment. Shell syntax is refused: lists (; && || & newlines), pipes, redirections (< >), $ expansions, substitutions, unquoted globs and ~. Returns stdout, stderr, returnCode, timedOut, sandbox." +
-      describeSandbox(sandbox),
+    description: describeSandbox(sandbox),
     inputSchema: request,
-    execute: async (args, { signal, callId }): Promise<CodingResult> => {
+    execute: async (args, { signal, callId, effects }): Promise<CodingResult> => {
       // Refusals before a run report the declared kind; a run reports the kind it ran under.
-      const call = {
+      const call: BashCall = {
         kind: sandbox.declared === "none" ? "none" : "bubblewrap",
         callId: callId ?? crypto.randomUUID(),
         args: args as Record<string, unknown>,
+        ...(effects !== undefined ? { channel: effects } : {}),
       };
       const result = await runBash(args as z.infer<typeof request>, signal, call);
-      return { ...result, sandbox: call.kind };
+      const out: CodingResult = { ...result, sandbox: call.kind };
+      if (out.effects === undefined) {
+        // Every result says where the command's changes went (visibly, when not staged).
+        out.effects = call.staged ? "overlay" : "direct";
+        if (!call.staged) {
+          const known = sandbox.known?.();
+          out.effectsReason = sandbox.declared === "none" || known?.kind === "none"
+            ? 'sandbox "none"'
+            : known?.kind === "bubblewrap" && known.effects.effects === "direct"
+            ? known.effects.effectsReason
+            : "staged runs are not available here";
+        }
+      }
+      return out;
     },
   });
 
   async function runBash(
     input: z.infer<typeof request>,
     signal: AbortSignal,
-    call: { kind: string; callId: string; args: Record<string, unknown> },
+    call: BashCall,
   ): Promise<CodingResult> {
     if (typeof input.command !== "string") return refused("Malformed command: not a string");
     // With staged runs, shell syntax runs through a real shell: its effects are decided
@@ -134,6 +170,7 @@ export function bashTool(
     const early = sandbox.declared === "none" ? undefined : await sandbox.resolve();
     const staged = early?.kind === "bubblewrap" && early.effects.effects === "overlay" &&
       sandbox.effects !== undefined;
+    call.staged = staged;
     // The argv comes from the same parse the command guard judged, so both read one command.
     let argv: string[];
     try {
@@ -244,7 +281,10 @@ export function bashTool(
     return result;
   }
 
-  /** One staged run: run, read the change set, decide, commit or discard. */
+  /**
+   * One staged run: run (or take the layer a pending approval of this call kept), read the
+   * change set, decide, then commit, discard or keep it for a later answer.
+   */
   async function runStagedBash(
     command: string,
     argv: readonly string[],
@@ -253,78 +293,56 @@ export function bashTool(
     options: Parameters<typeof runProcess>[0],
     store: EffectsStore,
     signal: AbortSignal,
-    call: { kind: string; callId: string; args: Record<string, unknown> },
+    call: BashCall,
   ): Promise<CodingResult> {
     const resolved = await sandbox.resolve();
     if (resolved.kind !== "bubblewrap" || resolved.effects.effects !== "overlay") {
       return refused("The sandbox changed while the command was prepared");
     }
-    const tools = resolved.effects.tools;
+    const effects = sandbox.effects!;
     call.kind = "bubblewrap";
-    const stage = await makeStage(`${store.dir}/stage`);
+    const hash = argsHash(call.args);
+    // A layer kept for this call by an earlier stop for approval: its change set is the one a
+    // person was asked about, so the command does not run again.
+    let kept: PendingLayer | undefined = await findPending(store, call.callId);
+    if (
+      kept !== undefined &&
+      (kept.manifest.argsHash !== hash || kept.manifest.toolName !== "bash" ||
+        kept.manifest.expiresAt <= Date.now())
+    ) {
+      await removePending(kept);
+      kept = undefined;
+    }
+    let stage: Awaited<ReturnType<typeof makeStage>> | undefined;
+    let keptAway = false;
     try {
-      let staged: StagedRunResult | undefined;
-      const run = await runSandboxed(
-        resolved,
-        {
-          workspace: store.workspace,
-          workspaceWritable: true,
-          cwd,
-          home: env ? env.HOME : process.env.HOME,
-        },
-        options,
-        async (opts) => {
-          staged = await runStaged(tools, store.workspace, stage, opts);
-          return staged.run;
-        },
-      );
-      if (run.spawnError) {
-        return {
-          ...refused(`Could not start ${argv[0]}: ${run.spawnError.message}`),
-          stdout: run.stdout,
-        };
-      }
-      if (run.aborted) throw signal.reason;
-      if (!staged?.started) {
-        return {
-          ...refused(
-            `Could not stage the command (overlay): ${
-              run.stderr.trim() || `exit code ${run.code}`
-            }`,
-          ),
-          stdout: run.stdout,
-        };
-      }
-      if (
-        run.code === 127 && !run.timedOut &&
-        run.stderr === `${COMMAND_NOT_FOUND_PREFIX}${argv[0]}\n`
-      ) {
-        return {
-          ...refused(`Command not found: ${argv[0]}`),
-          stdout: run.stdout,
+      let result: CodingResult;
+      let upper: string;
+      let opaque: ReadonlySet<string>;
+      if (kept !== undefined) {
+        upper = kept.upper;
+        opaque = new Set(kept.manifest.opaque);
+        result = {
+          ...(kept.manifest.result as CodingResult),
           effects: "overlay",
+          stagedAt: kept.manifest.createdAt,
         };
+      } else {
+        stage = await makeStage(`${store.dir}/stage`);
+        const ran = await runInStage(argv, timeoutMs, options, store, signal, stage, cwd);
+        if ("refusal" in ran) return ran.refusal;
+        result = ran.result;
+        upper = stage.upper;
+        if (ran.opaque === undefined) {
+          return discarded(
+            result,
+            [],
+            "its change set could not be read (the run was killed before it was listed)",
+          );
+        }
+        opaque = ran.opaque;
       }
-      const returnCode = run.timedOut ? -1 : run.code ?? -1;
-      const note = run.timedOut ? `Command timed out after ${timeoutMs / 1000}s` : undefined;
-      const result: CodingResult = {
-        success: returnCode === 0,
-        stdout: run.stdout,
-        stderr: note ? (run.stderr ? `${run.stderr}\n${note}` : note) : run.stderr,
-        returnCode,
-        timedOut: run.timedOut,
-        effects: "overlay",
-      };
-      if (note) result.error = note;
-      else if (returnCode !== 0) result.error = `Command exited with code ${returnCode}`;
-      if (staged.opaque === undefined) {
-        return discarded(
-          result,
-          [],
-          "its change set could not be read (the run was killed before it was listed)",
-        );
-      }
-      const set = await readChangeSet(stage.upper, store.workspace, staged.opaque);
+      const set = await readChangeSet(upper, store.workspace, opaque);
       result.changes = set.changes;
       if (set.skipped.length) result.skipped = set.skipped;
       if (set.plan.length === 0) {
@@ -333,41 +351,143 @@ export function bashTool(
       }
       const advice = (await judgeCommand(command).catch(() => undefined))?.reason;
       if (advice) result.advice = advice;
-      const verdict = await sandbox.effects!.decide(
-        Object.freeze({
+      const lower = await lowerState(store.workspace, set.plan);
+      const fresh = stage;
+      const outcome = await settleChanges({
+        store,
+        set,
+        lower,
+        upper,
+        payload: Object.freeze({
           toolName: "bash",
           callId: call.callId,
           args: call.args,
           changes: set.changes,
           ...(advice ? { advice } : {}),
         }),
-        signal,
-      );
-      if (verdict.decision === "deny" || verdict.decision === "ask") {
-        const why = verdict.decision === "ask"
-          ? `a person must approve them and nobody did${
-            verdict.reason ? ` (${verdict.reason})` : ""
-          }`
-          : verdict.reason ?? "a tool.effects hook denied them";
-        return discarded(result, set.changes, why, verdict.decision);
-      }
-      try {
-        result.checkpoint = await commitChanges(store, {
-          callId: call.callId,
-          toolName: "bash",
-          changes: set.changes,
-          plan: set.plan,
-        });
+        channel: effects.channel(call.channel, signal),
+        hooks: effects.hooks("bash"),
+        pendingTtlMs: effects.pendingTtlMs,
+        maxPendingBytes: effects.maxPendingBytes,
+        ...(kept !== undefined ? { expiresAt: kept.manifest.expiresAt } : {}),
+        keep: async (expiresAt) => {
+          keptAway = true;
+          if (fresh === undefined) return; // the layer is kept already
+          const { changes: _c, skipped: _s, advice: _a, ...output } = result;
+          await keepPending(store, fresh.upper, {
+            callId: call.callId,
+            toolName: "bash",
+            argsHash: hash,
+            opaque: [...opaque],
+            result: output,
+            createdAt: Date.now(),
+            expiresAt,
+            bytes: await layerBytes(fresh.upper),
+            pid: process.pid,
+          }, effects.maxPendingBytes);
+        },
+      });
+      if (outcome.applied) {
         result.applied = true;
+        if (outcome.checkpoint !== undefined) result.checkpoint = outcome.checkpoint;
         return result;
-      } catch (error) {
-        if (!(error instanceof EffectsCommitError)) throw error;
-        return discarded(result, set.changes, error.message);
       }
+      return discarded(result, set.changes, outcome.reason, outcome.decision);
     } finally {
-      await removeStage(stage);
+      if (stage !== undefined) await removeStage(stage);
+      if (kept !== undefined && !keptAway) await removePending(kept);
     }
   }
+
+  /** Runs the command against an overlay in `stage`; its result, or a refusal. */
+  async function runInStage(
+    argv: readonly string[],
+    timeoutMs: number,
+    options: Parameters<typeof runProcess>[0],
+    store: EffectsStore,
+    signal: AbortSignal,
+    stage: Awaited<ReturnType<typeof makeStage>>,
+    cwd: string,
+  ): Promise<
+    { result: CodingResult; opaque?: ReadonlySet<string> } | { refusal: CodingResult }
+  > {
+    const resolved = await sandbox.resolve();
+    if (resolved.kind !== "bubblewrap" || resolved.effects.effects !== "overlay") {
+      return { refusal: refused("The sandbox changed while the command was prepared") };
+    }
+    const tools = resolved.effects.tools;
+    let staged: StagedRunResult | undefined;
+    const run = await runSandboxed(
+      resolved,
+      {
+        workspace: store.workspace,
+        workspaceWritable: true,
+        cwd,
+        home: env ? env.HOME : process.env.HOME,
+      },
+      options,
+      async (opts) => {
+        staged = await runStaged(tools, store.workspace, stage, opts);
+        return staged.run;
+      },
+    );
+    if (run.spawnError) {
+      return {
+        refusal: {
+          ...refused(`Could not start ${argv[0]}: ${run.spawnError.message}`),
+          stdout: run.stdout,
+        },
+      };
+    }
+    if (run.aborted) throw signal.reason;
+    if (!staged?.started) {
+      return {
+        refusal: {
+          ...refused(
+            `Could not stage the command (overlay): ${
+              run.stderr.trim() || `exit code ${run.code}`
+            }`,
+          ),
+          stdout: run.stdout,
+        },
+      };
+    }
+    if (
+      run.code === 127 && !run.timedOut &&
+      run.stderr === `${COMMAND_NOT_FOUND_PREFIX}${argv[0]}\n`
+    ) {
+      return {
+        refusal: {
+          ...refused(`Command not found: ${argv[0]}`),
+          stdout: run.stdout,
+          effects: "overlay",
+        },
+      };
+    }
+    const returnCode = run.timedOut ? -1 : run.code ?? -1;
+    const note = run.timedOut ? `Command timed out after ${timeoutMs / 1000}s` : undefined;
+    const result: CodingResult = {
+      success: returnCode === 0,
+      stdout: run.stdout,
+      stderr: note ? (run.stderr ? `${run.stderr}\n${note}` : note) : run.stderr,
+      returnCode,
+      timedOut: run.timedOut,
+      effects: "overlay",
+    };
+    if (note) result.error = note;
+    else if (returnCode !== 0) result.error = `Command exited with code ${returnCode}`;
+    return staged.opaque === undefined ? { result } : { result, opaque: staged.opaque };
+  }
+}
+
+/** One bash call: where it ran, its id and arguments, and the session's effects channel. */
+interface BashCall {
+  kind: string;
+  callId: string;
+  args: Record<string, unknown>;
+  channel?: ToolEffectsChannel;
+  /** Whether the command runs staged (known once the sandbox is resolved). */
+  staged?: boolean;
 }
 
 function discarded(

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { lstat, open, readdir, readlink } from "node:fs/promises";
 import type { FileChange } from "./file_change.ts";
 
@@ -216,4 +217,91 @@ export async function readChangeSet(
 
   await visitDir("");
   return { changes, plan, skipped };
+}
+
+/**
+ * The state of the workspace entries a plan replaces, removes or changes the mode of (each entry
+ * of a removed tree included): type, size, mode, modification and change times and inode, one
+ * string per entry in plan order. Taken when the change set is read and again before it is
+ * committed: a difference means the workspace changed in between (another commit, a person, a
+ * process outside the toolkit), and the change set is not applied over it.
+ */
+export async function lowerState(lower: string, plan: readonly PlanOp[]): Promise<string[]> {
+  const out: string[] = [];
+  const visit = async (rel: string, deep: boolean): Promise<void> => {
+    const info = await lstatOrNull(`${lower}/${rel}`);
+    if (!info) {
+      out.push(`${rel}\0none`);
+      return;
+    }
+    out.push(
+      [
+        rel,
+        typeOf(info) ?? "other",
+        Number(info.size),
+        Number(info.mode),
+        info.mtimeMs,
+        info.ctimeMs,
+        Number(info.ino),
+      ].join("\0"),
+    );
+    if (deep && info.isDirectory()) {
+      for (const name of await sortedNames(`${lower}/${rel}`)) await visit(join(rel, name), true);
+    }
+  };
+  for (const op of plan) await visit(op.path, op.kind !== "chmod");
+  return out;
+}
+
+async function fileSha256(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  const handle = await open(path, "r");
+  try {
+    const buffer = new Uint8Array(1 << 20);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await handle.close();
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * The hash of exactly what a change set would commit: its entries, every new entry's type,
+ * mode, size and content (SHA-256) or symlink target as it is in `upper`, every removal and mode
+ * change, and the state of the workspace entries it replaces ({@linkcode lowerState}). An
+ * approval is bound to it.
+ */
+export async function changeSetHash(
+  set: Pick<ChangeSet, "changes" | "plan">,
+  lower: readonly string[],
+): Promise<string> {
+  const hash = createHash("sha256");
+  const line = (text: string) => hash.update(`${text}\n`);
+  for (const change of set.changes) line(JSON.stringify(change));
+  const visit = async (abs: string, rel: string): Promise<void> => {
+    const info = await lstat(abs);
+    const type = typeOf(info);
+    const mode = Number(info.mode) & MODE_BITS;
+    if (type === "file") {
+      line(`put ${rel} file ${mode} ${Number(info.size)} ${await fileSha256(abs)}`);
+    } else if (type === "symlink") {
+      line(`put ${rel} symlink ${JSON.stringify(await readlink(abs))}`);
+    } else if (type === "directory") {
+      line(`put ${rel} directory ${mode}`);
+      for (const name of await sortedNames(abs)) await visit(`${abs}/${name}`, join(rel, name));
+    } else if (isWhiteout(info)) {
+      line(`put ${rel} whiteout`);
+    } else line(`put ${rel} skipped`);
+  };
+  for (const op of set.plan) {
+    if (op.kind === "put") await visit(op.source, op.path);
+    else if (op.kind === "remove") line(`remove ${op.path}`);
+    else line(`chmod ${op.path} ${op.mode}`);
+  }
+  for (const entry of lower) line(`lower ${JSON.stringify(entry)}`);
+  return hash.digest("hex");
 }

@@ -35,7 +35,7 @@ import {
 } from "node:fs/promises";
 import { constants } from "node:fs";
 import process from "node:process";
-import type { PlanOp } from "./_changes.ts";
+import { lowerState, type PlanOp } from "./_changes.ts";
 import type { FileChange } from "./file_change.ts";
 import { EffectsCommitError } from "./effects_error.ts";
 
@@ -247,6 +247,8 @@ export interface CheckpointManifest {
   pid: number;
   callId: string;
   toolName: string;
+  /** The session the call ran in, when known (an undo is recorded there). */
+  sessionId?: string;
   workspace: string;
   createdAt: number;
   state: "preparing" | "committed" | "undone";
@@ -302,7 +304,7 @@ async function writeManifest(store: EffectsStore, manifest: CheckpointManifest):
 
 /** The state directories, made on first use. */
 async function ensureDirs(store: EffectsStore): Promise<void> {
-  for (const sub of ["journal", "checkpoints", "stage"]) {
+  for (const sub of ["journal", "checkpoints", "stage", "pending"]) {
     await mkdir(`${store.dir}/${sub}`, { recursive: true, mode: 0o700 });
   }
   await writeFile(`${store.dir}/workspace`, store.workspace, { mode: 0o600 });
@@ -507,6 +509,22 @@ export interface CommitRequest {
   toolName: string;
   changes: readonly FileChange[];
   plan: readonly PlanOp[];
+  /**
+   * The workspace state the change set was read against (`lowerState`): when the workspace
+   * differs now, nothing is applied (`EffectsCommitError`, `changed`).
+   */
+  lower?: readonly string[];
+  /** The session the call ran in (kept in the checkpoint). */
+  sessionId?: string;
+}
+
+function changedPaths(before: readonly string[], now: readonly string[]): string[] {
+  const seen = new Set(now);
+  const was = new Set(before);
+  const paths = new Set<string>();
+  for (const entry of before) if (!seen.has(entry)) paths.add(entry.split("\0")[0]);
+  for (const entry of now) if (!was.has(entry)) paths.add(entry.split("\0")[0]);
+  return [...paths];
 }
 
 /**
@@ -519,6 +537,17 @@ export interface CommitRequest {
 export async function commitChanges(store: EffectsStore, request: CommitRequest): Promise<string> {
   await ensureDirs(store);
   for (const op of request.plan) await checkParents(store, op.path);
+  if (request.lower !== undefined) {
+    const changed = changedPaths(request.lower, await lowerState(store.workspace, request.plan));
+    if (changed.length) {
+      throw new EffectsCommitError(
+        "changed",
+        `The workspace changed since the program ran (${changed.slice(0, 5).join(", ")}${
+          changed.length > 5 ? ` and ${changed.length - 5} more` : ""
+        }), so its change set was not applied over it; run it again`,
+      );
+    }
+  }
   let bytes = 0;
   for (const op of request.plan) {
     if (op.kind !== "chmod") bytes += await treeBytes(abs(store, op.path));
@@ -558,6 +587,7 @@ export async function commitChanges(store: EffectsStore, request: CommitRequest)
     pid: process.pid,
     callId: request.callId,
     toolName: request.toolName,
+    ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
     workspace: store.workspace,
     createdAt: Date.now(),
     state: "preparing",

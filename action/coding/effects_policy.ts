@@ -8,6 +8,7 @@
 
 import { deadline } from "../../core/_async.ts";
 import type {
+  EffectsVerdict,
   FileChange,
   ToolEffectsDecision,
   ToolEffectsHook,
@@ -160,14 +161,6 @@ export function keepDataPolicy(options?: KeepDataPolicyOptions): ToolEffectsHook
   return named.keepDataPolicy;
 }
 
-/** The folded verdict of the `tool.effects` hooks. */
-export interface EffectsVerdict {
-  /** `none`: no hook had an opinion (the change set commits, as a call runs without `tool.pre` opinions). */
-  readonly decision: "allow" | "ask" | "deny" | "none";
-  /** The reason of the deciding hook (a deny's, else the first ask's). */
-  readonly reason?: string;
-}
-
 /** The default deadline of one `tool.effects` hook, in milliseconds. */
 export const DEFAULT_EFFECTS_HOOK_TIMEOUT_MS = 30_000;
 
@@ -194,8 +187,8 @@ export async function decideEffects(
 ): Promise<EffectsVerdict> {
   const timeoutMs = options?.timeoutMs ?? DEFAULT_EFFECTS_HOOK_TIMEOUT_MS;
   let ask: string | undefined;
-  let asked = false;
-  let allowed = false;
+  let askedBy: string | undefined;
+  let allowedBy: string | undefined;
   for (const [index, hook] of hooks.entries()) {
     const name = hook.name || `#${index + 1}`;
     const controller = new AbortController();
@@ -218,6 +211,7 @@ export async function decideEffects(
         reason: `The tool.effects hook ${name} failed: ${
           (error as Error)?.message ?? String(error)
         }`,
+        hook: name,
       };
     } finally {
       controller.abort();
@@ -232,23 +226,27 @@ export async function decideEffects(
         reason: typeof reason === "string" && reason
           ? reason
           : `denied by the tool.effects hook ${name}`,
+        hook: name,
       };
     }
     if (kind === "ask") {
-      if (!asked) {
+      if (askedBy === undefined) {
         ask = typeof reason === "string" && reason ? reason : `the tool.effects hook ${name} asks`;
+        askedBy = name;
       }
-      asked = true;
-    } else if (kind === "allow") allowed = true;
+    } else if (kind === "allow") allowedBy ??= name;
     else {
       return {
         decision: "deny",
         reason: `The tool.effects hook ${name} returned no valid decision (${
           JSON.stringify(String(kind))
         })`,
+        hook: name,
       };
     }
   }
-  if (asked) return { decision: "ask", ...(ask ? { reason: ask } : {}) };
-  return { decision: allowed ? "allow" : "none" };
+  if (askedBy !== undefined) {
+    return { decision: "ask", ...(ask ? { reason: ask } : {}), hook: askedBy };
+  }
+  return allowedBy !== undefined ? { decision: "allow", hook: allowedBy } : { decision: "none" };
 }

@@ -26,9 +26,15 @@ import {
   recoverEffects,
   undoChanges,
 } from "./_commit.ts";
-import type { FileChange, ToolEffectsPayload } from "./file_change.ts";
-import { decideEffects, type EffectsVerdict } from "./effects_policy.ts";
+import type {
+  FileChange,
+  ToolEffectsChannel,
+  ToolEffectsHook,
+  ToolEffectsPayload,
+} from "./file_change.ts";
+import { decideEffects } from "./effects_policy.ts";
 import { registerStagedProbe } from "./_effects_registry.ts";
+import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_PENDING_TTL_MS } from "./_pending.ts";
 
 /** What the toolkit needs of a session's hook bus (structural: no import of ./hooks). */
 interface SessionBus {
@@ -83,8 +89,22 @@ export interface CodingToolkitOptions {
   /** The cap on all checkpoints of the workspace, in bytes (default 1 GiB; oldest go first). */
   maxCheckpointsBytes?: number;
   /**
-   * Answers a `tool.effects` ask (a person looking at the change set): `true` commits it.
-   * Without it, an asked change set is not applied and the model is told so.
+   * How long the staged layer of a call waiting for a person's answer about its change set is
+   * kept, in ms (default 24 hours). The pending approval expires with it.
+   */
+  pendingTtlMs?: number;
+  /**
+   * The cap on all staged layers kept for answers, in bytes (default 1 GiB; the oldest go
+   * first). A layer larger than this cannot wait: its ask is answered inline or not at all.
+   */
+  maxPendingBytes?: number;
+  /**
+   * A shortcut for calls that run outside a session's act path (`ActionManager.invoke` on the
+   * toolkit's tools, no `Branch.act`): answers a `tool.effects` ask, `true` commits the change
+   * set. Calls through `Branch.act` or the agent loop ask through their approval path instead
+   * (`approve` of `act`/`operate`, or a pending approval that `Session.resume` answers), and this
+   * option is not asked. Without either, an asked change set is not applied and the model is
+   * told so.
    */
   approveEffects?: (request: EffectsApprovalRequest) => boolean | Promise<boolean>;
 }
@@ -93,6 +113,8 @@ export interface CodingToolkitOptions {
 export interface EffectsApprovalRequest extends ToolEffectsPayload {
   /** Why the hooks ask. */
   readonly reason?: string;
+  /** The hash of exactly what would be committed. */
+  readonly hash: string;
   /** Aborts when the call is cancelled. */
   readonly signal: AbortSignal;
 }
@@ -286,8 +308,11 @@ export class CodingToolkit {
   #spec: AgentSpec;
   #sandbox: SandboxOptions;
   #resolved: Promise<ResolvedSandbox> | undefined;
+  /** The resolved sandbox once detection has finished (the bash description states it). */
+  #known: ResolvedSandbox | undefined;
   #effectsDir: string | undefined;
   #limits: { maxCheckpointBytes?: number; maxCheckpointsBytes?: number };
+  #pending: { pendingTtlMs: number; maxPendingBytes: number };
   #approve: CodingToolkitOptions["approveEffects"];
   #store: Promise<EffectsStore | { unavailable: string }> | undefined;
   /** The session buses of the branches the tools were bound to (their `tool.effects` handlers). */
@@ -338,6 +363,17 @@ export class CodingToolkit {
       }
       this.#limits[key] = value;
     }
+    const ttl = options?.pendingTtlMs ?? DEFAULT_PENDING_TTL_MS;
+    if (!Number.isSafeInteger(ttl) || ttl < 1) {
+      throw new TypeError("Cannot create coding toolkit: pendingTtlMs must be a positive integer");
+    }
+    const maxPending = options?.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
+    if (!Number.isSafeInteger(maxPending) || maxPending < 0) {
+      throw new TypeError(
+        "Cannot create coding toolkit: maxPendingBytes must be a non-negative integer",
+      );
+    }
+    this.#pending = { pendingTtlMs: ttl, maxPendingBytes: maxPending };
     if (options?.approveEffects !== undefined && typeof options.approveEffects !== "function") {
       throw new TypeError("Cannot create coding toolkit: approveEffects must be a function");
     }
@@ -382,40 +418,66 @@ export class CodingToolkit {
     return this.#store;
   }
 
-  async #decideEffects(payload: ToolEffectsPayload, signal: AbortSignal): Promise<EffectsVerdict> {
-    const hooks = [...this.#spec.effectsHooksFor(payload.toolName)];
-    for (const spec of this.#boundSpecs) hooks.push(...spec.effectsHooksFor(payload.toolName));
-    for (const busOf of this.#buses) {
-      const bus = busOf();
-      if (!bus) continue;
-      for (const handler of bus.handlersFor("tool.effects")) {
-        const named = {
-          [handler.name || "tool.effects handler"]: (
-            { signal: _signal, ...rest }: ToolEffectsPayload & { signal: AbortSignal },
-          ) => handler(rest as never, bus.context) as never,
-        };
-        hooks.push(Object.values(named)[0]);
-      }
-    }
-    const verdict = await decideEffects(hooks, payload, { signal });
-    if (verdict.decision !== "ask" || this.#approve === undefined) return verdict;
-    let approved: boolean;
-    try {
-      approved = (await this.#approve(Object.freeze({
-        ...payload,
-        ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}),
-        signal,
-      }))) === true;
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      return {
-        decision: "deny",
-        reason: `the approval failed: ${(error as Error)?.message ?? String(error)}`,
-      };
-    }
-    return approved ? { decision: "allow", reason: "approved" } : {
-      decision: "deny",
-      reason: `a person rejected them${verdict.reason ? ` (${verdict.reason})` : ""}`,
+  /** The `tool.effects` hooks of the toolkit's spec and of the specs it was bound to. */
+  #effectsHooks(toolName: string): ToolEffectsHook[] {
+    const hooks = [...this.#spec.effectsHooksFor(toolName)];
+    for (const spec of this.#boundSpecs) hooks.push(...spec.effectsHooksFor(toolName));
+    return hooks;
+  }
+
+  /**
+   * The channel a call decides through: the session's (from its act path), else the toolkit's
+   * own: the given hooks, then the handlers of the sessions of the branches the tools were
+   * bound to, and {@linkcode CodingToolkitOptions.approveEffects} for an ask.
+   */
+  #channel(given: ToolEffectsChannel | undefined, signal: AbortSignal): ToolEffectsChannel {
+    if (given !== undefined) return given;
+    const approve = this.#approve;
+    const buses = this.#buses;
+    return {
+      decide(payload, hooks) {
+        const all = [...hooks];
+        for (const busOf of buses) {
+          const bus = busOf();
+          if (!bus) continue;
+          for (const handler of bus.handlersFor("tool.effects")) {
+            const named = {
+              [handler.name || "tool.effects handler"]: (
+                { signal: _signal, ...rest }: ToolEffectsPayload & { signal: AbortSignal },
+              ) => handler(rest as never, bus.context) as never,
+            };
+            all.push(Object.values(named)[0]);
+          }
+        }
+        return decideEffects(all, payload, { signal });
+      },
+      async approve(request) {
+        if (approve === undefined) {
+          return {
+            approve: false,
+            reason:
+              "a person must approve them and nobody can answer here (the call ran outside a session's act path and the toolkit has no approveEffects)",
+          };
+        }
+        try {
+          const approved = (await approve(Object.freeze({
+            ...request.payload,
+            ...(request.reason !== undefined ? { reason: request.reason } : {}),
+            hash: request.hash,
+            signal,
+          }))) === true;
+          return approved
+            ? { approve: true }
+            : { approve: false, reason: "a person rejected them" };
+        } catch (error) {
+          if (signal.aborted) throw signal.reason;
+          return {
+            approve: false,
+            reason: `the approval failed: ${(error as Error)?.message ?? String(error)}`,
+          };
+        }
+      },
+      settled: () => Promise.resolve(),
     };
   }
 
@@ -485,6 +547,7 @@ export class CodingToolkit {
     const pending = this.#resolved ?? resolveSandbox(this.#sandbox);
     this.#resolved = pending.then((resolved) => {
       if (resolved.kind === "unavailable") this.#resolved = undefined;
+      else this.#known = resolved;
       return resolved;
     });
     return this.#resolved;
@@ -496,9 +559,12 @@ export class CodingToolkit {
       declared: this.sandboxKind,
       network: this.#sandbox.network === true,
       resolve: () => this.#resolveSandbox(),
+      known: () => this.#known,
       effects: {
         store: () => this.#effectsStore(),
-        decide: (payload, signal) => this.#decideEffects(payload, signal),
+        hooks: (toolName) => this.#effectsHooks(toolName),
+        channel: (given, signal) => this.#channel(given, signal),
+        ...this.#pending,
       },
     };
     return this.#tools.map((name) =>

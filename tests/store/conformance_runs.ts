@@ -331,6 +331,60 @@ export function runRunConformance(
       assert.ok((listed[1].expiresAt ?? Infinity) < Date.now());
     });
 
+    it(`${name}.answerApproval() binds a change-set approval to its change set`, async () => {
+      const store = await open();
+      const run = waitingRun("effects", {}, ["c1", "c2", "c3"]);
+      const hash = "a".repeat(64);
+      for (const pending of run.pending) {
+        pending.effects = {
+          changes: [{ path: "victim/file", kind: "deleted", type: "file", bytesBefore: 9 }],
+          count: 1,
+          hash,
+        };
+      }
+      await store.saveRun(run);
+      const stored = await store.getRun("effects");
+      assert.deepEqual(stored?.pending[0].effects, run.pending[0].effects);
+      const refused = (error: unknown) =>
+        error instanceof ApprovalConflictError && error.why === "args_changed";
+      // What a screen that showed only the arguments sends, and an answer for another change set.
+      const args = run.pending[0].argsHash!;
+      await assert.rejects(
+        store.answerApproval("effects", "c1", { approve: true, argsHash: args }),
+        refused,
+      );
+      await assert.rejects(
+        store.answerApproval("effects", "c1", { approve: true, effectsHash: "b".repeat(64) }),
+        refused,
+      );
+      assert.deepEqual((await store.getRun("effects"))?.answers, {});
+      assert.equal(
+        await store.answerApproval("effects", "c1", {
+          approve: true,
+          argsHash: args,
+          effectsHash: hash,
+        }),
+        true,
+      );
+      assert.equal(await store.answerApproval("effects", "c2", { approve: false, by: "bo" }), true);
+      const answers = (await store.getRun("effects"))?.answers;
+      assert.equal(answers?.c1.effectsHash, hash);
+      assert.equal(answers?.c2.effectsHash, hash);
+      // A retry of the same answer (a lost commit reply) is the stored one, not a conflict.
+      const again = { approve: false, by: "bo", answeredAt: answers!.c2.answeredAt };
+      assert.equal(await store.answerApproval("effects", "c2", again), true);
+      const rows = await store.listPendingApprovals({ runId: "effects" });
+      assert.equal(rows[2].effects?.hash, hash);
+      await assert.rejects(
+        store.saveRun({
+          ...run,
+          runId: "bad",
+          pending: [{ ...run.pending[0], effects: { changes: [], count: 0, hash: "x" } }],
+        }),
+        TypeError,
+      );
+    });
+
     it(`${name}.answerApproval() lets exactly one of many concurrent answers win`, async () => {
       const store = await open();
       for (let round = 0; round < 10; round++) {

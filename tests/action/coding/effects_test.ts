@@ -26,6 +26,7 @@ import {
 import { DESTRUCTIVE_COMMANDS } from "../../fixtures/command_corpus.ts";
 import { main } from "../../../cli/main.ts";
 import { Session } from "../../../session/mod.ts";
+import { ApprovalRequiredError } from "../../../core/mod.ts";
 import { effectsStore } from "../../../action/coding/_commit.ts";
 import { openOrCreateDb } from "../../../cli/_db.ts";
 import { makeSandbox, type Result, type Sandbox, snapshot, treeHash } from "./_helpers.ts";
@@ -269,7 +270,10 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     });
     const refused = await bash(manager, "rm --recur --force victim");
     assert.equal(refused.applied, false);
-    assert.match(String(refused.error), /a person rejected them \(The command deletes 2 existing/);
+    assert.match(
+      String(refused.error),
+      /a person rejected them \(asked because: The command deletes 2 existing/,
+    );
     const truncate = await bash(manager, "> notes.md");
     assert.equal(truncate.applied, false);
     assert.match(asked[1], /truncates 1 existing file\(s\): notes\.md/);
@@ -450,12 +454,24 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
       effectsDir: state,
     }).bind(agent);
-    const removal = await agent.act({ function: "bash", arguments: { command: "rm -rf victim" } });
-    const output = removal.output as Result;
+    // Without an approver, act() stops for approval as for a tool.pre ask; the staged layer is
+    // kept, and acting again on the same call with an approval commits it.
+    const removal = { function: "bash", arguments: { command: "rm -rf victim" } };
+    await assert.rejects(agent.act(removal, { callId: "r1" }), (error: unknown) => {
+      assert.ok(error instanceof ApprovalRequiredError);
+      assert.match(String(error.approval.reason), /deletes 2 existing file/);
+      assert.equal(error.approval.effects?.count, 4);
+      return true;
+    });
+    assert.equal(treeHash(ws), before);
+    const rejected = await agent.act(removal, { callId: "r1", approve: () => false });
+    const output = rejected.output as Result;
     assert.equal(output.applied, false, JSON.stringify(output));
-    assert.match(String(output.error), /deletes 2 existing file/);
     assert.match(String(output.advice), /recursive delete/);
     assert.equal(treeHash(ws), before);
+    const approved = await agent.act(removal, { callId: "r2", approve: () => true });
+    assert.equal((approved.output as Result).applied, true);
+    assert.equal(existsSync(join(ws, "victim")), false);
     const inline = await agent.act({
       function: "bash",
       arguments: { command: `node -e "console.log(6*7)"` },

@@ -99,9 +99,10 @@ function describeSandbox(sandbox: BashSandbox): string {
   if (sandbox.declared === "none") {
     return `${ARGV_ONLY}${RETURNS} WARNING: sandbox "none": commands run on the host with the full rights of this process (files, network, environment of other processes), and their changes are written directly into the workspace (not staged).`;
   }
-  const box = ` Commands run in a bubblewrap sandbox: only the workspace is writable, the system is read-only, the home directory and other secrets are not visible${
-    sandbox.network ? "" : ", there is no network"
-  }, and the whole sandbox is killed at the deadline.`;
+  const box =
+    ` Commands run in a bubblewrap sandbox: only the workspace is writable, the system is read-only, the home directory and other secrets are not visible${
+      sandbox.network ? "" : ", there is no network"
+    }, and the whole sandbox is killed at the deadline.`;
   const known = sandbox.known?.();
   if (known?.kind === "bubblewrap" && known.effects.effects === "overlay" && sandbox.effects) {
     return `Run a command in the workspace with bash (/bin/bash -c: pipes, redirections, lists and quoting work as in bash).${RETURNS}${box}${STAGED}`;

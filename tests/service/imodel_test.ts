@@ -219,7 +219,7 @@ describe("IModel.createEvent()", () => {
     globalHookLogger.clear();
     const seen: [unknown, HookParams][] = [];
     const model = new IModel({ model: "m", endpoint: local() });
-    model.hookRegistry.preEventCreateHook((cls, params) => {
+    model.hookRegistry.preEventCreate((cls, params) => {
       seen.push([cls, params]);
       return "ignored";
     });
@@ -264,7 +264,7 @@ describe("IModel.createEvent()", () => {
   it("IModel.createEvent() raises the pre-create cause when it asks to exit", async () => {
     const boom = new Error("not allowed");
     const model = new IModel({ model: "m", endpoint: local(), exitHook: true });
-    model.hookRegistry.preEventCreateHook(() => {
+    model.hookRegistry.preEventCreate(() => {
       throw boom;
     });
     await assert.rejects(model.createEvent({}), (e) => e === boom);
@@ -276,7 +276,7 @@ describe("IModel.createEvent()", () => {
   it("IModel.createEvent() rejects a non-HookedEvent class after the pre-create hook", async () => {
     let ran = false;
     const model = new IModel({ model: "m", endpoint: local() });
-    model.hookRegistry.preEventCreateHook(() => void (ran = true));
+    model.hookRegistry.preEventCreate(() => void (ran = true));
     class NotHooked {}
     await assert.rejects(
       model.createEvent({}, { eventType: NotHooked as never }),
@@ -303,7 +303,7 @@ describe("IModel.createEvent()", () => {
   it("IModel.createEvent() rejects bad hook options with a TypeError before the pre-create hook runs", async () => {
     let runs = 0;
     const model = new IModel({ model: "m", endpoint: local() });
-    model.hookRegistry.preEventCreateHook(() => void runs++);
+    model.hookRegistry.preEventCreate(() => void runs++);
     model.hookRegistry.preInvoke(() => {});
     model.hookRegistry.postInvoke(() => {});
     const bad: Record<string, unknown>[] = [
@@ -329,7 +329,7 @@ describe("IModel.createEvent()", () => {
   it("IModel.createEvent() rejects a non-object request and runs no hook", async () => {
     let ran = false;
     const model = new IModel({ model: "m", endpoint: local() });
-    model.hookRegistry.preEventCreateHook(() => void (ran = true));
+    model.hookRegistry.preEventCreate(() => void (ran = true));
     await assert.rejects(model.createEvent("hi" as never), TypeError);
     assert.equal(ran, false);
   });

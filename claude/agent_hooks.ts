@@ -11,7 +11,10 @@ import { CLAUDE_EVENTS } from "./settings.ts";
 
 /** Options of {@linkcode claudeAgentHooks}. */
 export interface ClaudeAgentHooksOptions {
-  /** The events to answer (default: every event with a hookscope counterpart). */
+  /**
+   * The events to answer (default: every event with a hookscope counterpart, and
+   * `PermissionDenied`, which records the refusal of an ask).
+   */
   events?: readonly string[];
   /** Longest wait for the policy per event, in milliseconds (default 20 000). */
   timeoutMs?: number;
@@ -62,7 +65,8 @@ export function claudeAgentHooks(
   session: Session,
   options?: ClaudeAgentHooksOptions,
 ): Record<string, ClaudeAgentHookMatcher[]> {
-  const events = options?.events ?? Object.keys(CLAUDE_EVENTS);
+  // PermissionDenied: the outcome of an ask the SDK refused (recorded as ApprovalAnswered).
+  const events = options?.events ?? [...Object.keys(CLAUDE_EVENTS), "PermissionDenied"];
   const timeoutMs = options?.timeoutMs ?? 20_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new TypeError(

@@ -9,6 +9,7 @@ import { summarize } from "../core/json_safe.ts";
 import { abortable, type DeadlineSignal, deadlineSignal } from "../core/_async.ts";
 import type { Session } from "../session/session.ts";
 import { ClaudeHookDecision, type ClaudeHookDecisionData } from "./hook_decision_signal.ts";
+import { recordApproval } from "./_approvals.ts";
 
 /** The answer to one event: the JSON to print or send back, and the exit code. */
 export interface ClaudeEventAnswer {
@@ -84,6 +85,10 @@ function reasonOf(error: unknown): string {
  *
  * A policy that throws or does not answer within `timeoutMs` denies a `PreToolUse` (fail
  * closed) and blocks a `UserPromptSubmit`; elsewhere it is recorded and the answer is `{}`.
+ * An `ask` is recorded as an `ApprovalRequested`; a later `PostToolUse` or `PostToolUseFailure`
+ * of the same call (approved, it ran) or `PermissionDenied` (refused) records the
+ * `ApprovalAnswered`, `by: "claude-code"`. A refusal in Claude Code's interactive prompt sends no
+ * event, so that ask stays unanswered in the record.
  * Tool names and inputs are Claude's, as sent (`Bash`, `command`): the coding guards accept them.
  *
  * @example Deny a command from a session policy
@@ -121,6 +126,7 @@ export async function answerClaudeEvent(
   }
   const recorded = (async () => {
     await session.observer.emit(new ClaudeHookDecision({ data: answer.decision }));
+    await recordApproval(session, event, answer.decision);
     await session.drainSignals();
   })();
   if (options?.deferRecord) options.deferRecord(recorded);

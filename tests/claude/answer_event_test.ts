@@ -2,7 +2,7 @@
 // with the decision recorded in the session (what `hook`, `serve` and claudeAgentHooks share).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { MemoryStore, Session } from "../../mod.ts";
+import { ApprovalAnswered, ApprovalRequested, MemoryStore, Session } from "../../mod.ts";
 import {
   answerClaudeEvent,
   ClaudeEventError,
@@ -220,6 +220,124 @@ describe("answerClaudeEvent", () => {
     }, { timeoutMs: 50 });
     assert.deepEqual(post.output, {});
     assert.match(decisions(session).at(-1)?.error ?? "", /50 ms/);
+  });
+
+  it("an ask records ApprovalRequested; a later PostToolUse (approved, it ran) or PermissionDenied records ApprovalAnswered", async () => {
+    const policy = (session: Session) =>
+      session.hooks.on(
+        "tool.pre",
+        ({ args }) =>
+          String(args.command).startsWith("git push")
+            ? { decision: "ask", reason: "pushing needs a person" }
+            : undefined,
+        { name: "push-guard" },
+      );
+    // In-process, one session for every event (claudeAgentHooks without a store).
+    const session = new Session({ id: "s1" });
+    policy(session);
+    const ask = (id: string) => ({ ...pre({ command: "git push origin" }), tool_use_id: id });
+    await answerClaudeEvent(session, ask("toolu_a"));
+    await answerClaudeEvent(session, ask("toolu_b"));
+    await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "PostToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "git push origin" },
+      tool_response: "pushed",
+      tool_use_id: "toolu_a",
+    });
+    await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "PermissionDenied",
+      tool_name: "Bash",
+      tool_input: { command: "git push origin" },
+      tool_use_id: "toolu_b",
+      reason: "the user said no",
+    });
+    // An event of a call nobody asked about records nothing.
+    await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "PostToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+      tool_response: "",
+      tool_use_id: "toolu_c",
+    });
+    const requested = session.observer.byType(ApprovalRequested).map((s) => s.data);
+    assert.deepEqual(
+      requested.map((d) => {
+        const { callId, toolName, args, reason, policy, runId, sessionId } = d as Record<
+          string,
+          unknown
+        >;
+        return { callId, toolName, args, reason, policy, runId, sessionId };
+      }),
+      ["toolu_a", "toolu_b"].map((callId) => ({
+        callId,
+        toolName: "Bash",
+        args: { command: "git push origin" },
+        reason: "pushing needs a person",
+        policy: "push-guard",
+        runId: "",
+        sessionId: "s1",
+      })),
+    );
+    assert.deepEqual(session.observer.byType(ApprovalAnswered).map((s) => s.data), [
+      { runId: "", callId: "toolu_a", toolName: "Bash", approve: true, by: "claude-code" },
+      {
+        runId: "",
+        callId: "toolu_b",
+        toolName: "Bash",
+        approve: false,
+        by: "claude-code",
+        reason: "the user said no",
+      },
+    ]);
+  });
+
+  it("a fresh session per event over one store (as hook and serve answer) finds the ask in the store", async () => {
+    const store = new MemoryStore();
+    await store.createSession({ id: "s2", status: "created" });
+    const answer = async (event: Record<string, unknown>) => {
+      const session = new Session({ id: "s2", store });
+      session.hooks.on("tool.pre", () => ({ decision: "ask", reason: "always" }), { name: "ask" });
+      await answerClaudeEvent(session, { ...event, session_id: "s2" });
+      await session.drainSignals();
+    };
+    await answer({ ...pre({ command: "deploy" }), tool_use_id: "toolu_x" });
+    assert.equal((await store.getSession("s2"))?.metadata?.claudeCodeAsked, true);
+    // The person approved an edited command: the input that ran is recorded as updatedArgs.
+    await answer({
+      ...base,
+      hook_event_name: "PostToolUseFailure",
+      tool_name: "Bash",
+      tool_input: { command: "deploy --dry-run" },
+      tool_use_id: "toolu_x",
+      error: "exit 1",
+    });
+    // A second outcome event of the same call is not a second answer.
+    await answer({
+      ...base,
+      hook_event_name: "PostToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "deploy" },
+      tool_response: "",
+      tool_use_id: "toolu_x",
+    });
+    const rows = await store.listSessionSignals("s2");
+    const kinds = rows.map((r) => r.kind).filter((k) => k.startsWith("Approval"));
+    assert.deepEqual(kinds, ["ApprovalRequested", "ApprovalAnswered"]);
+    const answered = rows.find((r) => r.kind === "ApprovalAnswered")!.payload as {
+      data: Record<string, unknown>;
+    };
+    assert.deepEqual(answered.data, {
+      runId: "",
+      callId: "toolu_x",
+      toolName: "Bash",
+      approve: true,
+      by: "claude-code",
+      updatedArgs: { command: "deploy --dry-run" },
+    });
   });
 
   it("input that is not an event is a ClaudeEventError", async () => {

@@ -19,6 +19,7 @@ import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { Session } from "../../mod.ts";
 import { destructiveCommandGuard } from "../../action/coding/mod.ts";
+import { ApprovalAnswered, ApprovalRequested } from "../../session/mod.ts";
 import { claudeAgentHooks, ClaudeHookDecision } from "../../claude/mod.ts";
 import { startAnthropicFake } from "../fixtures/anthropic_server.ts";
 
@@ -32,6 +33,34 @@ const CLAUDE = process.env.HOOKSCOPE_CLAUDE_BIN ??
 const skip = existsSync(join(SDK, "sdk.mjs")) && existsSync(CLAUDE)
   ? false
   : `the Claude Agent SDK is not installed at ${SDK} (.ci/setup/40-claude-code.sh installs it)`;
+
+function sdkEnv(dir: string, url: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: join(dir, "home"),
+    ANTHROPIC_BASE_URL: url,
+    ANTHROPIC_API_KEY: "sk-ant-test-not-a-key",
+    IS_SANDBOX: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_TELEMETRY: "1",
+  };
+}
+
+async function collect(
+  run: AsyncIterable<Record<string, unknown>> & {
+    interrupt?: () => Promise<void>;
+  },
+): Promise<Record<string, unknown>[]> {
+  const messages: Record<string, unknown>[] = [];
+  const deadline = setTimeout(() => void run.interrupt?.().catch(() => {}), 150_000);
+  try {
+    for await (const message of run) messages.push(message);
+  } finally {
+    clearTimeout(deadline);
+  }
+  return messages;
+}
 
 describe("claudeAgentHooks with the real Claude Agent SDK", { skip }, () => {
   let dir: string;
@@ -113,6 +142,84 @@ describe("claudeAgentHooks with the real Claude Agent SDK", { skip }, () => {
         "deny",
         "destructive-command-guard",
       ], ["allow", null]]);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("an ask goes to the SDK's canUseTool: an approved call runs and records ApprovalAnswered; a failure's tool.error context reaches the model", async () => {
+    const project = join(dir, "asks");
+    mkdirSync(project, { recursive: true });
+    mkdirSync(join(dir, "home"), { recursive: true });
+    const session = new Session();
+    session.hooks.on(
+      "tool.pre",
+      ({ args }) =>
+        String(args.command).startsWith("git push")
+          ? { decision: "ask", reason: "pushing needs a person" }
+          : undefined,
+      { name: "push-guard" },
+    );
+    session.hooks.on("tool.error", ({ args }) => ({
+      context: `sdk-failure-context for ${String(args?.command)}`,
+    }));
+    const fake = await startAnthropicFake([
+      { name: "Bash", input: { command: "git push --dry-run", description: "try a push" } },
+      { name: "Bash", input: { command: "git push origin main", description: "publish" } },
+    ]);
+    const asked: string[] = [];
+    try {
+      const { query } = await import(pathToFileURL(join(SDK, "sdk.mjs")).href);
+      const messages = await collect(query({
+        prompt: "publish",
+        options: {
+          cwd: project,
+          hooks: claudeAgentHooks(session),
+          pathToClaudeCodeExecutable: CLAUDE,
+          permissionMode: "default",
+          settingSources: [],
+          // The person: approves the dry run, refuses the real push.
+          canUseTool: (tool: string, input: { command?: string }) => {
+            asked.push(`${tool} ${input.command}`);
+            return Promise.resolve(
+              input.command === "git push --dry-run"
+                ? { behavior: "allow", updatedInput: input }
+                : { behavior: "deny", message: "not on a Friday" },
+            );
+          },
+          env: sdkEnv(dir, fake.url),
+        },
+      }));
+      assert.ok(messages.some((m) => m.type === "result"), "the query ended with a result");
+      assert.deepEqual(asked, ["Bash git push --dry-run", "Bash git push origin main"]);
+      // The approved call ran (and failed: no repository here), so PostToolUseFailure came.
+      assert.equal(fake.toolResults[0].is_error, true);
+      assert.match(JSON.stringify(fake.requests), /sdk-failure-context for git push --dry-run/);
+      await session.drainSignals();
+      assert.deepEqual(
+        session.observer.byType(ApprovalRequested).map((s) => [
+          (s.data as { callId: string }).callId,
+          (s.data as { policy: string }).policy,
+        ]),
+        [["toolu_hs_1", "push-guard"], ["toolu_hs_2", "push-guard"]],
+      );
+      const answered = session.observer.byType(ApprovalAnswered).map((s) =>
+        s.data as { callId: string; approve: boolean; by: string }
+      );
+      assert.deepEqual(answered[0], {
+        runId: "",
+        callId: "toolu_hs_1",
+        toolName: "Bash",
+        approve: true,
+        by: "claude-code",
+      });
+      // A refusal in canUseTool sends no hook event: that ask stays unanswered in the record
+      // (the result's permission_denials lists it).
+      assert.equal(answered.length, 1);
+      const result = messages.find((m) => m.type === "result") as {
+        permission_denials: { tool_use_id: string }[];
+      };
+      assert.deepEqual(result.permission_denials.map((d) => d.tool_use_id), ["toolu_hs_2"]);
     } finally {
       await fake.close();
     }

@@ -108,10 +108,36 @@ export const policy = (session) => {
       }
       return undefined;
     }, { name: "rewrite-echo" }),
+    session.hooks.on("tool.error", ({ toolName, args }) =>
+      ({ context: "hookscope-failure-context: " + toolName + " " + args?.command })),
   ];
   return () => undo.forEach((u) => u());
 };
 `;
+
+/** The same steps for both hook types: deny, rewrite with context, a failing call, an ask. */
+const STEPS: ToolStep[] = [
+  { name: "Bash", input: { command: "rm -rf victim", description: "clean up" } },
+  { name: "Bash", input: { command: "echo original", description: "say something" } },
+  { name: "Bash", input: { command: "cat missing-file.txt", description: "read a file" } },
+  { name: "Bash", input: { command: "git push origin main", description: "publish" } },
+];
+
+/** Every event hookscope maps, sent to one hook (a command or an http hook). */
+function allEvents(hook: Record<string, unknown>): Record<string, unknown> {
+  const hooks: Record<string, unknown> = {};
+  for (const event of ["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"]) {
+    hooks[event] = [{ matcher: "*", hooks: [hook] }];
+  }
+  for (const event of ["UserPromptSubmit", "SessionStart", "SessionEnd"]) {
+    hooks[event] = [{ hooks: [hook] }];
+  }
+  return hooks;
+}
+
+function cli(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(DENO, [...CLI, ...args], { encoding: "utf8", timeout: 60_000 });
+}
 
 describe("Claude Code governed by hookscope (real binary, fake provider)", { skip }, () => {
   let dir: string;
@@ -123,7 +149,7 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  function project(name: string, hooks: unknown): { project: string; home: string; db: string } {
+  function project(name: string, hooks: unknown): { project: string; home: string } {
     const project = join(dir, name);
     const home = join(dir, `${name}-home`);
     mkdirSync(join(project, ".claude"), { recursive: true });
@@ -131,7 +157,7 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
     mkdirSync(join(project, "victim"), { recursive: true });
     writeFileSync(join(project, "victim", "data.txt"), "precious");
     writeFileSync(join(project, ".claude", "settings.json"), JSON.stringify({ hooks }));
-    return { project, home, db: join(dir, `${name}.db`) };
+    return { project, home };
   }
 
   async function drive(steps: ToolStep[], setup: { project: string; home: string }) {
@@ -144,24 +170,17 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
     }
   }
 
-  it("as a command hook: denies rm -rf (the victim survives, Claude reports the denial), rewrites and adds context", async () => {
-    const setup = project("command", {
-      PreToolUse: [{
-        matcher: "*",
-        hooks: [{
-          type: "command",
-          command: `${HOOKSCOPE} hook --policy ${policyFile} --db ${join(dir, "command.db")}`,
-          timeout: 60,
-        }],
-      }],
-    });
-    const { result, fake } = await drive([
-      { name: "Bash", input: { command: "rm -rf victim", description: "clean up" } },
-      { name: "Bash", input: { command: "echo original", description: "say something" } },
-      { name: "Bash", input: { command: "git push origin main", description: "publish" } },
-    ], setup);
+  /** What both hook types must show: Claude's own report, what ran, what the model saw, the store. */
+  function check(
+    result: ClaudeResult,
+    fake: Awaited<ReturnType<typeof drive>>["fake"],
+    project: string,
+    db: string,
+    http = false,
+  ): void {
     assert.equal(result.code, 0, result.stderr);
-    assert.equal(readFileSync(join(setup.project, "victim", "data.txt"), "utf8"), "precious");
+    // The deny: the victim survives, and Claude Code reports the call as denied.
+    assert.equal(readFileSync(join(project, "victim", "data.txt"), "utf8"), "precious");
     assert.deepEqual(
       result.json.permission_denials.map((d) => [d.tool_name, d.tool_input.command]),
       [
@@ -169,24 +188,19 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
         ["Bash", "git push origin main"], // headless Claude Code treats an "ask" as a denial
       ],
     );
-    assert.equal(fake.toolResults.length, 3);
+    assert.equal(fake.toolResults.length, 4);
     assert.match(JSON.stringify(fake.toolResults[0].content), /destructive|recursive|rm/i);
     // The rewritten command is what ran, and the context reached the model.
     assert.match(JSON.stringify(fake.toolResults[1].content), /rewritten-by-hookscope/);
-    assert.match(JSON.stringify(fake.requests.at(-1)), /hookscope-context-marker/);
+    const seen = JSON.stringify(fake.requests);
+    assert.match(seen, /hookscope-context-marker/);
+    // PostToolUseFailure: the tool.error context reached the model with the failure.
+    assert.equal(fake.toolResults[2].is_error, true);
+    assert.match(seen, /hookscope-failure-context: Bash cat missing-file\.txt/);
+    assert.match(JSON.stringify(fake.toolResults[3].content), /pushing needs a person/);
 
     // The session and its decisions, from the store.
-    const shown = spawnSync(DENO, [
-      "run",
-      "-A",
-      "--config",
-      join(ROOT, "deno.json"),
-      join(ROOT, "cli/main.ts"),
-      "show",
-      setup.db,
-      result.json.session_id,
-      "--json",
-    ], { encoding: "utf8", timeout: 60_000 });
+    const shown = cli(["show", db, result.json.session_id, "--json"]);
     assert.equal(shown.status, 0, shown.stderr);
     const timeline = JSON.parse(shown.stdout) as {
       signals: { kind: string; payload: { data?: Record<string, unknown> } }[];
@@ -194,54 +208,106 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
     const decisions = timeline.signals.filter((s) => s.kind === "ClaudeHookDecision").map((s) =>
       s.payload.data ?? {}
     );
-    assert.deepEqual(decisions.map((d) => [d.verdict, d.hook ?? null, d.updatedInput ?? null]), [
-      ["deny", "destructive-command-guard", null],
-      ["allow", null, { command: "echo rewritten-by-hookscope", description: "say something" }],
-      ["ask", "rewrite-echo", null],
+    const tools = decisions.filter((d) => d.callId !== undefined);
+    assert.deepEqual(
+      tools.map((d) => [d.event, d.callId, d.verdict, d.hook ?? null, d.updatedInput ?? null]),
+      [
+        ["PreToolUse", "toolu_hs_1", "deny", "destructive-command-guard", null],
+        ["PreToolUse", "toolu_hs_2", "allow", null, {
+          command: "echo rewritten-by-hookscope",
+          description: "say something",
+        }],
+        ["PostToolUse", "toolu_hs_2", "none", null, null],
+        ["PreToolUse", "toolu_hs_3", "none", null, null],
+        ["PostToolUseFailure", "toolu_hs_3", "allow", null, null],
+        ["PreToolUse", "toolu_hs_4", "ask", "rewrite-echo", null],
+      ],
+    );
+    assert.deepEqual(
+      decisions.filter((d) => d.callId === undefined).map((d) => d.event),
+      // Claude Code sends SessionStart to command hooks only.
+      [...(http ? [] : ["SessionStart"]), "UserPromptSubmit", "SessionEnd"],
+    );
+    // The ask is an approval request (Claude Code asks the person itself; headless, it refuses
+    // without sending an event, so no answer is recorded).
+    const requested = timeline.signals.filter((s) => s.kind === "ApprovalRequested");
+    assert.deepEqual(requested.map((s) => [s.payload.data?.callId, s.payload.data?.policy]), [
+      ["toolu_hs_4", "rewrite-echo"],
     ]);
-    const table = spawnSync(DENO, [
-      "run",
-      "-A",
-      "--config",
-      join(ROOT, "deno.json"),
-      join(ROOT, "cli/main.ts"),
-      "show",
-      setup.db,
-      result.json.session_id,
-    ], { encoding: "utf8", timeout: 60_000 });
+    assert.equal(timeline.signals.filter((s) => s.kind === "ApprovalAnswered").length, 0);
+    const table = cli(["show", db, result.json.session_id]);
     assert.match(
       table.stdout,
       /claude PreToolUse DENY Bash call toolu_hs_1 by destructive-command-guard/,
     );
     assert.match(
       table.stdout,
-      /claude PreToolUse ASK Bash call toolu_hs_3 by rewrite-echo: pushing needs a person/,
+      /claude PreToolUse ASK Bash call toolu_hs_4 by rewrite-echo: pushing needs a person/,
     );
+    const sessions = cli(["sessions", db, "--json"]);
+    assert.ok(
+      (JSON.parse(sessions.stdout) as { id: string }[]).some((s) =>
+        s.id === result.json.session_id
+      ),
+    );
+  }
+
+  it("as a command hook: denies rm -rf (the victim survives, Claude reports the denial), rewrites, adds context, asks; hookscope show has it all", async () => {
+    const db = join(dir, "command.db");
+    const setup = project(
+      "command",
+      allEvents({
+        type: "command",
+        command: `${HOOKSCOPE} hook --policy ${policyFile} --db ${db}`,
+        timeout: 60,
+      }),
+    );
+    const { result, fake } = await drive(STEPS, setup);
+    check(result, fake, setup.project, db);
   });
 
-  it("as an http hook against hookscope serve: the same deny from one warm process", async () => {
+  it("as an http hook against hookscope serve: the same answers from one warm process", async () => {
     const db = join(dir, "http.db");
     const { child: server, url } = await startServe(["--policy", policyFile, "--db", db]);
     try {
-      const setup = project("http", {
-        PreToolUse: [{
-          matcher: "Bash",
-          hooks: [{ type: "http", url: `${url}/claude/hooks`, timeout: 30 }],
-        }],
-      });
-      const { result, fake } = await drive([
-        { name: "Bash", input: { command: "rm -rf victim", description: "clean up" } },
-        { name: "Bash", input: { command: "echo original", description: "say something" } },
-      ], setup);
-      assert.equal(result.code, 0, result.stderr);
-      assert.equal(readFileSync(join(setup.project, "victim", "data.txt"), "utf8"), "precious");
-      assert.deepEqual(result.json.permission_denials.map((d) => d.tool_input.command), [
-        "rm -rf victim",
-      ]);
-      assert.match(JSON.stringify(fake.toolResults[1]?.content), /rewritten-by-hookscope/);
-      assert.match(JSON.stringify(fake.requests.at(-1)), /hookscope-context-marker/);
+      const setup = project(
+        "http",
+        allEvents({ type: "http", url: `${url}/claude/hooks`, timeout: 30 }),
+      );
+      const { result, fake } = await drive(STEPS, setup);
+      // serve records right after answering: give the last event's writes a moment.
+      await waitFor(() =>
+        cli(["show", db, result.json.session_id, "--json"]).stdout.includes(
+          '"SessionEnd"',
+        )
+      );
+      check(result, fake, setup.project, db, true);
+    } finally {
+      stopGroup(server);
+    }
+  });
+
+  it("as a command hook forwarding to serve (hook --server): the same answers", async () => {
+    const db = join(dir, "forward.db");
+    const { child: server, url } = await startServe(["--policy", policyFile, "--db", db]);
+    try {
+      const setup = project(
+        "forward",
+        allEvents({ type: "command", command: `${HOOKSCOPE} hook --server ${url}`, timeout: 60 }),
+      );
+      const { result, fake } = await drive(STEPS, setup);
+      await waitFor(() =>
+        cli(["show", db, result.json.session_id, "--json"]).stdout.includes(
+          '"SessionEnd"',
+        )
+      );
+      check(result, fake, setup.project, db);
     } finally {
       stopGroup(server);
     }
   });
 });
+
+async function waitFor(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !ready(); i++) await new Promise((r) => setTimeout(r, 100));
+}

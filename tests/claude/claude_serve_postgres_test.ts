@@ -36,12 +36,14 @@ describe("hookscope serve over one PostgreSQL store", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("alternating events of one session land in that session; both processes answer alike", async () => {
+  it("alternating events of one session land in that session; both processes answer alike; an ask on one is answered on the other", async () => {
     const policy = join(dir, "policy.ts");
     writeFileSync(
       policy,
       `export const policy = (session) => session.hooks.on("tool.pre", ({ args }) =>
-        /rm\\s+-rf/.test(String(args.command)) ? { decision: "deny", reason: "no rm -rf" } : undefined, { name: "no-rm" });`,
+        /rm\\s+-rf/.test(String(args.command)) ? { decision: "deny", reason: "no rm -rf" }
+        : String(args.command).startsWith("git push") ? { decision: "ask", reason: "a person decides" }
+        : undefined, { name: "no-rm" });`,
     );
     const db = `${PG_URL}?schema=${schema}`;
     const started = await Promise.all([
@@ -96,6 +98,46 @@ describe("hookscope serve over one PostgreSQL store", () => {
         Array.from({ length: 10 }, (_, i) => `toolu_${i}`).sort(),
       );
       assert.ok(await store.getSession("claude-team-session"));
+
+      // An ask answered by one process, its outcome told to the other: the approval is recorded
+      // once, from what the store holds.
+      const post = (url: string, body: Record<string, unknown>) =>
+        fetch(`${url}/claude/hooks`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ session_id: "claude-team-session", ...body }),
+          signal: AbortSignal.timeout(30_000),
+        }).then((r) => r.json());
+      const ask = await post(urls[0], {
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "git push" },
+        tool_use_id: "toolu_push",
+      });
+      assert.equal(ask.hookSpecificOutput.permissionDecision, "ask");
+      let approvals: string[] = [];
+      for (let tries = 0; tries < 100 && approvals.length === 0; tries++) {
+        approvals = (await store.listSessionSignals("claude-team-session"))
+          .filter((s) => s.kind.startsWith("Approval")).map((s) => s.kind);
+        if (approvals.length === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.deepEqual(approvals, ["ApprovalRequested"]);
+      assert.deepEqual(
+        await post(urls[1], {
+          hook_event_name: "PostToolUse",
+          tool_name: "Bash",
+          tool_input: { command: "git push" },
+          tool_response: "pushed",
+          tool_use_id: "toolu_push",
+        }),
+        {},
+      );
+      for (let tries = 0; tries < 100 && approvals.length < 2; tries++) {
+        approvals = (await store.listSessionSignals("claude-team-session"))
+          .filter((s) => s.kind.startsWith("Approval")).map((s) => s.kind);
+        if (approvals.length < 2) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.deepEqual(approvals, ["ApprovalRequested", "ApprovalAnswered"]);
       assert.equal(
         (await store.listSessions()).filter((s) => s.id === "claude-team-session").length,
         1,

@@ -11,6 +11,7 @@ import { formatTime, openExistingDb } from "./_db.ts";
 import { CliError, type CliIO } from "./_output.ts";
 import { renderTable } from "./_table.ts";
 import { changeLine } from "./_changes.ts";
+import { changeSummary } from "../session/_effects_data.ts";
 
 const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print JSON" } };
 
@@ -40,6 +41,15 @@ export function signalDetail(row: Pick<SignalRow, "kind" | "payload">): string {
   const p = row.payload as Record<string, unknown>;
   const decided = decisionDetail(row.kind, p.data);
   if (decided !== null) return decided;
+  if (row.kind === "ChangesUndone") {
+    // Recorded by `hookscope undo` and the console: the payload is the data itself.
+    const count = Array.isArray(p.changes) ? p.changes.length : 0;
+    return `UNDONE ${String(p.toolName ?? "?")} call ${
+      String(p.callId ?? "?")
+    } (${count} path(s) restored)${text(p.by) ? ` by ${p.by}` : ""}${
+      p.force === true ? " (forced)" : ""
+    }`;
+  }
   if (row.kind === "HookBlocked") {
     const e = p.error as { message?: string } | undefined;
     return `BLOCKED ${String(p.toolName)}: ${e?.message ?? ""}`;
@@ -87,15 +97,14 @@ function decisionDetail(kind: string, data: unknown): string | null {
     case "WouldAsk":
       return `would ask (shadow) ${tool}${call}${hook}${reason}`;
     case "ApprovalRequested": {
+      // A change-set approval says so first: its counts by kind (the entries are in `pending`).
       const effects = d.effects as { count?: unknown; changes?: unknown } | undefined;
       const changes = effects && Array.isArray(effects.changes)
-        ? ` change set (${String(effects.count)}): ${
-          (effects.changes as { path: string; kind: string }[]).slice(0, 3).map(changeLine).join(
-            "; ",
-          )
-        }${Number(effects.count) > 3 ? "; …" : ""}`
+        ? ` [change set: ${changeSummary(effects.changes as { kind: string }[])}${
+          Number(effects.count) > effects.changes.length ? ", …" : ""
+        }]`
         : "";
-      return `ASK ${tool}${call}${reason} args=${summarize(d.args ?? {}, 80)}${changes}`;
+      return `ASK ${tool}${call}${changes}${reason} args=${summarize(d.args ?? {}, 80)}`;
     }
     case "EffectsDecided": {
       const verdict = String(d.decision ?? "none").toUpperCase();
@@ -107,12 +116,6 @@ function decisionDetail(kind: string, data: unknown): string | null {
       }`;
     case "EffectsDiscarded":
       return `NOT APPLIED ${tool}${call} (${String(d.summary ?? "")})${reason}`;
-    case "EffectsUndone": {
-      const by = text(d.by) ? ` by ${d.by}` : "";
-      return `UNDONE ${tool}${call} (${String(d.summary ?? "")}) checkpoint ${
-        String(d.checkpoint ?? "-")
-      }${by}${d.forced === true ? " (forced)" : ""}`;
-    }
     case "ApprovalAnswered": {
       const verdict = d.approve === true ? "APPROVED" : "REJECTED";
       const by = text(d.by) ? ` by ${d.by}` : "";
@@ -209,7 +212,7 @@ export async function showCommand(args: readonly string[], io: CliIO): Promise<n
   }
 }
 
-/** A checkpoint of a session, from its `EffectsCommitted` (and `EffectsUndone`) signals. */
+/** A checkpoint of a session, from its `EffectsCommitted` signals (and `ChangesUndone` rows). */
 export interface CheckpointEntry {
   /** The call whose change set it undoes. */
   callId: string;
@@ -234,8 +237,14 @@ export interface CheckpointEntry {
 /** The checkpoints the session's signals name, in commit order. */
 export function listCheckpoints(signals: readonly SignalRow[]): CheckpointEntry[] {
   const out: CheckpointEntry[] = [];
-  const byId = new Map<string, CheckpointEntry>();
   for (const row of signals) {
+    if (row.kind === "ChangesUndone") {
+      // The latest committed change set of that call that is not undone yet.
+      const callId = (row.payload as { callId?: unknown } | null)?.callId;
+      const entry = [...out].reverse().find((c) => c.callId === callId && c.undoneAt === undefined);
+      if (entry !== undefined) entry.undoneAt = row.ts;
+      continue;
+    }
     const data = ((row.payload as { data?: unknown } | null)?.data ?? {}) as Record<
       string,
       unknown
@@ -255,10 +264,6 @@ export function listCheckpoints(signals: readonly SignalRow[]): CheckpointEntry[
       const workspace = text(data.workspace);
       if (workspace !== undefined) entry.workspace = workspace;
       out.push(entry);
-      byId.set(checkpoint, entry);
-    } else if (row.kind === "EffectsUndone") {
-      const entry = byId.get(checkpoint);
-      if (entry !== undefined) entry.undoneAt = row.ts;
     }
   }
   return out;

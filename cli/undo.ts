@@ -6,8 +6,8 @@
  */
 
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
-import { dbAndCall, optionalString } from "./_approvals.ts";
-import { openExistingDb } from "./_db.ts";
+import { dbAndCall, defaultAnswerer, optionalString } from "./_approvals.ts";
+import { openWritableDb } from "./_db.ts";
 import { CliError, type CliIO } from "./_output.ts";
 import { undoChanges } from "../action/coding/_commit.ts";
 import { effectsBases, findCheckpoints } from "../action/coding/_find_checkpoints.ts";
@@ -16,17 +16,20 @@ import { EffectsCommitError } from "../action/coding/effects_error.ts";
 const FLAGS: Record<string, FlagSpec> = {
   force: { type: "boolean", help: "restore even when later calls changed the same paths" },
   "effects-dir": { type: "string", help: "the toolkit's effectsDir (default: its default)" },
+  by: { type: "string", help: "who undoes it, for the record (default: $USER)" },
   json: { type: "boolean", help: "print JSON" },
 };
 
 /** Help text for `hookscope undo`. */
 export const UNDO_HELP: string =
-  `Usage: hookscope undo DB CALL_ID [--force] [--effects-dir DIR] [--json]
+  `Usage: hookscope undo DB CALL_ID [--force] [--effects-dir DIR] [--by NAME] [--json]
 
 Restores the workspace as it was before the committed change set of the call CALL_ID of a
 session in DB (content, modes, symlinks), from the checkpoint the coding toolkit kept. Refuses
 when a later call changed the same paths, or the committed files changed since, unless --force.
-Journals a killed process left are completed or rolled back first.
+Journals a killed process left are completed or rolled back first. The undo is recorded in the
+session the call ran in (a ChangesUndone row, shown by 'hookscope show'), when the checkpoint
+names it.
 
 ${flagHelp(FLAGS)}`;
 
@@ -39,9 +42,27 @@ export async function undoCommand(args: readonly string[], io: CliIO): Promise<n
   }
   const [path, callId] = dbAndCall("undo", positionals);
   const dir = optionalString("undo", values["effects-dir"], "effects-dir");
-  // The database must be a hookscope database; the checkpoint itself lives with the workspace.
-  const db = await openExistingDb(path);
-  await db.close();
+  const by = optionalString("undo", values.by, "by") ?? defaultAnswerer();
+  // The database must be a hookscope database; the checkpoint itself lives with the workspace,
+  // and names the session the call ran in (where the undo is recorded).
+  const db = await openWritableDb(path);
+  try {
+    return await undoIn(db, path, callId, dir, by, values.force === true, values.json === true, io);
+  } finally {
+    await db.close();
+  }
+}
+
+async function undoIn(
+  db: Awaited<ReturnType<typeof openWritableDb>>,
+  _path: string,
+  callId: string,
+  dir: string | undefined,
+  by: string,
+  force: boolean,
+  json: boolean,
+  io: CliIO,
+): Promise<number> {
   const bases = effectsBases(dir);
   const candidates = await findCheckpoints(bases, new Set([callId]));
   const found = candidates.filter((c) => c.manifest.state === "committed").at(-1) ??
@@ -50,11 +71,35 @@ export async function undoCommand(args: readonly string[], io: CliIO): Promise<n
     const { store } = found;
     const workspace = store.workspace;
     try {
-      const changes = await undoChanges(store, callId, { force: values.force === true });
-      if (values.json === true) io.out(JSON.stringify({ callId, workspace, changes }));
+      const changes = await undoChanges(store, callId, { force });
+      const sessionId = found.manifest.sessionId;
+      let recorded = false;
+      if (sessionId !== undefined && (await db.getSession(sessionId).catch(() => undefined))) {
+        await db.insertSessionSignal({
+          sessionId,
+          kind: "ChangesUndone",
+          opId: callId,
+          ts: Date.now(),
+          payload: {
+            callId,
+            toolName: found.manifest.toolName,
+            by,
+            workspace,
+            force,
+            changes: changes.map((c) => ({ path: c.path, kind: c.kind })),
+          },
+        });
+        recorded = true;
+      }
+      if (json) io.out(JSON.stringify({ callId, workspace, changes, recorded }));
       else {
         io.out(`Undid call ${callId} in ${workspace}: ${changes.length} path(s) restored`);
         for (const change of changes) io.out(`  ${change.kind} ${change.path}`);
+        io.out(
+          recorded
+            ? `recorded in session ${sessionId} (hookscope show)`
+            : "not recorded in a session (the checkpoint names none in this database)",
+        );
       }
       return 0;
     } catch (error) {

@@ -118,7 +118,7 @@ export const CONSOLE_JS: string = String.raw`"use strict";
       const result = await api("/api/answer", {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(Object.assign({ runId: row.runId, callId: row.callId, argsHash: row.argsHash }, fields)),
+        body: JSON.stringify(Object.assign({ runId: row.runId, callId: row.callId, argsHash: row.argsHash }, row.effects ? { effectsHash: row.effects.hash } : {}, fields)),
       });
       showError("");
       return result;
@@ -151,6 +151,17 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     li.append(el("p", { class: "meta terms" }, "Who may answer: " + (row.answerableBy ? row.answerableBy.join(", ") : "anyone with a token") + " · expires: " + (row.expiresAt ? time(row.expiresAt) + (expired ? " (expired)" : "") : "never")));
     li.append(el("pre", { class: "args", "aria-label": "arguments" }, pretty(row.args)));
     li.append(el("p", { class: "meta hash" }, "sha256 " + row.argsHash));
+    if (row.effects) {
+      // A change-set approval: the command ran in a staged copy; approving commits exactly this.
+      li.append(el("p", null, "Change set (" + row.effects.count + " entries): the command has run in a staged copy of the workspace; approving commits exactly these changes, it does not run again."));
+      const list = el("ul", { class: "changes", "aria-label": "change set" });
+      for (const c of row.effects.changes) {
+        list.append(el("li", null, c.kind + " " + c.path + (c.target ? " -> " + c.target : "") + (typeof c.bytesBefore === "number" || typeof c.bytesAfter === "number" ? " (" + [c.bytesBefore, c.bytesAfter].filter((b) => typeof b === "number").join(" B → ") + " B)" : "")));
+      }
+      if (row.effects.count > row.effects.changes.length) list.append(el("li", null, "… " + (row.effects.count - row.effects.changes.length) + " more"));
+      li.append(list);
+      li.append(el("p", { class: "meta hash" }, "change set sha256 " + row.effects.hash));
+    }
     if (row.answer) {
       const a = row.answer;
       li.append(el("p", { class: "answer" }, (a.approve ? "Approved" : "Rejected") + (a.by ? " by " + a.by : "") + " at " + time(a.answeredAt) + (a.reason ? " — " + a.reason : "")));
@@ -187,7 +198,9 @@ export const CONSOLE_JS: string = String.raw`"use strict";
       edit.replaceWith(el("div", { class: "editor" }, el("label", { for: areaId }, "Arguments to run instead (checked again by the guards)"), area, go));
       area.focus();
     });
-    actions.append(approve, el("label", { for: reasonId }, "Reason"), reason, reject, edit);
+    // A change set cannot be edited: the command has run already.
+    if (row.effects) actions.append(approve, el("label", { for: reasonId }, "Reason"), reason, reject);
+    else actions.append(approve, el("label", { for: reasonId }, "Reason"), reason, reject, edit);
     li.append(actions);
     return li;
   }

@@ -217,6 +217,8 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
       });
     }
     const given: RunAnswer = { approve: body.approve, by: who, argsHash: body.argsHash };
+    // A change-set approval names the change set the page showed.
+    if (typeof body.effectsHash === "string") given.effectsHash = body.effectsHash;
     if (body.approve && body.updatedArgs !== undefined) {
       if (!isRecord(body.updatedArgs)) {
         return reply(400, { error: "updatedArgs must be an object" });

@@ -13,12 +13,7 @@ import {
   WouldAsk,
   WouldDeny,
 } from "./signal.ts";
-import {
-  EffectsCommitted,
-  EffectsDecided,
-  EffectsDiscarded,
-  EffectsUndone,
-} from "./effects_signal.ts";
+import { EffectsCommitted, EffectsDecided, EffectsDiscarded } from "./effects_signal.ts";
 
 /** How long a governance gate may take before it counts as a denial. */
 export const GATE_TIMEOUT_MS = 30_000;
@@ -29,8 +24,7 @@ export function isAudit(envelope: object): boolean {
     envelope instanceof ToolDenied || envelope instanceof ApprovalRequested ||
     envelope instanceof ApprovalAnswered || envelope instanceof WouldDeny ||
     envelope instanceof WouldAsk || envelope instanceof EffectsDecided ||
-    envelope instanceof EffectsCommitted || envelope instanceof EffectsDiscarded ||
-    envelope instanceof EffectsUndone;
+    envelope instanceof EffectsCommitted || envelope instanceof EffectsDiscarded;
 }
 
 /**

@@ -2,8 +2,9 @@
  * The audit signals of staged runs (coding toolkit, `effects: "overlay"`): what the
  * `tool.effects` hooks decided about a change set ({@linkcode EffectsDecided}), whether it was
  * committed with a checkpoint ({@linkcode EffectsCommitted}) or discarded
- * ({@linkcode EffectsDiscarded}), and an undo of a committed one ({@linkcode EffectsUndone}).
- * All are persisted like `ToolDenied` and never suppressed by the gate; `opId` is the call id.
+ * ({@linkcode EffectsDiscarded}). All are persisted like `ToolDenied` and never suppressed by
+ * the gate; `opId` is the call id. An undo (`hookscope undo`, the console) is recorded as a
+ * `ChangesUndone` row.
  *
  * @module
  */
@@ -43,18 +44,6 @@ export interface EffectsSettledData extends EffectsChangeData {
   readonly checkpoint?: string;
   /** Why it was not applied ({@linkcode EffectsDiscarded}). */
   readonly reason?: string;
-}
-
-/** What an {@linkcode EffectsUndone} carries. */
-export interface EffectsUndoneData extends EffectsChangeData {
-  /** The real workspace root. */
-  readonly workspace: string;
-  /** The checkpoint that was restored. */
-  readonly checkpoint: string;
-  /** Whether the undo was forced over later changes. */
-  readonly forced: boolean;
-  /** Who undid it, when known. */
-  readonly by?: string;
 }
 
 function callOpId(data: unknown): string {
@@ -133,35 +122,6 @@ export class EffectsCommitted extends Signal {
  */
 export class EffectsDiscarded extends Signal {
   /** Makes the signal; `init.data` is an {@linkcode EffectsSettledData}. */
-  constructor(init?: SignalInit) {
-    super(init);
-  }
-  /** The call id. */
-  get opId(): string {
-    return callOpId(this.data);
-  }
-}
-
-/**
- * A committed change set was undone from its checkpoint; `data` is an
- * {@linkcode EffectsUndoneData}.
- *
- * @example
- * ```ts
- * import { EffectsUndone } from "@hookscope/core/session";
- * import assert from "node:assert/strict";
- *
- * const signal = new EffectsUndone({
- *   data: {
- *     callId: "c1", toolName: "bash", checkpoint: "k1", workspace: "/ws", forced: false,
- *     count: 1, summary: "1 deleted", changes: [],
- *   },
- * });
- * assert.equal(signal.opId, "c1");
- * ```
- */
-export class EffectsUndone extends Signal {
-  /** Makes the signal; `init.data` is an {@linkcode EffectsUndoneData}. */
   constructor(init?: SignalInit) {
     super(init);
   }

@@ -164,6 +164,40 @@ describe("console security", () => {
     assert.equal(replayed.body.answer.answeredAt, ok.body.answer.answeredAt);
   });
 
+  it("a change-set approval is answered with the change set the page showed", async () => {
+    const run = waitingRun("fx", {}, ["e1"]);
+    const hash = "c".repeat(64);
+    run.pending[0].effects = {
+      changes: [{ path: "victim/file", kind: "deleted", type: "file", bytesBefore: 9 }],
+      count: 1,
+      hash,
+    };
+    await store.saveRun(run);
+    const listed = await fetch(`${base}/api/pending`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    const rows = (await listed.json()) as { callId: string; effects?: { hash: string } }[];
+    assert.equal(rows.find((r) => r.callId === "e1")?.effects?.hash, hash);
+    const argsHash = run.pending[0].argsHash;
+    // What a page that did not show the change set would send: refused.
+    const blind = await post({ runId: "fx", callId: "e1", approve: true, argsHash });
+    assert.equal(blind.status, 409);
+    assert.equal(blind.body.why, "args_changed");
+    const seen = await post({
+      runId: "fx",
+      callId: "e1",
+      approve: true,
+      argsHash,
+      effectsHash: hash,
+    });
+    assert.equal(seen.status, 200, JSON.stringify(seen.body));
+    assert.equal(seen.body.answer.effectsHash, hash);
+    // The page sends the change set's hash and shows its entries; it offers no argument edit.
+    assert.match(CONSOLE_JS, /effectsHash: row\.effects\.hash/);
+    assert.match(CONSOLE_JS, /aria-label": "change set"/);
+  });
+
   it("a console without tokens is read-only", async () => {
     const readOnly = await listen(consoleHandler(store), { host: "127.0.0.1", port: 0 });
     try {

@@ -5,7 +5,15 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
@@ -21,6 +29,14 @@ import { SqliteStore } from "../../../store/sqlite/mod.ts";
 import { effectsStore } from "../../../action/coding/_commit.ts";
 import { makeSandbox, type Result, type Sandbox, treeHash } from "./_helpers.ts";
 import { bashModel, codingBranch } from "./_effects_agent.ts";
+import { main } from "../../../cli/main.ts";
+
+async function cli(args: string[]): Promise<{ code: number; text: string }> {
+  const lines: string[] = [];
+  const io = { out: (t: string) => lines.push(t), err: (t: string) => lines.push(t) };
+  const code = await main(args, io);
+  return { code, text: lines.join("\n") };
+}
 
 const CHILD = fileURLToPath(new URL("./_effects_resume_child.ts", import.meta.url));
 
@@ -94,6 +110,8 @@ describe("a change-set ask goes through the approval path", () => {
     const ws = join(box.base, "inline");
     const state = join(box.base, "inline-state");
     fill(ws);
+    cpSync(ws, join(box.base, "inline-copy"), { recursive: true });
+    let sessionId = "";
     const store = await SqliteStore.open(join(box.base, "inline.db"));
     try {
       const session = new Session({ store });
@@ -170,9 +188,34 @@ describe("a change-set ask goes through the approval path", () => {
         data: PendingApproval;
       };
       assert.equal(requested.data.effects?.hash, effects.hash);
+      sessionId = session.id;
     } finally {
       await store.close();
     }
+    // hookscope show prints the decisions and lists the checkpoint; hookscope undo restores it
+    // and records the undo in the session, which show then marks.
+    const db = join(box.base, "inline.db");
+    const shown = await cli(["show", db, sessionId]);
+    assert.equal(shown.code, 0, shown.text);
+    assert.match(shown.text, /EFFECTS ASK bash call c1 by keepDataPolicy: The command deletes 2/);
+    assert.match(shown.text, /ASK bash call c1 \[change set: 4 deleted\]: The command deletes/);
+    assert.match(
+      shown.text,
+      /NOT APPLIED bash call c1 \(4 deleted\): ana rejected them: not today/,
+    );
+    assert.match(shown.text, /COMMITTED bash call c2 \(4 deleted\) checkpoint /);
+    assert.match(shown.text, /checkpoints \(undo one with: hookscope undo/);
+    assert.match(shown.text, /c2 +│? *bash .* 4 deleted .* committed/);
+    const undone = await cli(["undo", db, "c2", "--effects-dir", state, "--by", "ana"]);
+    assert.equal(undone.code, 0, undone.text);
+    assert.match(undone.text, /recorded in session/);
+    assert.equal(treeHash(ws, false), treeHash(join(box.base, "inline-copy"), false));
+    const again = await cli(["show", db, sessionId, "--json"]);
+    const json = JSON.parse(again.text) as { checkpoints: { callId: string; undoneAt?: number }[] };
+    assert.equal(json.checkpoints.length, 1);
+    assert.equal(typeof json.checkpoints[0].undoneAt, "number");
+    const text = await cli(["show", db, sessionId]);
+    assert.match(text.text, /UNDONE bash call c2 \(1 path\(s\) restored\) by ana/);
   });
 
   it("without an approver the run stops; resumed with an approval it commits the kept layer without running again", async () => {

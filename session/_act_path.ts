@@ -18,7 +18,6 @@ import type { ActionRequestInit } from "../action/manager.ts";
 import type { HookBus, ToolPreFold } from "../hooks/bus.ts";
 import type { ToolSource } from "../hooks/decision.ts";
 import { HookPoint } from "../hooks/hook_point.ts";
-import { ACTIVITY_WITH_NEXT } from "./_activity.ts";
 import { isBlocked, markBlocked } from "./_blocked.ts";
 import { ActDeadline } from "./_operation.ts";
 import { answerInline } from "./_inline_answer.ts";
@@ -151,16 +150,12 @@ export async function writeExchange(
   const signal = op?.signal;
   const options = signal === undefined ? undefined : { signal };
   const { toolName, callId, args } = exchange;
-  // The response, written with it, touches the session's activity for both (one store call).
-  const requestOptions = signal === undefined
-    ? { [ACTIVITY_WITH_NEXT]: true }
-    : { signal, [ACTIVITY_WITH_NEXT]: true };
   const requestAdded = host.addMessage({
     role: "action_request",
     content: { function: toolName, arguments: args, callId },
     sender: host.id,
     recipient: toolName,
-  }, requestOptions);
+  }, options);
   const content: Record<string, unknown> = {
     function: toolName,
     arguments: exchange.ranArgs ?? args,

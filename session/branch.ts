@@ -11,7 +11,6 @@ import type { EmitOptions, HookBus } from "../hooks/mod.ts";
 import { abortable } from "../core/_async.ts";
 import { isThenable } from "../core/_util.ts";
 import type { IModel } from "../service/mod.ts";
-import { ACTIVITY_WITH_NEXT } from "./_activity.ts";
 import { registerAttacher } from "./_attach.ts";
 import { registerHistory } from "./_history.ts";
 import { createMessage, type Message, type MessageInit, toMessageRecord } from "./message.ts";
@@ -116,8 +115,6 @@ export class Branch extends Entity {
   #messages: Message[] = [];
   #callbacks: readonly MessageCallback[];
   #pending = new Set<Promise<unknown>>();
-  // Request messages of a tool exchange: their response touches the session's activity.
-  #activityWithNext = new WeakSet<Message>();
 
   /**
    * Emits `message.add` for a message on the branch's bus (a no-op without a bus). It is one of
@@ -169,13 +166,11 @@ export class Branch extends Entity {
         branchId: string;
         message: ReturnType<typeof toMessageRecord>;
         sessionId?: string;
-        touchActivity?: boolean;
       } = {
         branchId: this.id,
         message: toMessageRecord(message, sessionId),
       };
       if (sessionId !== null) payload.sessionId = sessionId;
-      if (this.#activityWithNext.has(message)) payload.touchActivity = false;
       // Options make every pending handler race a deadline (30 s by default) and the signal.
       await bus.emit(
         "message.add",
@@ -241,9 +236,6 @@ export class Branch extends Entity {
   async addMessage(init: MessageInit, options?: AddMessageOptions): Promise<Message> {
     const message = createMessage(init, this.id);
     this.#messages.push(message);
-    if ((options as { [ACTIVITY_WITH_NEXT]?: boolean } | undefined)?.[ACTIVITY_WITH_NEXT]) {
-      this.#activityWithNext.add(message);
-    }
     const callbacks = this.#callbacks;
     const signal = options?.signal;
     let errors: unknown[] | null = null;

@@ -196,19 +196,13 @@ export interface PersistMessagePayload {
   sessionSequenceId?: string;
   /** Legacy name for the branch sequence. */
   sequenceId?: string;
-  /**
-   * `false`: do not touch the session's activity (a tool exchange's request message: the response
-   * written with it touches it). Default `true`.
-   */
-  touchActivity?: boolean;
   /** Other keys are ignored. */
   [key: string]: unknown;
 }
 
 /**
- * Persists a message: insert, append to the branch sequence, append to the session
- * sequence, remember a system message on its branch, then touch the session's activity (unless
- * the payload says `touchActivity: false`).
+ * Persists a message: insert (which sets the session's `lastActivityAt`), append to the branch
+ * sequence, append to the session sequence, remember a system message on its branch.
  *
  * @example
  * ```ts
@@ -268,8 +262,6 @@ export async function persistMessage(
   if (role === "system" && p.branchId) {
     await store.updateBranch(p.branchId, { systemMessageId: id });
   }
-  // A tool exchange's request says `touchActivity: false`: its response touches for both.
-  if (p.touchActivity !== false) await store.touchSessionActivity(sessionId);
 }
 
 /**

@@ -109,3 +109,14 @@ export function appendToSequenceSql(d: SqlDialect): string {
     d.param(1)
   }, ${d.param(2)}) ON CONFLICT DO NOTHING`;
 }
+
+/**
+ * `UPDATE sessions SET last_activity_at = … WHERE id = …` with parameters time, session id:
+ * `touchSessionActivity`, and a new message's write (SQLite; PostgreSQL's `append_changes` does
+ * the same inside the batch).
+ */
+export function touchSessionSql(d: SqlDialect): string {
+  return `UPDATE ${d.table("sessions")} SET ${d.column("lastActivityAt")} = ${
+    d.param(1)
+  } WHERE id = ${d.param(2)}`;
+}

@@ -192,7 +192,8 @@ export class MemoryStore implements SessionStore {
 
   /**
    * Inserts a message; a second insert of the same id is ignored (the first is kept). A session
-   * without a row gets one (status `created`).
+   * without a row gets one (status `created`); a new message sets its session's
+   * `lastActivityAt` to now.
    */
   async insertMessage(message: MessageRecord): Promise<void> {
     this.#open("insert message");
@@ -200,6 +201,9 @@ export class MemoryStore implements SessionStore {
     if (!this.#messages.has(normalized.id)) {
       this.#messages.set(normalized.id, normalized);
       this.#implicitSession(normalized.sessionId);
+      if (normalized.sessionId !== null) {
+        this.#sessions.get(normalized.sessionId)!.lastActivityAt = Date.now();
+      }
     }
     await undefined;
   }

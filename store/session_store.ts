@@ -143,7 +143,7 @@ export interface SessionStore {
   listSessions(): Promise<SessionRow[]>;
   /** Updates the given fields of an existing row. */
   updateSession(id: string, fields: Partial<SessionRow>): Promise<void>;
-  /** Sets `lastActivityAt` to now. */
+  /** Sets `lastActivityAt` to now (activity other than a message: a message sets it itself). */
   touchSessionActivity(id: string): Promise<void>;
   /** Merges fields into a branch row (created when absent). */
   updateBranch(id: string, fields: Record<string, unknown>): Promise<void>;
@@ -152,7 +152,8 @@ export interface SessionStore {
   /**
    * Inserts a message; the same id twice is stored once. A message of a session that has no row
    * creates it (`{ id, status: "created" }`, as `Session.start()` does), so that the session can
-   * be restored whether or not it was started.
+   * be restored whether or not it was started. A new message of a session sets that session's
+   * `lastActivityAt` to now, in the same write (a repeated id changes nothing).
    */
   insertMessage(message: MessageRecord): Promise<void>;
   /** Appends a message id to a sequence (an ordered list of message ids). */

@@ -17,14 +17,14 @@ export function appendText(q: string): string {
   return `SELECT ${q}.append_changes(` +
     "$1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], " +
     "$8::text[], $9::float8[], $10::int[], $11::uuid[], $12::text[], $13::text[], " +
-    "$14::text[], $15::float8[], $16::text[]) AS last";
+    "$14::text[], $15::float8[], $16::text[], $17::float8) AS last";
 }
 
 /** The parameters of {@linkcode appendText} for one batch. */
 export interface AppendBatch {
   /** What the batch does, for messages ("insert 3 messages and 2 session signals"). */
   readonly what: string;
-  /** The 16 arrays, in the function's parameter order. */
+  /** The 16 arrays and the time of the write, in the function's parameter order. */
   readonly params: readonly unknown[];
   /** The session of every row (`null`: a message of no session), for the notification. */
   readonly sessions: readonly (string | null)[];
@@ -32,9 +32,10 @@ export interface AppendBatch {
 
 /**
  * Turns a batch into column arrays, in arrival order (ordinals 1, 2, 3, …). A message id given
- * twice in one batch is sent once: the first wins, as in two separate inserts.
+ * twice in one batch is sent once: the first wins, as in two separate inserts. `at` (default:
+ * now) becomes the `last_activity_at` of the sessions whose new messages the batch stores.
  */
-export function appendBatch(batch: readonly Change[]): AppendBatch {
+export function appendBatch(batch: readonly Change[], at: number = Date.now()): AppendBatch {
   const seen = new Set<string>();
   const m = {
     ord: [] as number[],
@@ -106,6 +107,7 @@ export function appendBatch(batch: readonly Change[]): AppendBatch {
       s.op,
       s.ts,
       s.payload,
+      at,
     ],
     sessions: [...m.session, ...s.session],
   };

@@ -280,6 +280,73 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       $fn$`,
     ],
   },
+  {
+    version: 4,
+    description: "a new message sets its session's last_activity_at in the same write",
+    statements: [
+      // append_changes gains m_at, the writer's clock: the sessions of the messages it adds
+      // (not those it skips as already stored) get last_activity_at = m_at, so a message write
+      // is also the session's activity touch. Their rows are locked in id order first (rows of
+      // sessions this batch created are among them), as the per-session locks (version 3) are
+      // taken in key order, so two batches touching the same sessions cannot deadlock. The 16-argument
+      // version stays for processes of the previous version still running during an upgrade
+      // (they touch the session themselves).
+      `CREATE FUNCTION {s}.append_changes(
+        m_ord integer[], m_id text[], m_role text[], m_content text[], m_sender text[],
+        m_recipient text[], m_branch text[], m_session text[], m_created double precision[],
+        s_ord integer[], s_write uuid[], s_session text[], s_kind text[], s_op text[],
+        s_ts double precision[], s_payload text[], m_at double precision
+      ) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+      DECLARE
+        total integer := coalesce(array_length(m_ord, 1), 0) + coalesce(array_length(s_ord, 1), 0);
+        base bigint;
+        active text[];
+      BEGIN
+        IF total > 1023 THEN
+          RAISE EXCEPTION 'append_changes takes at most 1023 rows, got %', total;
+        END IF;
+        PERFORM pg_advisory_xact_lock_shared(6843252, hashtext('{s}'));
+        PERFORM pg_advisory_xact_lock(k) FROM (
+          SELECT DISTINCT hashtextextended('{s}:' || v, 0) AS k FROM unnest(s_session) AS v
+        ) AS keys ORDER BY k;
+        SELECT (pg_current_xact_id()::text::bigint + xid_offset) * 1024 INTO base
+        FROM {s}.change_clock WHERE id = 1;
+        INSERT INTO {s}.sessions (id, status)
+        SELECT d.v, '"created"' FROM (
+          SELECT DISTINCT v FROM unnest(m_session || s_session) AS v WHERE v IS NOT NULL
+        ) AS d
+        WHERE NOT EXISTS (SELECT 1 FROM {s}.sessions x WHERE x.id = d.v)
+        ORDER BY d.v
+        ON CONFLICT (id) DO NOTHING;
+        WITH added AS (
+          INSERT INTO {s}.messages
+            (id, change_seq, role, content, sender, recipient, branch_id, session_id, created_at)
+          SELECT t.id, base + t.ord, t.role, t.content, t.sender, t.recipient, t.branch, t.session, t.created
+          FROM unnest(m_ord, m_id, m_role, m_content, m_sender, m_recipient, m_branch, m_session, m_created)
+            AS t(ord, id, role, content, sender, recipient, branch, session, created)
+          WHERE NOT EXISTS (SELECT 1 FROM {s}.messages x WHERE x.id = t.id)
+          ORDER BY t.ord
+          ON CONFLICT (id) DO NOTHING
+          RETURNING session_id
+        )
+        SELECT array_agg(DISTINCT session_id) INTO active FROM added WHERE session_id IS NOT NULL;
+        IF active IS NOT NULL THEN
+          PERFORM 1 FROM {s}.sessions WHERE id = ANY (active) ORDER BY id FOR UPDATE;
+          UPDATE {s}.sessions SET last_activity_at = m_at WHERE id = ANY (active);
+        END IF;
+        INSERT INTO {s}.signals (session_id, seq, change_seq, write_id, kind, op_id, ts, payload)
+        SELECT t.session,
+          coalesce((SELECT max(x.seq) FROM {s}.signals x WHERE x.session_id = t.session), 0)
+            + row_number() OVER (PARTITION BY t.session ORDER BY t.ord),
+          base + t.ord, t.write, t.kind, t.op, t.ts, t.payload
+        FROM unnest(s_ord, s_write, s_session, s_kind, s_op, s_ts, s_payload)
+          AS t(ord, write, session, kind, op, ts, payload)
+        WHERE NOT EXISTS (SELECT 1 FROM {s}.signals y WHERE y.write_id = t.write);
+        RETURN base + total;
+      END
+      $fn$`,
+    ],
+  },
 ];
 
 /** The schema version this code writes. */

@@ -44,6 +44,7 @@ import {
   listMessagesSql,
   snakeColumn,
   type SqlDialect,
+  touchSessionSql,
   updateSessionSql,
 } from "../_sql.ts";
 import {
@@ -425,12 +426,11 @@ export class PostgresStore implements SessionStore {
     await this.#lane(
       `session:${id}`,
       () =>
-        this.#run("touch session activity", true, (sql) =>
-          sql.unsafe(
-            `UPDATE ${this.#q}.sessions SET last_activity_at = $2 WHERE id = $1`,
-            [id, Date.now()],
-            { prepare: true },
-          )),
+        this.#run(
+          "touch session activity",
+          true,
+          (sql) => sql.unsafe(touchSessionSql(this.#sql), [Date.now(), id], { prepare: true }),
+        ),
     );
   }
 
@@ -483,7 +483,8 @@ export class PostgresStore implements SessionStore {
   /**
    * Inserts a message; a second insert of the same id is ignored (the first is kept). Resolves
    * once the message is committed; messages and signals written while another batch is in flight
-   * go out together in the next one. A session without a row gets one (status `created`).
+   * go out together in the next one. A session without a row gets one (status `created`); a new
+   * message sets its session's `lastActivityAt` to the time of the write, in the same transaction.
    */
   async insertMessage(message: MessageRecord): Promise<void> {
     this.#use("insert message");

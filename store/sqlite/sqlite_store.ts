@@ -42,6 +42,7 @@ import {
   listMessagesSql,
   snakeColumn,
   type SqlDialect,
+  touchSessionSql,
   updateSessionSql,
 } from "../_sql.ts";
 import { openDriver, type SqlDriver, type SqlRow } from "./_driver.ts";
@@ -530,7 +531,7 @@ export class SqliteStore implements SessionStore {
     this.#use("touch session activity");
     checkId(id, "id", "touch session activity");
     await this.#write("touch session activity", (db) => {
-      db.run("UPDATE sessions SET last_activity_at = ? WHERE id = ?", [Date.now(), id]);
+      db.run(touchSessionSql(SQLITE), [Date.now(), id]);
     });
   }
 
@@ -565,16 +566,17 @@ export class SqliteStore implements SessionStore {
 
   /**
    * Inserts a message; a second insert of the same id is ignored (the first is kept). A session
-   * without a row gets one (status `created`).
+   * without a row gets one (status `created`); a new message sets its session's
+   * `lastActivityAt` to now, in the same transaction.
    */
   async insertMessage(message: MessageRecord): Promise<void> {
     this.#use("insert message");
     const m = normalizeMessage(message, this.#limits);
     await this.#write("insert message", (db) => {
       implicitSession(db, m.sessionId);
-      db.run(
+      const added = db.get(
         `INSERT INTO messages (id, role, content, sender, recipient, branch_id, session_id, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id`,
         [
           m.id,
           m.role,
@@ -586,6 +588,9 @@ export class SqliteStore implements SessionStore {
           m.createdAt,
         ],
       );
+      if (added !== undefined && m.sessionId !== null) {
+        db.run(touchSessionSql(SQLITE), [Date.now(), m.sessionId]);
+      }
     });
   }
 

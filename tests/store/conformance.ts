@@ -151,6 +151,36 @@ export function runStoreConformance(
       assert.equal(await store.getSession("ghost"), undefined);
     });
 
+    it(`${name}.insertMessage() of a new message sets its session's lastActivityAt`, async () => {
+      const store = await open();
+      await store.createSession({ id: "s1", status: "created" });
+      assert.equal((await store.getSession("s1"))?.lastActivityAt, undefined);
+      const before = Date.now();
+      await store.insertMessage(message("m1"));
+      const at = (await store.getSession("s1"))?.lastActivityAt;
+      assert.equal(typeof at, "number");
+      assert.ok((at as number) >= before && (at as number) <= Date.now());
+      // The same id again is not new: nothing changes.
+      await store.updateSession("s1", { lastActivityAt: 5 });
+      await store.insertMessage(message("m1"));
+      assert.equal((await store.getSession("s1"))?.lastActivityAt, 5);
+      await store.insertMessage(message("m2"));
+      assert.ok(((await store.getSession("s1"))?.lastActivityAt as number) >= before);
+      // A session without a row gets one, with the activity of its first message; messages
+      // written together (one batch where the store batches) set each of their sessions.
+      await Promise.all([
+        store.insertMessage(message("m3", { sessionId: "s2" })),
+        store.insertMessage(message("m4", { sessionId: "s3" })),
+        store.insertMessage(message("m5", { sessionId: "s2" })),
+        store.insertMessage(message("m6", { sessionId: null })),
+      ]);
+      for (const id of ["s2", "s3"]) {
+        const row = await store.getSession(id);
+        assert.equal(row?.status, "created");
+        assert.ok((row?.lastActivityAt as number) >= before);
+      }
+    });
+
     it(`${name}.updateBranch() creates the row when absent and merges later fields`, async () => {
       const store = await open();
       assert.equal(await store.getBranch("b1"), undefined);
@@ -324,7 +354,15 @@ export function runStoreConformance(
       await store.saveRun(waitingRun("r2", { sessionId: null }));
       await store.createSession({ id: "explicit", status: "running", model: "m" });
       await store.insertMessage(message("m4", { sessionId: "explicit" }));
-      assert.deepEqual(await store.listSessions(), [
+      const rows = await store.listSessions();
+      // A message sets its session's activity; a signal or a run does not.
+      assert.deepEqual(rows.map((row) => typeof row.lastActivityAt), [
+        "number",
+        "undefined",
+        "undefined",
+        "number",
+      ]);
+      assert.deepEqual(rows.map(({ lastActivityAt: _, ...row }) => row), [
         { id: "by-message", status: "created" },
         { id: "by-signal", status: "created" },
         { id: "by-run", status: "created" },

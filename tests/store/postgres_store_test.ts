@@ -150,6 +150,70 @@ describe("PostgresStore", () => {
     });
   });
 
+  it("PostgresStore.open() migrates a version 3 schema: messages then set the session's activity, and the previous version's append still works", async () => {
+    const schema = freshSchema();
+    schemas.add(schema);
+    const q = `"${schema}"`;
+    await admin.begin(async (tx) => {
+      await tx.unsafe(`CREATE SCHEMA ${q}`);
+      await tx.unsafe(
+        `CREATE TABLE ${q}.schema_migrations (version integer PRIMARY KEY, ` +
+          "description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+      );
+      for (const migration of PG_MIGRATIONS.filter((m) => m.version <= 3)) {
+        for (const statement of migration.statements) {
+          await tx.unsafe(statement.replaceAll("{s}", q));
+        }
+        await tx.unsafe(
+          `INSERT INTO ${q}.schema_migrations (version, description) VALUES ($1, $2)`,
+          [migration.version, migration.description],
+        );
+      }
+    });
+    // What a process of the previous version sends: the 16-argument append.
+    const oldAppend = (id: string) =>
+      admin.unsafe(
+        `SELECT ${q}.append_changes($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], ` +
+          "$6::text[], $7::text[], $8::text[], $9::float8[], $10::int[], $11::uuid[], " +
+          "$12::text[], $13::text[], $14::text[], $15::float8[], $16::text[]) AS last",
+        [
+          [1],
+          [id],
+          ["user"],
+          ['"hi"'],
+          [null],
+          [null],
+          ["b1"],
+          ["old"],
+          [1],
+          [],
+          [],
+          [],
+          [],
+          [],
+          [],
+          [],
+        ] as never[],
+      );
+    await oldAppend("m-old-1");
+    const store = await open(schema);
+    const [{ version }] = await admin.unsafe(
+      `SELECT max(version)::int AS version FROM ${q}.schema_migrations`,
+    );
+    assert.equal(version, PG_MIGRATIONS[PG_MIGRATIONS.length - 1].version);
+    const before = Date.now();
+    await store.insertMessage(message("m-new", { sessionId: "old" }));
+    const at = (await store.getSession("old"))?.lastActivityAt;
+    assert.ok(typeof at === "number" && at >= before && at <= Date.now());
+    await store.updateSession("old", { lastActivityAt: 5 });
+    await oldAppend("m-old-2");
+    assert.equal((await store.getSession("old"))?.lastActivityAt, 5);
+    assert.deepEqual(
+      (await store.listMessages({ sessionId: "old" })).map((m) => m.id),
+      ["m-old-1", "m-new", "m-old-2"],
+    );
+  });
+
   it("PostgresStore.open() takes the schema from the URL's ?schema= parameter", async () => {
     const schema = freshSchema();
     schemas.add(schema);

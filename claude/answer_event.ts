@@ -34,7 +34,10 @@ export class ClaudeEventError extends TypeError {
 
 /** Options of {@linkcode answerClaudeEvent}. */
 export interface AnswerClaudeEventOptions {
-  /** Longest wait for the policy, in milliseconds (default 20 000, below Claude Code's own). */
+  /**
+   * Longest wait for the policy, in milliseconds (default 20 000, below Claude Code's own);
+   * `Infinity` arms no timer of its own (the caller's `signal` then carries the deadline).
+   */
   timeoutMs?: number;
   /** Aborts the wait (the answer then follows the failure policy). */
   signal?: AbortSignal;
@@ -57,8 +60,12 @@ function text(value: unknown, field: string, required: boolean): string | undefi
   return value;
 }
 
+const NOTHING = (): void => {};
+
 function policyDeadline(options?: AnswerClaudeEventOptions): DeadlineSignal {
   const ms = options?.timeoutMs ?? 20_000;
+  // The caller's signal is the deadline (a server arms one timer per request for everything).
+  if (ms === Infinity && options?.signal) return { signal: options.signal, done: NOTHING };
   return deadlineSignal(
     ms,
     options?.signal,

@@ -27,6 +27,8 @@ export async function answerInStore(
     deferRecord?: (recorded: Promise<void>) => void;
     /** Queue the event's writes behind the answer (`serve`); needs `deferRecord`. */
     writeBehind?: WriteBehind;
+    /** Ends the wait for the policy (with `timeoutMs` of `Infinity`, the only deadline). */
+    signal?: AbortSignal;
   },
 ): Promise<ClaudeEventAnswer> {
   const id = (event as { session_id?: unknown } | null)?.session_id;
@@ -50,12 +52,19 @@ export async function answerInStore(
   // The session row is written before the answer (once per session and process; a conflict
   // means another process made it); the rest of the event's writes may follow the answer.
   const view = options?.deferRecord ? options.writeBehind?.view() : undefined;
-  const session = new Session({ id, store: view?.store ?? store, name: "claude-code" });
+  // No default branch until an event needs one (a UserPromptSubmit): less to make per event.
+  const session = new Session({
+    id,
+    store: view?.store ?? store,
+    name: "claude-code",
+    defaultBranch: false,
+  });
   const undo = policy(session);
   try {
     const defer = options?.deferRecord;
     return await answerClaudeEvent(session, event, {
       timeoutMs,
+      ...(options?.signal ? { signal: options.signal } : {}),
       ...(defer
         ? {
           deferRecord: (recorded: Promise<void>) =>

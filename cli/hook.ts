@@ -11,6 +11,7 @@ import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import type { CliIO } from "./_output.ts";
 import { UsageError } from "./_output.ts";
 import { asciiJson, failedAnswer, MAX_EVENT_BYTES, readLimited } from "./_claude_wire.ts";
+import { forwardHook, processForwardIO } from "./_hook_forward.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   policy: {
@@ -59,6 +60,13 @@ export async function hookCommand(args: readonly string[], io: CliIO): Promise<n
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
     throw new UsageError("hookscope hook: --timeout-ms must be an integer from 1 to 600000");
   }
+  if (server !== undefined) {
+    const tokenEnv = values["token-env"] as string | undefined;
+    return await forwardHook(
+      { server, timeoutMs, ...(tokenEnv === undefined ? {} : { tokenEnv }) },
+      await processForwardIO(),
+    );
+  }
   const print = (value: unknown) => void process.stdout.write(`${asciiJson(value)}\n`);
   let event: unknown = null;
   const fail = (reason: string): number => {
@@ -81,16 +89,6 @@ export async function hookCommand(args: readonly string[], io: CliIO): Promise<n
   } catch (error) {
     return fail(`cannot read the event: ${(error as Error)?.message ?? error}`);
   }
-  if (server !== undefined) {
-    return await forward(
-      server,
-      event,
-      values["token-env"] as string | undefined,
-      timeoutMs,
-      print,
-      fail,
-    );
-  }
   let store;
   try {
     // Loaded here, not at the top: `--server` needs none of it (a forwarding hook starts fast).
@@ -111,46 +109,5 @@ export async function hookCommand(args: readonly string[], io: CliIO): Promise<n
     return fail((error as Error)?.message ?? String(error));
   } finally {
     await store?.close();
-  }
-}
-
-async function forward(
-  server: string,
-  event: unknown,
-  tokenEnv: string | undefined,
-  timeoutMs: number,
-  print: (value: unknown) => void,
-  fail: (reason: string) => number,
-): Promise<number> {
-  let url: URL;
-  try {
-    url = new URL(server);
-    if (url.pathname === "/" || url.pathname === "") url.pathname = "/claude/hooks";
-  } catch {
-    throw new UsageError(`hookscope hook: --server must be a URL; got ${JSON.stringify(server)}`);
-  }
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (tokenEnv !== undefined) {
-    const token = process.env[tokenEnv];
-    if (!token) {
-      throw new UsageError(`hookscope hook: the environment variable ${tokenEnv} is empty`);
-    }
-    headers.authorization = `Bearer ${token}`;
-  }
-  try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify(event),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const body = await response.text();
-    if (!response.ok) {
-      return fail(`the server answered HTTP ${response.status}: ${body.slice(0, 200)}`);
-    }
-    print(JSON.parse(body));
-    return 0;
-  } catch (error) {
-    return fail(`cannot reach ${url.origin}: ${(error as Error)?.message ?? error}`);
   }
 }

@@ -148,6 +148,14 @@ export async function main(args: readonly string[], given: CliIO = processIO): P
       io.out(load ? (await load()).help : HELP);
       return command === undefined ? 2 : 0;
     }
+    if (command === "hook" && given === processIO && rest.some(isServerFlag)) {
+      // A forwarding command hook starts a process per event: it loads the forwarder only.
+      const forward = await import("./_hook_forward.ts");
+      const options = forward.forwardArgs(rest);
+      if (options !== null) {
+        return await forward.forwardHook(options, await forward.processForwardIO());
+      }
+    }
     const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (load === undefined) {
       io.err(`hookscope: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
@@ -172,7 +180,15 @@ export async function main(args: readonly string[], given: CliIO = processIO): P
   }
 }
 
+function isServerFlag(arg: string): boolean {
+  return arg === "--server" || arg.startsWith("--server=");
+}
+
 if (import.meta.main) {
-  const code = await main(globalThis.process?.argv.slice(2) ?? []);
+  // Deno's own arguments and exit where there are: touching `process` on Deno loads its Node
+  // compatibility layer, which a forwarding hook does not need.
+  const deno = (globalThis as { Deno?: { args: string[]; exit(code: number): never } }).Deno;
+  const code = await main(deno?.args ?? globalThis.process?.argv.slice(2) ?? []);
+  if (deno !== undefined) deno.exit(code);
   globalThis.process?.exit(code);
 }

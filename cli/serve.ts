@@ -18,6 +18,7 @@ import { asciiJson, failedAnswer, MAX_EVENT_BYTES, readLimited } from "./_claude
 import { WriteBehind } from "./_write_behind.ts";
 import { listen } from "./_http_listen.ts";
 import { consoleHandler } from "../console/handler.ts";
+import { abortable } from "../core/_async.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   policy: {
@@ -59,6 +60,20 @@ function send(status: number, body: unknown): Response {
       "cache-control": "no-store",
     },
   });
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A body of a declared length, as text, unless `signal` aborts first. */
+async function readWhole(req: Request, signal: AbortSignal, timeoutMs: number): Promise<string> {
+  try {
+    return utf8.decode(await abortable(req.arrayBuffer(), signal));
+  } catch (error) {
+    if (signal.aborted && error === signal.reason) {
+      throw new Error(`no complete event within ${timeoutMs} ms`);
+    }
+    throw error;
+  }
 }
 
 /** Runs `hookscope serve` until the process is stopped; returns the exit code. */
@@ -132,41 +147,56 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     if (!/^application\/json\b/i.test(req.headers.get("content-type") ?? "")) {
       return send(415, { error: "the body must be application/json" });
     }
-    const declared = Number(req.headers.get("content-length") ?? 0);
-    if (declared > MAX_EVENT_BYTES) {
+    const length = req.headers.get("content-length");
+    const declared = length === null ? undefined : Number(length);
+    if (declared !== undefined && declared > MAX_EVENT_BYTES) {
       return send(413, { error: `the body is larger than ${MAX_EVENT_BYTES} bytes` });
     }
-    let event: unknown;
+    // One deadline for the whole request: reading the event and the policy's answer.
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => controller.abort(new Error(`the policy did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     try {
-      if (req.body === null) throw new Error("the body is empty");
-      event = JSON.parse(
-        await readLimited(req.body as AsyncIterable<Uint8Array>, MAX_EVENT_BYTES, timeoutMs),
-      );
-    } catch (error) {
-      const message = (error as Error)?.message ?? String(error);
-      return send(/larger than/.test(message) ? 413 : 400, {
-        error: `cannot read the event: ${message}`,
-      });
-    }
-    try {
-      // Answer first, record after: the event's writes are queued behind the answer (a failed
-      // write is reported on stderr; stopping the server waits for pending writes).
-      const answer = await answerInStore(store, policy, event, timeoutMs, {
-        known,
-        writeBehind,
-        deferRecord: (recorded) => void record(recorded),
-      });
-      return send(200, answer.output);
-    } catch (error) {
-      // Claude Code treats a non-2xx answer as a non-blocking error (the call would run):
-      // answer a failed PreToolUse with a deny instead, so the hook fails closed.
-      const { output, blocks } = failedAnswer(
-        event,
-        `hookscope serve: ${(error as Error)?.message ?? error}`,
-      );
-      return blocks && Object.keys(output).length === 0
-        ? send(400, { error: "not a Claude hook event" })
-        : send(200, output);
+      let event: unknown;
+      try {
+        if (req.body === null) throw new Error("the body is empty");
+        event = JSON.parse(
+          declared !== undefined && Number.isSafeInteger(declared)
+            // The server frames a body by its declared length: read it whole.
+            ? await readWhole(req, controller.signal, timeoutMs)
+            : await readLimited(req.body as AsyncIterable<Uint8Array>, MAX_EVENT_BYTES, timeoutMs),
+        );
+      } catch (error) {
+        const message = (error as Error)?.message ?? String(error);
+        return send(/larger than/.test(message) ? 413 : 400, {
+          error: `cannot read the event: ${message}`,
+        });
+      }
+      try {
+        // Answer first, record after: the event's writes are queued behind the answer (a failed
+        // write is reported on stderr; stopping the server waits for pending writes).
+        const answer = await answerInStore(store, policy, event, Infinity, {
+          known,
+          writeBehind,
+          signal: controller.signal,
+          deferRecord: (recorded) => void record(recorded),
+        });
+        return send(200, answer.output);
+      } catch (error) {
+        // Claude Code treats a non-2xx answer as a non-blocking error (the call would run):
+        // answer a failed PreToolUse with a deny instead, so the hook fails closed.
+        const { output, blocks } = failedAnswer(
+          event,
+          `hookscope serve: ${(error as Error)?.message ?? error}`,
+        );
+        return blocks && Object.keys(output).length === 0
+          ? send(400, { error: "not a Claude hook event" })
+          : send(200, output);
+      }
+    } finally {
+      clearTimeout(timer);
     }
   };
   const server = await listen(handle, { host, port, requestTimeoutMs: timeoutMs + 10_000 });

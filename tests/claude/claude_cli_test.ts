@@ -216,6 +216,65 @@ describe("hookscope hook and serve with bad input", () => {
       assert.match(permission(refused.stdout).permissionDecisionReason ?? "", /HTTP 401/);
     });
 
+    it("reads a chunked body (no content-length) as well as a declared one", async () => {
+      const { request } = await import("node:http");
+      const target = new URL(`${url}/claude/hooks`);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const req = request({
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            authorization: "Bearer s3cret",
+            "transfer-encoding": "chunked",
+          },
+        }, (res) => {
+          let text = "";
+          res.on("data", (d) => (text += d));
+          res.on("end", () => resolve(text));
+        });
+        req.on("error", reject);
+        const body = pre("rm -rf x");
+        req.write(body.slice(0, 20));
+        setTimeout(() => req.end(body.slice(20)), 50);
+      });
+      assert.equal(JSON.parse(answer).hookSpecificOutput.permissionDecision, "deny");
+    });
+
+    it("hook --server fails closed: a server that is down, malformed stdin, bad flags", async () => {
+      const down = await hook(["--server=http://127.0.0.1:9"], pre("ls"));
+      assert.equal(down.code, 0, down.stderr);
+      assert.equal(permission(down.stdout).permissionDecision, "deny");
+      assert.match(permission(down.stdout).permissionDecisionReason ?? "", /cannot reach/);
+      const prompt = await hook(
+        ["--server=http://127.0.0.1:9"],
+        JSON.stringify({ session_id: "s", hook_event_name: "UserPromptSubmit", prompt: "hi" }),
+      );
+      assert.equal(JSON.parse(prompt.stdout).decision, "block");
+      const other = await hook(
+        ["--server=http://127.0.0.1:9"],
+        JSON.stringify({ session_id: "s", hook_event_name: "Notification", message: "hi" }),
+      );
+      assert.equal(other.code, 1); // a non-blocking error: nothing to deny
+      assert.equal(other.stdout, "");
+      const malformed = await hook(["--server", url, "--token-env", "HOOK_TOKEN"], "{ nope", {
+        HOOK_TOKEN: "s3cret",
+      });
+      assert.equal(malformed.code, 2);
+      assert.match(malformed.stderr, /cannot read the event/);
+      const notUrl = await hook(["--server", "not a url"], pre("ls"));
+      assert.equal(notUrl.code, 2);
+      assert.match(notUrl.stderr, /--server must be a URL/);
+      // Anything the forwarder does not parse goes to the full parser and its usage errors.
+      const both = await hook(["--server", url, "--policy", policy], pre("ls"));
+      assert.equal(both.code, 2);
+      assert.match(both.stderr, /exactly one of --policy FILE and --server URL/);
+      const unknown = await hook(["--server", url, "--verbose"], pre("ls"));
+      assert.equal(unknown.code, 2);
+    });
+
     it("refuses malformed, oversized and non-JSON bodies; a hanging policy denies at the deadline", async () => {
       const malformed = await post("{ nope");
       assert.equal(malformed.status, 400);

@@ -1,5 +1,5 @@
 // What `hookscope serve` stands on, on each runtime: `listen` (Deno.serve on Deno, node:http on
-// Node and Bun) serves a web-standard handler over a real socket on 127.0.0.1, streams a body
+// Node, Bun.serve on Bun) serves a web-standard handler over a real socket on 127.0.0.1, streams a body
 // that arrives in parts, answers 500 for a handler that throws, and closes a refused connection;
 // `WriteBehind` resolves writes at once, keeps their order, lets reads see them, reports a
 // failed write through settled(), and holds callers back once too many writes wait.

@@ -32,16 +32,50 @@ export function displayDb(target: string): string {
   }
 }
 
+/** The store's refusal of a schema that has no hookscope tables yet (opened without migrating). */
+const NO_TABLES = /does not exist or holds no hookscope tables/;
+
+/** A schema without hookscope tables: what to do about it, for a person at a terminal. */
+class NewSchemaError extends CliError {}
+
 async function openPostgres(url: string, migrate: boolean): Promise<SessionStore> {
   // Loaded only for a URL, so SQLite-only use never loads the PostgreSQL client.
   const { PostgresStore } = await import("../store/postgres/mod.ts");
   try {
     return await PostgresStore.open(url, { migrate, timeoutMs: 15_000 });
   } catch (error) {
+    const message = (error as Error).message;
+    if (!migrate && NO_TABLES.test(message)) {
+      const schema = new URL(url).searchParams.get("schema") ?? "hookscope";
+      throw new NewSchemaError(
+        `Cannot open database ${JSON.stringify(displayDb(url))}: schema ${
+          JSON.stringify(schema)
+        } has no hookscope tables yet (nothing was written to it). 'hookscope tail URL' and ` +
+          `'hookscope console URL' create it, as does any process that writes sessions to it; ` +
+          `check the ?schema= name if you expected some`,
+        { cause: error },
+      );
+    }
     throw new CliError(
-      `Cannot open database ${JSON.stringify(displayDb(url))}: ${(error as Error).message}`,
+      `Cannot open database ${JSON.stringify(displayDb(url))}: ${message}`,
       { cause: error },
     );
+  }
+}
+
+/**
+ * Opens a PostgreSQL store to follow it: an existing schema as it is, a schema without hookscope
+ * tables is created (someone who starts following before the first agent has written anything
+ * waits for it). Resolves whether it was created.
+ */
+export async function openToFollow(
+  url: string,
+): Promise<{ store: SessionStore; created: boolean }> {
+  try {
+    return { store: await openPostgres(url, false), created: false };
+  } catch (error) {
+    if (!(error instanceof NewSchemaError)) throw error;
+    return { store: await openPostgres(url, true), created: true };
   }
 }
 

@@ -9,7 +9,7 @@ import process from "node:process";
 import { summarize } from "../core/json_safe.ts";
 import type { SignalRow } from "../store/session_store.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
-import { displayDb, formatTime, isDbUrl, openExistingDb } from "./_db.ts";
+import { displayDb, formatTime, isDbUrl, openToFollow } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { signalDetail } from "./show.ts";
 
@@ -24,7 +24,8 @@ export const TAIL_HELP: string = `Usage: hookscope tail URL [SESSION] [--all] [-
 
 Follows the signals written to the PostgreSQL store at URL (postgres://…, ?schema=NAME for a
 schema other than "hookscope") by every process, as they are committed, until interrupted
-(Ctrl-C exits 0). With SESSION only that session's.
+(Ctrl-C exits 0). With SESSION only that session's. A schema without hookscope tables yet is
+created (said on stderr), so tail can be started before the first agent writes.
 
 ${flagHelp(FLAGS)}`;
 
@@ -54,7 +55,15 @@ export async function tailCommand(
         "PostgreSQL store (for a SQLite file use 'hookscope show')",
     );
   }
-  const store = await openExistingDb(url);
+  const { store, created } = await openToFollow(url);
+  if (created) {
+    io.err(
+      `created schema ${
+        JSON.stringify(new URL(url).searchParams.get("schema") ?? "hookscope")
+      } in ${displayDb(url)}: it had no hookscope tables yet; waiting for the first signals ` +
+        "(check the ?schema= name if you expected some)",
+    );
+  }
   const controller = new AbortController();
   const stop = () => controller.abort();
   options.signal?.addEventListener("abort", stop, { once: true });

@@ -299,6 +299,7 @@ export function pendingRowsOf(
 
 /**
  * Applies an answer to a run (a copy); `undefined` when the run is not waiting for that call.
+ * `retrying` is a store's own retry of the same write (see the body).
  * The first answer wins: a call answered already, an approval past its `expiresAt`, an answerer
  * not in `answerableBy`, or an answer whose `argsHash` is not the pending one throws
  * `ApprovalConflictError` (and nothing changes). The stored answer carries the pending hash.
@@ -308,13 +309,16 @@ export function withAnswer(
   callId: string,
   answer: RunAnswer,
   now: number,
+  retrying = false,
 ): RunRecord | undefined {
   const given = run.answers[callId];
   if (given !== undefined) {
-    // The same answer again, to the millisecond of `answeredAt`: a store retrying a write whose
-    // commit it did not hear about (a connection lost mid-answer). It is stored already; an answer
-    // given again later, even an equal one, has another time and is refused.
+    // `retrying`: a store writing the same answer again because it did not hear whether its
+    // first attempt committed (a connection lost mid-answer). Finding exactly that answer, to the
+    // millisecond of `answeredAt`, means the first attempt did commit. Any other call is a new
+    // answer, refused even when it is equal and in the same millisecond (a replay).
     if (
+      retrying &&
       canonicalJson({ ...answer, argsHash: given.argsHash, effectsHash: given.effectsHash }) ===
         canonicalJson(given)
     ) return run;

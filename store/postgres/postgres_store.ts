@@ -689,11 +689,11 @@ export class PostgresStore implements SessionStore {
     pgId(runId, "runId", "answer approval");
     const now = Date.now();
     const normalized = normalizeAnswer(answer, "answer approval", now);
-    // The same answer written twice gives the same record: safe to retry.
+    // Safe to retry: a retry that finds its own answer stored succeeds (see withAnswer).
     return await this.#lane(
       `run:${runId}`,
       () =>
-        this.#run("answer approval", true, (sql) =>
+        this.#run("answer approval", true, (sql, attempt) =>
           sql.begin(async (tx) => {
             const [row] = await tx.unsafe(
               `SELECT record FROM ${this.#q}.runs WHERE run_id = $1 FOR UPDATE`,
@@ -702,7 +702,8 @@ export class PostgresStore implements SessionStore {
             );
             if (row === undefined) return false;
             const stored = JSON.parse(row.record as string) as RunRecord;
-            const next = withAnswer(stored, callId, normalized, now);
+            // A later attempt may find its own answer: the first one committed unheard.
+            const next = withAnswer(stored, callId, normalized, now, attempt > 1);
             if (next === undefined) return false;
             await tx.unsafe(
               `UPDATE ${this.#q}.runs SET record = $2 WHERE run_id = $1`,

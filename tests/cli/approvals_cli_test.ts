@@ -24,6 +24,8 @@ import {
   toolCallEvents,
 } from "../fixtures/openai_server.ts";
 import { sqliteMissing } from "../fixtures/sqlite_support.ts";
+import { Session } from "../../mod.ts";
+import { approvalScript, approvalTools, modelFor } from "../session/_approval_agent.ts";
 
 const ROOT = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../..");
 const DENO = join(ROOT, "node_modules", ".bin", "deno");
@@ -471,5 +473,61 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
     const sessionId = /session ([0-9a-f-]{36}) completed/.exec(result.out)![1];
     const shown = await run(["show", db, sessionId]);
     assert.match(shown.out, /ToolDenied\s+DENIED editor .* by approval by demo-reviewer/);
+  });
+
+  it("a run of an application whose hook set expiry and answerers: pending shows them, approve enforces them and does not suggest hookscope resume", async () => {
+    const server = await startOpenAIServer(approvalScript());
+    servers.push(server);
+    const dir = tempDir();
+    const db = join(dir, "app.db");
+    const store = await SqliteStore.open(db);
+    try {
+      const session = new Session({ store, model: modelFor(server.baseURL), defaultBranch: false });
+      const branch = session.newBranch({
+        model: modelFor(server.baseURL),
+        tools: approvalTools(join(dir, "notes.log")),
+      });
+      let terms: Record<string, unknown> = { expiresInMs: 3_600_000, answerableBy: ["ana", "bo"] };
+      session.hooks.on(
+        "tool.pre",
+        ({ toolName }) =>
+          toolName === "note" ? { decision: "ask", reason: "notes", ...terms } : undefined,
+        { name: "notes-policy" },
+      );
+      await session.start();
+      const first = await branch.operate("take a note");
+      terms = { expiresInMs: 30 };
+      const second = await branch.operate("take another note");
+      await new Promise((resolveWait) => setTimeout(resolveWait, 80));
+
+      const rows = JSON.parse((await run(["pending", db, "--json"])).out);
+      const byRun = (runId: string) => rows.find((r: { runId: string }) => r.runId === runId);
+      assert.deepEqual(byRun(first.runId).answerableBy, ["ana", "bo"]);
+      assert.ok(byRun(first.runId).expiresAt > Date.now());
+      assert.ok(byRun(second.runId).expiresAt <= Date.now());
+      const table = (await run(["pending", db])).out;
+      assert.match(table, /note_1\s+note\s+.*ana, bo\s+\d{4}-\d\d-\d\d[ T][\d:]+/);
+      assert.match(table, /note_2\s+note\s+.*anyone\s+\S.*\(expired\)/);
+
+      const stranger = await run(["approve", db, "note_1", "--by", "mallory"]);
+      assert.equal(stranger.code, 1);
+      assert.match(
+        stranger.err,
+        /"mallory" may not answer it; who may: "ana", "bo" \(refused: not_allowed\)/,
+      );
+      const late = await run(["approve", db, "note_2", "--by", "ana"]);
+      assert.equal(late.code, 1);
+      assert.match(late.err, /the approval expired at .* \(refused: expired\)/);
+
+      const approved = await run(["approve", db, "note_1", "--by", "bo"]);
+      assert.equal(approved.code, 0, approved.err);
+      assert.doesNotMatch(approved.out, /hookscope resume/);
+      assert.match(approved.out, /the application that started it resumes it/);
+      const again = await run(["reject", db, "note_1", "--by", "ana", "--reason", "no"]);
+      assert.equal(again.code, 1);
+      assert.match(again.err, /answered already: approved by bo at \d{4}-/);
+    } finally {
+      await store.close();
+    }
   });
 });

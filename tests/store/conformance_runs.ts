@@ -409,6 +409,59 @@ export function runRunConformance(
       }
     });
 
+    it(`${name}.answerApproval(): two answerers at once, 100 trials, exactly one wins each`, async () => {
+      // Two connections where the store has them (the answer_race test does two processes).
+      const store = await open();
+      const other = second === undefined ? store : await second(store);
+      if (other !== store) opened.push(other);
+      {
+        for (let trial = 0; trial < 100; trial++) {
+          const runId = `two-${trial}`;
+          await store.saveRun(waitingRun(runId));
+          const outcomes = await Promise.allSettled([
+            store.answerApproval(runId, "c1", { approve: true, by: "ana" }),
+            other.answerApproval(runId, "c1", { approve: false, reason: "no", by: "bo" }),
+          ]);
+          const won = outcomes.flatMap((o, i) => o.status === "fulfilled" && o.value ? [i] : []);
+          assert.equal(won.length, 1, `trial ${trial}: ${JSON.stringify(outcomes)}`);
+          const lost = outcomes[1 - won[0]];
+          assert.ok(
+            lost.status === "rejected" && lost.reason instanceof ApprovalConflictError &&
+              lost.reason.why === "already_answered",
+            `trial ${trial}`,
+          );
+          assert.equal(
+            (await store.getRun(runId))?.answers.c1?.by,
+            won[0] === 0 ? "ana" : "bo",
+          );
+        }
+      }
+    });
+
+    it(`${name}.answerApproval() refuses a replayed answer and a stale one, and changes nothing`, async () => {
+      const store = await open();
+      await store.saveRun(waitingRun("replay", {}, ["c1", "c2"]));
+      const answer = { approve: true, by: "ana", argsHash: argsHash({ command: "echo 0" }) };
+      assert.equal(await store.answerApproval("replay", "c1", answer), true);
+      const stored = (await store.getRun("replay"))?.answers.c1;
+      // The same answer sent again (a replay): refused, naming the one that stands.
+      await assert.rejects(
+        store.answerApproval("replay", "c1", answer),
+        (error: unknown) =>
+          error instanceof ApprovalConflictError && error.why === "already_answered" &&
+          error.answer?.answeredAt === stored?.answeredAt,
+      );
+      // A stale answer: for the arguments of another call (what someone saw earlier elsewhere).
+      await assert.rejects(
+        store.answerApproval("replay", "c2", { approve: true, argsHash: answer.argsHash }),
+        (error: unknown) => error instanceof ApprovalConflictError && error.why === "args_changed",
+      );
+      // Once the run is resumed (claimed), a late answer to a call it did not wait for is not taken.
+      assert.equal(await store.claimRun("replay", "resumer"), true);
+      assert.equal(await store.answerApproval("replay", "c2", { approve: true }), false);
+      assert.deepEqual((await store.getRun("replay"))?.answers, { c1: stored });
+    });
+
     it(`${name}.releaseRun() turns calls the claimer had started into interrupted approvals without their answers`, async () => {
       const store = await open();
       const run = waitingRun("int", {}, ["c1", "c2"]);

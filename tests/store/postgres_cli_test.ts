@@ -79,7 +79,7 @@ describe("hookscope CLI on PostgreSQL", () => {
     const schema = freshSchema("hs_cli_missing");
     const failed = capture();
     assert.equal(await main(["sessions", `${PG_URL}?schema=${schema}`], failed.io), 1);
-    assert.match(failed.err.join("\n"), /does not exist or holds no hookscope tables/);
+    assert.match(failed.err.join("\n"), /has no hookscope tables yet .*create it/);
     const [row] =
       await admin`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = ${schema}`;
     assert.equal(row.n, 0);
@@ -195,6 +195,49 @@ describe("hookscope CLI on PostgreSQL", () => {
       ["signal", "ToolDenied", 1],
       ["signal", "Later", 2],
     ]);
+  });
+
+  it("a new schema: show and pending say how it gets created; tail creates it, says so, and follows it", async () => {
+    const schema = freshSchema("hs_cli_new");
+    schemas.add(schema);
+    const url = `${PG_URL}?schema=${schema}`;
+    const shown = capture();
+    assert.equal(await main(["sessions", url], shown.io), 1);
+    assert.match(
+      shown.err.join("\n"),
+      new RegExp(`schema "${schema}" has no hookscope tables yet .*'hookscope tail URL'`),
+    );
+    const pending = capture();
+    assert.equal(await main(["pending", url], pending.io), 1);
+    assert.match(pending.err.join("\n"), /has no hookscope tables yet/);
+    const seen = capture();
+    const controller = new AbortController();
+    const running = tailCommand([url], seen.io, { signal: controller.signal });
+    await until("tail to start", () => seen.err.some((l) => l.startsWith("following")));
+    assert.match(
+      seen.err[0],
+      new RegExp(`created schema "${schema}" .*waiting for the first signals`),
+    );
+    const writer = await PostgresStore.open(PG_URL, { schema, migrate: false });
+    stores.push(writer);
+    await writer.insertSessionSignal({
+      sessionId: "s9",
+      kind: "FirstSignal",
+      opId: "",
+      ts: 3,
+      payload: {},
+    });
+    await until("the first signal", () => seen.out.some((l) => l.includes("FirstSignal")));
+    controller.abort();
+    assert.equal(await running, 0);
+    // Opened again, the schema exists: nothing is said about creating it.
+    const again = capture();
+    const stop = new AbortController();
+    const second = tailCommand([url], again.io, { signal: stop.signal });
+    await until("tail to start", () => again.err.some((l) => l.startsWith("following")));
+    assert.equal(again.err.some((l) => l.startsWith("created")), false);
+    stop.abort();
+    assert.equal(await second, 0);
   });
 
   it("hookscope tail of a file path is a usage error", async () => {

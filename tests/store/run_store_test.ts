@@ -11,6 +11,8 @@ import { MemoryStore } from "../../store/mod.ts";
 import { SqliteStore, StoreUnavailableError } from "../../store/sqlite/mod.ts";
 import { runRunConformance, waitingRun } from "./conformance_runs.ts";
 import { openDriver } from "../../store/sqlite/_driver.ts";
+import { normalizeAnswer, withAnswer } from "../../store/_runs.ts";
+import { ApprovalConflictError } from "../../store/store_errors.ts";
 import { sqliteMissing } from "../fixtures/sqlite_support.ts";
 
 runRunConformance("MemoryStore", () => Promise.resolve(new MemoryStore()));
@@ -94,3 +96,26 @@ if (!sqliteMissing) {
     });
   });
 }
+
+describe("withAnswer: a store's own retry against a replay", () => {
+  it("a retry that finds its own answer succeeds; the same answer from a new call is refused, even in the same millisecond", () => {
+    const run = waitingRun("r1");
+    const answer = normalizeAnswer({ approve: true, by: "ana" }, "answer approval", 1_000);
+    const stored = withAnswer(run, "c1", answer, 1_000)!;
+    assert.equal(stored.answers.c1.by, "ana");
+    // The retry of the same write (its first attempt committed unheard): the stored run.
+    assert.equal(withAnswer(stored, "c1", answer, 1_000, true), stored);
+    // A new call with an equal answer, same millisecond: a replay, refused.
+    assert.throws(
+      () => withAnswer(stored, "c1", answer, 1_000),
+      (error: unknown) =>
+        error instanceof ApprovalConflictError && error.why === "already_answered",
+    );
+    // A retry carrying another answer is refused too.
+    assert.throws(
+      () => withAnswer(stored, "c1", { ...answer, by: "bo" }, 1_000, true),
+      (error: unknown) =>
+        error instanceof ApprovalConflictError && error.why === "already_answered",
+    );
+  });
+});

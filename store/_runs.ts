@@ -298,6 +298,16 @@ export function pendingRowsOf(
 }
 
 /**
+ * Whether the caller gave the answer's `answeredAt` itself: then an equal stored answer is its
+ * own earlier attempt (see {@linkcode withAnswer}). A person's new answer never carries one (the
+ * console and the CLI never pass it).
+ */
+export function givenTime(answer: unknown): boolean {
+  return typeof answer === "object" && answer !== null &&
+    (answer as { answeredAt?: unknown }).answeredAt !== undefined;
+}
+
+/**
  * Applies an answer to a run (a copy); `undefined` when the run is not waiting for that call.
  * `retrying` is a store's own retry of the same write (see the body).
  * The first answer wins: a call answered already, an approval past its `expiresAt`, an answerer
@@ -313,10 +323,11 @@ export function withAnswer(
 ): RunRecord | undefined {
   const given = run.answers[callId];
   if (given !== undefined) {
-    // `retrying`: a store writing the same answer again because it did not hear whether its
-    // first attempt committed (a connection lost mid-answer). Finding exactly that answer, to the
-    // millisecond of `answeredAt`, means the first attempt did commit. Any other call is a new
-    // answer, refused even when it is equal and in the same millisecond (a replay).
+    // `retrying`: the same write again, by a store that did not hear whether its first attempt
+    // committed (a connection lost mid-answer), or by a caller that names the answer's own
+    // `answeredAt` (its retry of an answer it gave). Finding exactly that answer, to the
+    // millisecond, means the first attempt did commit. Any other call is a new answer, refused
+    // even when it is equal and given in the same millisecond (a replay).
     if (
       retrying &&
       canonicalJson({ ...answer, argsHash: given.argsHash, effectsHash: given.effectsHash }) ===

@@ -29,6 +29,7 @@ import {
   presentSession,
 } from "./_rows.ts";
 import {
+  givenTime,
   normalizeAnswer,
   normalizePendingFilter,
   normalizeRun,
@@ -344,7 +345,10 @@ export class MemoryStore implements SessionStore {
     const now = Date.now();
     const normalized = normalizeAnswer(answer, "answer approval", now);
     const stored = this.#runs.get(runId);
-    const next = stored === undefined ? undefined : withAnswer(stored, callId, normalized, now);
+    // An answer that names its own `answeredAt` is the caller's retry of it (see withAnswer).
+    const next = stored === undefined
+      ? undefined
+      : withAnswer(stored, callId, normalized, now, givenTime(answer));
     if (next !== undefined) this.#runs.set(runId, next);
     await undefined;
     return next !== undefined;

@@ -48,6 +48,7 @@ import {
   updateSessionSql,
 } from "../_sql.ts";
 import {
+  givenTime,
   normalizeAnswer,
   normalizePendingFilter,
   normalizeRun,
@@ -703,7 +704,13 @@ export class PostgresStore implements SessionStore {
             if (row === undefined) return false;
             const stored = JSON.parse(row.record as string) as RunRecord;
             // A later attempt may find its own answer: the first one committed unheard.
-            const next = withAnswer(stored, callId, normalized, now, attempt > 1);
+            const next = withAnswer(
+              stored,
+              callId,
+              normalized,
+              now,
+              attempt > 1 || givenTime(answer),
+            );
             if (next === undefined) return false;
             await tx.unsafe(
               `UPDATE ${this.#q}.runs SET record = $2 WHERE run_id = $1`,

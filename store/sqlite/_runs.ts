@@ -69,9 +69,10 @@ export function answerApprovalSql(
   callId: string,
   answer: RunAnswer,
   now: number,
+  retrying = false,
 ): boolean {
   const stored = getRunSql(db, runId);
-  const next = stored === undefined ? undefined : withAnswer(stored, callId, answer, now);
+  const next = stored === undefined ? undefined : withAnswer(stored, callId, answer, now, retrying);
   if (next === undefined) return false;
   saveRunSql(db, next);
   return true;

@@ -47,7 +47,7 @@ import {
 } from "../_sql.ts";
 import { openDriver, type SqlDriver, type SqlRow } from "./_driver.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./_migrations.ts";
-import { normalizeAnswer, normalizePendingFilter, normalizeRun } from "../_runs.ts";
+import { givenTime, normalizeAnswer, normalizePendingFilter, normalizeRun } from "../_runs.ts";
 import {
   answerApprovalSql,
   claimRunSql,
@@ -706,7 +706,7 @@ export class SqliteStore implements SessionStore {
     const normalized = normalizeAnswer(answer, "answer approval", now);
     let answered = false;
     await this.#write("answer approval", (db) => {
-      answered = answerApprovalSql(db, runId, callId, normalized, now);
+      answered = answerApprovalSql(db, runId, callId, normalized, now, givenTime(answer));
     });
     return answered;
   }

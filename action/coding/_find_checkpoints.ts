@@ -11,7 +11,7 @@ import {
   effectsStore,
   listCheckpoints,
 } from "./_commit.ts";
-import { defaultEffectsDir } from "./toolkit.ts";
+import { defaultEffectsDir } from "./_effects_home.ts";
 
 /** A checkpoint and the effects state it belongs to. */
 export interface FoundCheckpoint {

@@ -1,13 +1,14 @@
 /**
  * `autoFormat`: a post hook that pipes a written file inside the workspace through a formatter
  * subprocess (argv, no shell, stdin → stdout, 10 000 ms deadline, inside the OS sandbox) and
- * writes the result back.
+ * writes the result back: staged where the sandbox stages (its change set decided and committed
+ * like a bash run's), else directly.
  *
  * @module
  */
 
 import { constants } from "node:fs";
-import { lstat, open, realpath, stat } from "node:fs/promises";
+import { chmod, lstat, mkdir, open, realpath, rm, stat } from "node:fs/promises";
 import process from "node:process";
 import { isInside, resolvePath } from "../_path.ts";
 import type { PostToolHookContext } from "../spec.ts";
@@ -20,9 +21,22 @@ import {
 } from "./_bwrap.ts";
 import { runProcess, type RunProcessResult } from "./_process.ts";
 import { type SandboxOptions, SandboxUnavailableError } from "./sandbox.ts";
+import { makeStage, removeStage, runStaged, type StagedRunResult } from "./_overlay.ts";
+import { lowerState, readChangeSet } from "./_changes.ts";
+import type { EffectsStore } from "./_commit.ts";
+import { openEffectsStore } from "./_effects_home.ts";
+import { settleChanges } from "./_effects_settle.ts";
+import { decideEffects } from "./effects_policy.ts";
+import type { FileChange, ToolEffectsChannel } from "./file_change.ts";
 
-/** What the {@linkcode autoFormat} hook reads of a post hook's context. */
-export type AutoFormatInput = Pick<PostToolHookContext, "args" | "result">;
+/**
+ * What the {@linkcode autoFormat} hook reads of a post hook's context: the arguments and result,
+ * and (when given) the call id, signal and the session's effects channel its staged run is
+ * decided through.
+ */
+export type AutoFormatInput =
+  & Pick<PostToolHookContext, "args" | "result">
+  & Partial<Pick<PostToolHookContext, "callId" | "signal" | "effects">>;
 
 /** The post hook {@linkcode autoFormat} makes (a `PostToolHook`). */
 export type AutoFormatHook = (context: AutoFormatInput) => Promise<unknown>;
@@ -51,6 +65,15 @@ export interface AutoFormatRecord {
   reason?: string;
   /** Where the formatter ran (present once it was started). */
   sandbox?: "bubblewrap" | "none";
+  /**
+   * Where its changes went (present once it was started): `"overlay"`, staged and decided (then
+   * `changes` and, when committed, `checkpoint`), or `"direct"`, written into the file.
+   */
+  effects?: "overlay" | "direct";
+  /** The change set of a staged run. */
+  changes?: readonly FileChange[];
+  /** The checkpoint that undoes a committed staged run (`hookscope undo DB CALL_ID`). */
+  checkpoint?: string;
 }
 
 /** Options of {@linkcode autoFormat}. */
@@ -80,6 +103,11 @@ export interface AutoFormatOptions {
    * elsewhere always granted.
    */
   canRun?: (command: string) => RunPermission;
+  /**
+   * Where the staged runs' state lives (as the toolkit's `effectsDir`; default the same default,
+   * so `hookscope undo` and the toolkit's `undo` find the formatter's checkpoints).
+   */
+  effectsDir?: string;
 }
 
 /** The default formatters: `ruff format -` for Python. */
@@ -155,7 +183,20 @@ function formatterEnv(): Record<string, string> {
  * `cwd` and is still the opened file (else `skipped`); it is read and rewritten through that
  * descriptor, so a swap after the check cannot redirect the write. It never writes formatter
  * output over its 20 000 000-byte cap (`failed`) and does not write when the file changed while
- * the formatter ran (`failed`). It returns the result with an `autoFormat` record
+ * the formatter ran (`failed`).
+ *
+ * Where the sandbox stages runs (`effects: "overlay"`, the default where overlayfs mounts) the
+ * formatter runs against a copy-on-write view of the workspace (writable there, so whatever it
+ * writes besides its output is seen too), its output is written into that view, and the change
+ * set (tool `"autoFormat"`, the call's id, arguments `{ filePath, command }`) goes to the
+ * `tool.effects` hooks through the call's effects channel (`context.effects`: the session's
+ * handlers and audit signals under `Branch.act`; outside a session no hooks, so it commits) and
+ * is committed journaled with a checkpoint (`hookscope undo DB CALL_ID`, `toolkit.undo`). A deny
+ * leaves the file as the editor wrote it (`skipped`, with the reason); an ask is answered only
+ * inline (`act()`'s `approve`): the editor's write has landed already, so the call cannot wait
+ * for a later answer, and without an inline answer the formatting is not applied. The record
+ * then carries `effects: "overlay"`, `changes` and `checkpoint`; unstaged it says
+ * `effects: "direct"`. It returns the result with an `autoFormat` record
  * ({@linkcode AutoFormatRecord}): `formatted`, `unchanged`, `failed` (with the reason: exit
  * code and stderr, deadline, spawn error) or `skipped` (outside `cwd`, no permission to run
  * under Deno, no sandbox), with the reason; the file is then untouched. In all other cases it
@@ -228,6 +269,37 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
     return resolved;
   };
   const canRun = options.canRun ?? runPermission;
+  const effectsDir = options.effectsDir;
+  if (
+    effectsDir !== undefined &&
+    (typeof effectsDir !== "string" || !effectsDir.startsWith("/") || effectsDir.includes("\0"))
+  ) {
+    throw new TypeError("Cannot create autoFormat hook: effectsDir must be an absolute path");
+  }
+  const stores = new Map<string, Promise<EffectsStore | { unavailable: string }>>();
+  const storeFor = (root: string): Promise<EffectsStore | { unavailable: string }> => {
+    let store = stores.get(root);
+    if (store === undefined) {
+      store = openEffectsStore(effectsDir, root);
+      stores.set(root, store);
+      store.then((s) => {
+        if ("unavailable" in s) stores.delete(root);
+      }, () => stores.delete(root));
+    }
+    return store;
+  };
+  // Why a formatter run failed (spawn, deadline, exit code, output cap), or `undefined`.
+  const ranFailed = (run: RunProcessResult, program: string): string | undefined => {
+    if (run.spawnError) return `Could not start ${program}: ${run.spawnError.message}`;
+    if (run.timedOut) return `Formatter timed out after ${timeoutMs} ms`;
+    if (run.code !== 0) {
+      return `Formatter exited with code ${run.code}${
+        run.stderr ? `: ${run.stderr.slice(0, 500)}` : ""
+      }`;
+    }
+    if (run.stdoutTruncated) return `Formatter output exceeded ${MAX_FORMATTED_BYTES} bytes`;
+    return undefined;
+  };
   const named = {
     async autoFormat(
       context: AutoFormatInput,
@@ -244,6 +316,7 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
       const root = resolvePath(process.cwd(), cwd);
       const file = resolvePath(root, raw);
       let ranIn: "bubblewrap" | "none" | undefined;
+      let staged: Pick<AutoFormatRecord, "effects" | "changes" | "checkpoint"> = {};
       const record = (status: AutoFormatRecord["status"], reason?: string) => ({
         ...(result as Record<string, unknown>),
         autoFormat: {
@@ -252,6 +325,7 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
           file,
           ...(reason === undefined ? {} : { reason }),
           ...(ranIn === undefined ? {} : { sandbox: ranIn }),
+          ...staged,
         },
       });
       if (!isInside(root, file)) return record("skipped", `File is outside ${cwd}: ${raw}`);
@@ -283,6 +357,7 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
         }
         let original: string;
         let before: { mtimeMs: number; size: number };
+        let realFileOf = "";
         try {
           const info = await handle.stat();
           if (!info.isFile()) return record("failed", `Not a regular file: ${raw}`);
@@ -297,6 +372,7 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
           if (!isInside(realRoot, realFile)) {
             return record("skipped", `File is outside ${cwd}: ${raw}`);
           }
+          realFileOf = realFile;
           const byName = await stat(realFile);
           if (byName.ino !== info.ino || byName.dev !== info.dev) {
             return record("failed", `File changed while it was checked: ${raw}`);
@@ -321,6 +397,101 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
           maxBytes: MAX_FORMATTED_BYTES,
           env: formatterEnv(),
         };
+        if (where.kind === "bubblewrap" && where.effects.effects === "overlay") {
+          // Staged: the formatter runs against a copy-on-write view of the workspace (writable
+          // there), its output is written into that view, and the change set is decided and
+          // committed like a bash run's.
+          staged = { effects: "overlay" };
+          const realRoot = await realpath(root);
+          const store = await storeFor(realRoot);
+          if ("unavailable" in store) {
+            return record("failed", `Cannot stage the formatter: ${store.unavailable}`);
+          }
+          const tools = where.effects.tools;
+          const stage = await makeStage(`${store.dir}/stage`);
+          try {
+            let layer: StagedRunResult | undefined;
+            const run = await runSandboxed(
+              where,
+              {
+                workspace: realRoot,
+                workspaceWritable: true,
+                cwd: realRoot,
+                ...(runOptions.env.HOME ? { home: runOptions.env.HOME } : {}),
+              },
+              { ...runOptions, cwd: realRoot },
+              async (opts) => {
+                layer = await runStaged(tools, realRoot, stage, opts);
+                return layer.run;
+              },
+            );
+            const failed = ranFailed(run, argv[0]);
+            if (failed !== undefined) return record("failed", failed);
+            if (!layer?.started) {
+              return record(
+                "failed",
+                `Could not stage the formatter (overlay): ${
+                  run.stderr.trim() || `exit code ${run.code}`
+                }`,
+              );
+            }
+            if (run.stdout === original) return record("unchanged");
+            if (layer.opaque === undefined) {
+              return record("failed", "The formatter's change set could not be read");
+            }
+            const now = await handle.stat();
+            if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) {
+              return record("failed", `File changed while formatting: ${raw}`);
+            }
+            const rel = realFileOf.slice(realRoot.length + 1);
+            try {
+              await writeIntoLayer(
+                stage.upper,
+                realRoot,
+                rel,
+                run.stdout,
+                Number(now.mode) & 0o7777,
+              );
+            } catch (error) {
+              return record(
+                "failed",
+                `Could not stage the formatted file: ${(error as Error).message}`,
+              );
+            }
+            const set = await readChangeSet(stage.upper, realRoot, layer.opaque);
+            staged = { effects: "overlay", changes: set.changes };
+            const signal = context.signal ?? new AbortController().signal;
+            const outcome = await settleChanges({
+              store,
+              set,
+              lower: await lowerState(realRoot, set.plan),
+              upper: stage.upper,
+              payload: Object.freeze({
+                toolName: "autoFormat",
+                callId: context.callId ?? crypto.randomUUID(),
+                args: Object.freeze({ filePath: raw, command: [...argv] }),
+                changes: set.changes,
+              }),
+              channel: context.effects ?? standaloneChannel(signal),
+              hooks: [],
+              pendingTtlMs: 0,
+              maxPendingBytes: 0,
+            });
+            if (!outcome.applied) {
+              return record(
+                "skipped",
+                `The formatter's changes were not applied: ${outcome.reason}`,
+              );
+            }
+            if (outcome.checkpoint !== undefined) {
+              staged = { ...staged, checkpoint: outcome.checkpoint };
+            }
+            return record("formatted");
+          } finally {
+            await removeStage(stage);
+          }
+        }
+        staged = { effects: "direct" };
         let run: RunProcessResult;
         if (where.kind === "bubblewrap") {
           const realRoot = await realpath(root);
@@ -333,21 +504,8 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
         } else {
           run = await runProcess(runOptions);
         }
-        if (run.spawnError) {
-          return record("failed", `Could not start ${argv[0]}: ${run.spawnError.message}`);
-        }
-        if (run.timedOut) return record("failed", `Formatter timed out after ${timeoutMs} ms`);
-        if (run.code !== 0) {
-          return record(
-            "failed",
-            `Formatter exited with code ${run.code}${
-              run.stderr ? `: ${run.stderr.slice(0, 500)}` : ""
-            }`,
-          );
-        }
-        if (run.stdoutTruncated) {
-          return record("failed", `Formatter output exceeded ${MAX_FORMATTED_BYTES} bytes`);
-        }
+        const failed = ranFailed(run, argv[0]);
+        if (failed !== undefined) return record("failed", failed);
         if (run.stdout === original) return record("unchanged");
         try {
           // Never overwrite a change made while the formatter ran; write through the checked
@@ -378,4 +536,58 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
     },
   };
   return named.autoFormat;
+}
+
+/**
+ * The channel of a formatter run outside a session's act path: no hooks (its change set commits,
+ * as a call without opinions runs), nobody to ask, nothing recorded.
+ */
+function standaloneChannel(signal: AbortSignal): ToolEffectsChannel {
+  return {
+    decide: (payload, hooks) => decideEffects(hooks, payload, { signal }),
+    approve: () =>
+      Promise.resolve({
+        approve: false,
+        reason: "a person must approve them and nobody can answer here",
+      }),
+    settled: () => Promise.resolve(),
+  };
+}
+
+/**
+ * Writes `text` as `rel` into a stage's upper layer (mode `mode`), making the parent directories
+ * the upper layer lacks with their workspace modes. Nothing the formatter left in the layer is
+ * followed: an upper parent that is not a real directory, or a lower one that is not, is refused,
+ * and the file is created anew (`wx`) after whatever was there is removed.
+ */
+async function writeIntoLayer(
+  upper: string,
+  lower: string,
+  rel: string,
+  text: string,
+  mode: number,
+): Promise<void> {
+  const parts = rel.split("/");
+  let at = "";
+  for (const part of parts.slice(0, -1)) {
+    at = at === "" ? part : `${at}/${part}`;
+    const inUpper = await lstat(`${upper}/${at}`).catch(() => null);
+    if (inUpper !== null) {
+      if (!inUpper.isDirectory()) throw new Error(`${at} is not a directory in the staged layer`);
+      continue;
+    }
+    const inLower = await lstat(`${lower}/${at}`);
+    if (!inLower.isDirectory()) throw new Error(`${at} is not a directory`);
+    await mkdir(`${upper}/${at}`);
+    await chmod(`${upper}/${at}`, Number(inLower.mode) & 0o7777);
+  }
+  const path = `${upper}/${rel}`;
+  await rm(path, { recursive: true, force: true });
+  const out = await open(path, "wx", 0o600);
+  try {
+    await out.writeFile(text);
+  } finally {
+    await out.close();
+  }
+  await chmod(path, mode);
 }

@@ -6,7 +6,6 @@
  */
 
 import process from "node:process";
-import { tmpdir } from "node:os";
 import { attachToolHooks } from "../_attach.ts";
 import { AgentSpec } from "../spec.ts";
 import type { Tool } from "../tool.ts";
@@ -17,13 +16,10 @@ import { readerTool } from "./_reader.ts";
 import { searchTool } from "./_search.ts";
 import { Workspace } from "./_workspace.ts";
 import type { SandboxOptions } from "./sandbox.ts";
-import { stageBaseFits } from "./_overlay.ts";
 import {
   type CheckpointManifest,
   type EffectsStore,
-  effectsStore,
   listCheckpoints,
-  recoverEffects,
   undoChanges,
 } from "./_commit.ts";
 import type {
@@ -34,6 +30,9 @@ import type {
 } from "./file_change.ts";
 import { decideEffects } from "./effects_policy.ts";
 import { registerStagedProbe } from "./_effects_registry.ts";
+import { defaultEffectsDir, openEffectsStore } from "./_effects_home.ts";
+
+export { defaultEffectsDir };
 import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_PENDING_TTL_MS } from "./_pending.ts";
 
 /** What the toolkit needs of a session's hook bus (structural: no import of ./hooks). */
@@ -135,25 +134,6 @@ export interface CheckpointInfo {
   readonly bytes: number;
   /** The change set it committed. */
   readonly changes: readonly FileChange[];
-}
-
-/**
- * The default base directory of effects state (see {@linkcode CodingToolkitOptions.effectsDir}).
- *
- * @example
- * ```ts
- * import { defaultEffectsDir } from "@hookscope/core/coding";
- * import assert from "node:assert/strict";
- *
- * assert.match(defaultEffectsDir(), /hookscope.effects$/);
- * ```
- */
-export function defaultEffectsDir(): string {
-  const state = process.env.XDG_STATE_HOME;
-  if (state && state.startsWith("/")) return `${state}/hookscope/effects`;
-  const home = process.env.HOME;
-  if (home && home.startsWith("/") && home !== "/") return `${home}/.local/state/hookscope/effects`;
-  return `${tmpdir()}/hookscope-effects`;
 }
 
 /** What the toolkit's `bash` tool runs under, from {@linkcode CodingToolkit.sandboxStatus}. */
@@ -397,18 +377,7 @@ export class CodingToolkit {
   #effectsStore(): Promise<EffectsStore | { unavailable: string }> {
     this.#store ??= (async () => {
       const root = await this.#workspace.realRoot();
-      const candidates = this.#effectsDir !== undefined
-        ? [this.#effectsDir]
-        : [defaultEffectsDir(), `${tmpdir()}/hookscope-effects`];
-      const base = candidates.find((dir) => stageBaseFits(dir, root));
-      if (base === undefined) {
-        return {
-          unavailable: `the effects directory (${candidates[0]}) overlaps the workspace ${root}`,
-        };
-      }
-      const store = effectsStore(base, root, this.#limits);
-      await recoverEffects(store);
-      return store;
+      return await openEffectsStore(this.#effectsDir, root, this.#limits);
     })();
     this.#store.then((store) => {
       if ("unavailable" in store) this.#store = undefined;

@@ -32,8 +32,13 @@ export interface OverlayTools {
   userns: boolean;
 }
 
-/** The mount options of every staged overlay: no metadata-only or redirect entries. */
-const OVERLAY_OPTIONS = "redirect_dir=off,metacopy=off,index=off,xino=off";
+/**
+ * The mount options of every staged overlay: no metadata-only entries, no index, and directory
+ * redirects neither created nor followed (`nofollow`: a redirect attribute in the workspace
+ * cannot make the view show other content; `off` would still follow them, and conflicts with
+ * the `userxattr` a non-root caller's user namespace needs).
+ */
+const OVERLAY_OPTIONS = "redirect_dir=nofollow,metacopy=off,index=off,xino=off";
 
 // `/bin/sh -c SCRIPT hookscope-effects WS STAGE SECONDS OPTS MOUNT TIMEOUT FIND -- PROGRAM...`
 // runs PROGRAM (bwrap) against the overlay, killed with SIGKILL after SECONDS, then lists

@@ -67,6 +67,8 @@ describe("hookscope demo (subprocess)", () => {
         /api\s+pre_call hookscope-demo/,
         /model\s+▸ Let me look around the workspace first\./,
         /tool\.pre reader/,
+        // The demo writes directly (effects: "direct"), and says so.
+        /effects\s+DIRECT: commands write straight into the workspace, the command judge blocks \(sandbox\.effects is "direct"\)/,
         /DENIED\s+bash by guardDestructive: Blocked destructive command: rm -rf build/,
         /BLOCKED\s+reader by tool\.pre: reader may not touch secrets/,
         /persist\s+message assistant/,

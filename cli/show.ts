@@ -50,6 +50,15 @@ export function signalDetail(row: Pick<SignalRow, "kind" | "payload">): string {
       p.force === true ? " (forced)" : ""
     }`;
   }
+  if (row.kind === "ApprovalAccepted" || row.kind === "ApprovalRefused") {
+    // Recorded when a person's answer is stored or refused (CLI, console, session.resume).
+    const verdict = p.approve === true ? "approve" : "reject";
+    const who = text(p.by) ? ` by ${p.by}` : "";
+    const call = `${text(p.toolName) ? `${p.toolName} ` : ""}call ${String(p.callId ?? "?")}`;
+    return row.kind === "ApprovalAccepted"
+      ? `ANSWER STORED ${verdict} ${call}${who}${text(p.reason) ? `: ${p.reason}` : ""}`
+      : `ANSWER REFUSED (${String(p.why ?? "?")}) ${verdict} ${call}${who}`;
+  }
   if (row.kind === "HookBlocked") {
     const e = p.error as { message?: string } | undefined;
     return `BLOCKED ${String(p.toolName)}: ${e?.message ?? ""}`;

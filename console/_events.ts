@@ -72,7 +72,8 @@ export interface StreamOptions {
   readonly firstPageSize?: number;
   /** Fewest milliseconds between two reads of the lists (default 250). */
   readonly listsEveryMs?: number;
-  /** How often a comment keeps the connection alive, in milliseconds (default 15 000). */
+  /** How often a comment keeps the connection alive, in milliseconds (default 5 000: under idle
+   * timeouts of servers and proxies, such as Bun's 10 s). */
   readonly keepAliveMs?: number;
   /** Ends the stream (the console is stopping). */
   readonly signal?: AbortSignal;
@@ -205,7 +206,7 @@ export function eventStream(
       options.signal?.addEventListener("abort", stop, { once: true });
       keepAlive = setInterval(() => {
         if (!ended) out.enqueue(encoder.encode(": keep-alive\n\n"));
-      }, options.keepAliveMs ?? 15_000);
+      }, options.keepAliveMs ?? 5_000);
       try {
         remove = await feed.add((sessions) => {
           if (session !== undefined && (sessions === null || sessions.has(session))) {

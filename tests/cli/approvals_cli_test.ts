@@ -526,6 +526,21 @@ describe("hookscope approval commands (in-process and subprocess)", () => {
       const again = await run(["reject", db, "note_1", "--by", "ana", "--reason", "no"]);
       assert.equal(again.code, 1);
       assert.match(again.err, /answered already: approved by bo at \d{4}-/);
+      // show prints the answers as they were stored or refused, with who gave them.
+      const shown = (await run(["show", db, session.id])).out;
+      assert.match(
+        shown,
+        /ApprovalRefused\s+ANSWER REFUSED \(not_allowed\) approve call note_1 by mallory/,
+      );
+      assert.match(
+        shown,
+        /ApprovalRefused\s+ANSWER REFUSED \(expired\) approve call note_2 by ana/,
+      );
+      assert.match(shown, /ApprovalAccepted\s+ANSWER STORED approve note call note_1 by bo/);
+      assert.match(
+        shown,
+        /ApprovalRefused\s+ANSWER REFUSED \(already_answered\) reject call note_1 by ana/,
+      );
     } finally {
       await store.close();
     }

@@ -5,7 +5,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { AgentSpec, Tool } from "../../action/mod.ts";
-import { SecurityDeniedError, ToolDeniedError } from "../../core/errors.ts";
+import { PermissionDeniedError, SecurityDeniedError, ToolDeniedError } from "../../core/errors.ts";
 import { MemoryStore } from "../../store/memory_store.ts";
 import { FunctionEndpoint, IModel } from "../../service/mod.ts";
 import { Session, ToolDenied } from "../../session/mod.ts";
@@ -13,7 +13,9 @@ import { countingStore } from "./_counting_store.ts";
 
 type DenyPath = "gate" | "tool.pre" | "securityPre";
 
-async function deniedBy(path: DenyPath) {
+async function deniedBy(path: DenyPath, securityThrows: () => never = () => {
+  throw new Error("no shell");
+}) {
   const store = new MemoryStore();
   const session = new Session({ store });
   await session.start();
@@ -26,7 +28,7 @@ async function deniedBy(path: DenyPath) {
   const spec = new AgentSpec({ name: "a" });
   if (path === "securityPre") {
     spec.securityPre("bash", function shellGuard() {
-      throw new Error("no shell");
+      securityThrows();
     });
   }
   const branch = session.newBranch({ spec });
@@ -64,6 +66,28 @@ describe("one meaning of denied", () => {
       assert.equal(output.reason, error.reason);
     });
   }
+});
+
+describe("one meaning of denied: the same reason reads the same everywhere", () => {
+  it("a tool.pre deny and a securityPre PermissionDeniedError give the model the same message and record the same ToolDenied", async () => {
+    const byHook = await deniedBy("tool.pre");
+    const bySecurity = await deniedBy("securityPre", () => {
+      throw new PermissionDeniedError("no shell");
+    });
+    for (const { error } of [byHook, bySecurity]) {
+      assert.ok(error instanceof ToolDeniedError);
+      assert.equal(error.reason, "no shell");
+      assert.equal(error.hook, "shellGuard");
+    }
+    assert.deepEqual(bySecurity.messages[1].content, byHook.messages[1].content);
+    assert.deepEqual(
+      (bySecurity.messages[1].content as { output: unknown }).output,
+      { error: "Denied: no shell", reason: "no shell" },
+    );
+    const recorded = (run: typeof byHook) =>
+      run.session.observer.byType(ToolDenied).map((s) => s.data);
+    assert.deepEqual(recorded(bySecurity), recorded(byHook));
+  });
 });
 
 function scripted(calls: { id: string; name: string; args: unknown }[]): IModel {
@@ -134,6 +158,48 @@ describe("one writer per tool exchange", () => {
     assert.equal(outputs[2], undefined);
     // The branch holds the same single exchange per call.
     assert.equal(branch.messages.filter((m) => m.role === "action_response").length, 3);
+    for (const callId of ["d1", "b1", "a1"]) {
+      const of = branch.messages.filter((m) =>
+        (m.content as { callId?: string })?.callId === callId
+      );
+      assert.deepEqual(of.map((m) => m.role), ["action_request", "action_response"]);
+    }
+    // No message was sent to the store twice (not even as a repeat the store drops).
+    assert.equal(counted.calls.get("insertMessage"), messages.length);
+  });
+
+  it("a denied, a blocked and an approved Branch.act() each write their exchange once", async () => {
+    const counted = countingStore(new MemoryStore());
+    const session = new Session({ store: counted.store });
+    await session.start();
+    session.hooks.on("tool.pre", ({ args }) => {
+      const command = String((args as { command?: unknown }).command);
+      if (command === "rm") return { decision: "deny", reason: "destructive" };
+      if (command === "cat .env") throw new Error("secrets are off limits");
+      if (command === "push") return { decision: "ask", reason: "needs a person" };
+      return undefined;
+    });
+    const branch = session.newBranch();
+    branch.actions.register(new Tool({ name: "bash", execute: () => "ok" }));
+    await session.drainSignals();
+    for (const [callId, command] of [["d1", "rm"], ["b1", "cat .env"], ["a1", "push"]]) {
+      counted.reset();
+      await branch.act({ function: "bash", arguments: { command } }, {
+        callId,
+        approve: () => true,
+      }).catch(() => {});
+      await session.drainSignals();
+      await branch.drainSignals();
+      assert.equal(counted.calls.get("insertMessage"), 2, `call ${callId}: two message writes`);
+      const stored = (await counted.store.listMessages({ sessionId: session.id })).filter((m) =>
+        (m.content as { callId?: string })?.callId === callId
+      );
+      assert.deepEqual(stored.map((m) => m.role), ["action_request", "action_response"]);
+      const held = branch.messages.filter((m) =>
+        (m.content as { callId?: string })?.callId === callId
+      );
+      assert.deepEqual(held.map((m) => m.role), ["action_request", "action_response"]);
+    }
   });
 });
 

@@ -212,6 +212,9 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     const next = Math.min(...rows.map((r) => (typeof r.expiresAt === "number" && r.expiresAt > Date.now() ? r.expiresAt : Infinity)));
     clearTimeout(expiryTimer);
     if (next !== Infinity) expiryTimer = setTimeout(() => { lastPending = ""; showPending(state.pendingRows); }, Math.min(next - Date.now() + 50, 2147483647));
+    // The tab's title counts what waits for a person, so a background tab shows it.
+    const waiting = rows.filter((r) => !r.answer && !(typeof r.expiresAt === "number" && r.expiresAt <= Date.now())).length;
+    document.title = (waiting > 0 ? "(" + waiting + " waiting) " : "") + "hookscope console";
     const key = JSON.stringify(rows);
     if (key === lastPending) return;
     const list = $("pending");

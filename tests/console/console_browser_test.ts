@@ -233,6 +233,7 @@ describe("the console in a real browser", () => {
       /Who may answer: ana, bo · expires: .+/,
     );
     assert.match(await card.textContent() ?? "", /by notes-policy/);
+    assert.match(await page.title(), /^\(\d+ waiting\) hookscope console$/);
     assert.match(await card.locator("pre.args").textContent() ?? "", /"text": "draft 1"/);
     assert.match(await card.textContent() ?? "", /notes need a person's approval/);
     await page.screenshot({ path: join(shots, "console_approvals.png") });

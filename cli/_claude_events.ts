@@ -64,6 +64,8 @@ export async function answerInStore(
     const defer = options?.deferRecord;
     return await answerClaudeEvent(session, event, {
       timeoutMs,
+      // The session answers this event alone: its hook signals can wait for the answer too.
+      deferHookSignals: true,
       ...(options?.signal ? { signal: options.signal } : {}),
       ...(defer
         ? {

@@ -14,10 +14,14 @@ export const DENO: string = existsSync(join(ROOT, "node_modules/deno/deno"))
   ? join(ROOT, "node_modules/deno/deno")
   : join(ROOT, "node_modules/.bin/deno");
 
-/** `deno` arguments that run the CLI, from any working directory. */
+/**
+ * `deno` arguments that run the CLI, from any working directory, with the start-up flag the docs
+ * recommend for command hooks (dynamic imports load when reached, not at start).
+ */
 export const CLI: readonly string[] = [
   "run",
   "-A",
+  "--unstable-lazy-dynamic-imports",
   "--config",
   join(ROOT, "deno.json"),
   join(ROOT, "cli/main.ts"),

@@ -340,6 +340,36 @@ describe("answerClaudeEvent", () => {
     });
   });
 
+  it("deferRecord with deferHookSignals records after the answer: the hook signals first, with their own times, then the decision", async () => {
+    const store = new MemoryStore();
+    const session = new Session({ id: "s3", store });
+    session.hooks.on("tool.pre", () => ({ decision: "deny", reason: "no" }), { name: "no" });
+    let recorded: Promise<void> | undefined;
+    const before = Date.now();
+    const answer = await answerClaudeEvent(
+      session,
+      { ...pre({ command: "ls" }), session_id: "s3" },
+      {
+        deferRecord: (pending) => (recorded = pending),
+        deferHookSignals: true,
+      },
+    );
+    assert.equal(
+      (answer.output.hookSpecificOutput as Record<string, unknown>).permissionDecision,
+      "deny",
+    );
+    // Nothing is recorded when the answer is given...
+    assert.equal(session.observer.byType(ClaudeHookDecision).length, 0);
+    assert.deepEqual(await store.listSessionSignals("s3"), []);
+    await recorded;
+    await session.drainSignals();
+    // ...then the tool.pre hook signal, then the decision, and the bus records as before.
+    const rows = await store.listSessionSignals("s3");
+    assert.deepEqual(rows.map((r) => r.kind), ["HookSignal", "ClaudeHookDecision"]);
+    assert.ok(rows[0].ts >= before && rows[0].ts <= rows[1].ts);
+    assert.equal(session.hooks.observer, session.observer);
+  });
+
   it("input that is not an event is a ClaudeEventError", async () => {
     const session = new Session({ id: "s1" });
     for (

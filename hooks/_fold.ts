@@ -351,9 +351,9 @@ interface PreDecisionCopy {
 
 /** An ask's expiry and answerers, as read and checked once. */
 interface AskTerms {
-  readonly expiresInMs?: number;
-  readonly expiresAt?: number;
-  readonly answerableBy?: readonly string[];
+  readonly expiresInMs: number | undefined;
+  readonly expiresAt: number | undefined;
+  readonly answerableBy: readonly string[] | undefined;
 }
 
 const NO_DECISION: PreDecisionCopy = Object.freeze({
@@ -389,33 +389,26 @@ function readAskTerms(v: Record<string, unknown>): AskTerms | undefined {
   if (expiresInMs === undefined && expiresAt === undefined && answerableBy === undefined) {
     return undefined;
   }
-  const terms: { expiresInMs?: number; expiresAt?: number; answerableBy?: readonly string[] } = {};
-  if (expiresInMs !== undefined) {
-    if (typeof expiresInMs !== "number" || !Number.isFinite(expiresInMs) || expiresInMs <= 0) {
-      throw new BadTerms("expiresInMs must be a positive number of milliseconds");
-    }
-    terms.expiresInMs = expiresInMs;
-  }
-  if (expiresAt !== undefined) {
-    if (typeof expiresAt !== "number" || !Number.isFinite(expiresAt)) {
-      throw new BadTerms("expiresAt must be a time in milliseconds since the epoch");
-    }
-    terms.expiresAt = expiresAt;
-  }
+  const time = (value: unknown, positive: boolean) =>
+    value === undefined ||
+    (typeof value === "number" && Number.isFinite(value) && (!positive || value > 0));
+  if (!time(expiresInMs, true)) throw new BadTerms("expiresInMs must be a positive number");
+  if (!time(expiresAt, false)) throw new BadTerms("expiresAt must be a time in ms since the epoch");
+  let names: string[] | undefined;
   if (answerableBy !== undefined) {
-    if (!Array.isArray(answerableBy) || answerableBy.length === 0) {
-      throw new BadTerms("answerableBy must be a non-empty array of names");
+    if (
+      !Array.isArray(answerableBy) || answerableBy.length === 0 ||
+      answerableBy.some((name) => typeof name !== "string" || name === "")
+    ) {
+      throw new BadTerms("answerableBy must be a non-empty array of non-empty names");
     }
-    const names: string[] = [];
-    for (const name of answerableBy as unknown[]) {
-      if (typeof name !== "string" || name === "") {
-        throw new BadTerms("answerableBy must hold non-empty strings");
-      }
-      if (!names.includes(name)) names.push(name);
-    }
-    terms.answerableBy = names;
+    names = [...new Set(answerableBy as string[])];
   }
-  return terms;
+  return {
+    expiresInMs: expiresInMs as number | undefined,
+    expiresAt: expiresAt as number | undefined,
+    answerableBy: names,
+  };
 }
 
 function checkPreDecision(d: PreDecisionCopy): string | null {

@@ -63,20 +63,12 @@ async function recordAcceptance(store: SessionStore, runId: string, callId: stri
   const answer = run?.answers[callId];
   if (run?.sessionId == null || answer === undefined) return;
   const pending = run.pending.find((p) => p.callId === callId);
-  const payload: Record<string, unknown> = {
-    runId,
-    callId,
-    approve: answer.approve,
-    answeredAt: answer.answeredAt,
-  };
-  if (pending !== undefined) payload.toolName = pending.toolName;
-  if (answer.by !== undefined) payload.by = answer.by;
-  if (answer.reason !== undefined) payload.reason = answer.reason;
-  if (answer.updatedArgs !== undefined) {
-    payload.updatedArgs = structuredClone(answer.updatedArgs);
-    if (pending !== undefined) payload.args = structuredClone(pending.args);
+  // The stored answer as it stands, with the tool, and for an edit the arguments it replaced.
+  const payload: Record<string, unknown> = { runId, callId, ...answer };
+  if (pending !== undefined) {
+    payload.toolName = pending.toolName;
+    if (answer.updatedArgs !== undefined) payload.args = pending.args;
   }
-  if (answer.argsHash !== undefined) payload.argsHash = answer.argsHash;
   await store.insertSessionSignal({
     sessionId: run.sessionId,
     kind: "ApprovalAccepted",

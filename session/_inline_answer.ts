@@ -4,7 +4,7 @@
 // the MCP elicitation handler.
 
 import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
-import { abortable, deadline, TIMED_OUT } from "../core/_async.ts";
+import { deadline, TIMED_OUT } from "../core/_async.ts";
 import { anySignal, neverAborted } from "../core/_abort.ts";
 import { ApprovalRequiredError } from "../core/errors.ts";
 
@@ -57,42 +57,38 @@ export async function answerInline(
   if (storedHandlers.has(approve)) {
     return normalize(await approve(approval, { signal: signal ?? neverAborted() }));
   }
-  const expiresAt = approval.expiresAt;
+  const { expiresAt, answerableBy } = approval;
+  // Without an expiry the wait has no deadline of its own (Infinity arms no timer).
+  const left = expiresAt === undefined ? Infinity : expiresAt - Date.now();
+  if (!(left > 0)) return EXPIRED;
+  const expiry = new AbortController();
+  const asked = Promise.resolve().then(() =>
+    approve(approval, {
+      signal: signal === undefined ? expiry.signal : anySignal([signal, expiry.signal]),
+    })
+  );
   let answer: ApprovalAnswer;
-  if (expiresAt === undefined) {
+  try {
     answer = normalize(
-      await abortable(
-        Promise.resolve().then(() => approve(approval, { signal: signal ?? neverAborted() })),
-        signal,
-      ),
+      await deadline(asked, left, signal, () => {
+        expiry.abort(new DOMException("The approval expired.", "TimeoutError"));
+        return TIMED_OUT;
+      }),
     );
-  } else {
-    const left = expiresAt - Date.now();
-    if (!(left > 0)) return EXPIRED;
-    const expiry = new AbortController();
-    const handlerSignal = signal === undefined ? expiry.signal : anySignal([signal, expiry.signal]);
-    const asked = Promise.resolve().then(() => approve(approval, { signal: handlerSignal }));
-    try {
-      answer = normalize(
-        await deadline(asked, left, signal, () => {
-          expiry.abort(new DOMException("The approval expired.", "TimeoutError"));
-          return TIMED_OUT;
-        }),
-      );
-    } catch (error) {
-      if (error !== TIMED_OUT) throw error;
-      asked.catch(() => {});
-      return EXPIRED;
-    }
-    if (Date.now() >= expiresAt) return EXPIRED; // answered as the timer was due
+  } catch (error) {
+    if (error !== TIMED_OUT) throw error;
+    asked.catch(() => {});
+    return EXPIRED;
   }
-  const allowed = approval.answerableBy;
-  if (allowed !== undefined && (answer.by === undefined || !allowed.includes(answer.by))) {
+  if (expiresAt !== undefined && Date.now() >= expiresAt) return EXPIRED; // answered as it was due
+  if (
+    answerableBy !== undefined && (answer.by === undefined || !answerableBy.includes(answer.by))
+  ) {
     return Object.freeze({
       approve: false,
       reason: `not allowed: ${
         answer.by === undefined ? "an answer without a name" : JSON.stringify(answer.by)
-      } may not answer it; who may: ${allowed.map((who) => JSON.stringify(who)).join(", ")}`,
+      } may not answer it; who may: ${answerableBy.map((who) => JSON.stringify(who)).join(", ")}`,
       by: HOOKSCOPE_ANSWERER,
     });
   }

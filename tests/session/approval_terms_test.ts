@@ -88,10 +88,10 @@ describe("a tool.pre ask sets expiry and who may answer (the fold)", () => {
     const [terms, message] of [
       [{ expiresInMs: 0 }, /expiresInMs must be a positive number/],
       [{ expiresInMs: "10" }, /expiresInMs must be a positive number/],
-      [{ expiresAt: Number.NaN }, /expiresAt must be a time/],
-      [{ answerableBy: [] }, /answerableBy must be a non-empty array/],
+      [{ expiresAt: Number.NaN }, /expiresAt must be a time in ms since the epoch/],
+      [{ answerableBy: [] }, /answerableBy must be a non-empty array of non-empty names/],
       [{ answerableBy: "ana" }, /answerableBy must be a non-empty array/],
-      [{ answerableBy: ["ana", ""] }, /answerableBy must hold non-empty strings/],
+      [{ answerableBy: ["ana", ""] }, /answerableBy must be a non-empty array of non-empty names/],
     ] as const
   ) {
     it(`malformed terms fail closed: ${JSON.stringify(terms)}`, async () => {

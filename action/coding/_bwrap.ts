@@ -15,23 +15,16 @@ import {
   readdir,
   readFile,
   readlink,
-  realpath,
   rmdir,
-  stat,
   writeFile,
 } from "node:fs/promises";
 import process from "node:process";
 import { retry } from "../../core/_async.ts";
 import { isInside } from "../_path.ts";
 import { runProcess, type RunProcessOptions, type RunProcessResult } from "./_process.ts";
-import { type OverlaySupport, overlaySupport } from "./_overlay.ts";
-import {
-  DEFAULT_MAX_PROCESSES,
-  detectSandbox,
-  type MemoryLimitMode,
-  type ProcessLimitMode,
-  type SandboxOptions,
-} from "./sandbox.ts";
+import type { OverlaySupport } from "./_overlay.ts";
+import { FALLBACK_PATH, findSystemProgram } from "./_find_program.ts";
+import type { MemoryLimitMode, ProcessLimitMode, SandboxOptions } from "./sandbox.ts";
 
 /** The default cap on memory in one sandboxed run, in bytes (2 GiB). */
 export const DEFAULT_MAX_MEMORY_BYTES: number = 2 * 1024 ** 3;
@@ -129,33 +122,6 @@ export function namespaceArgs(disableUserns: boolean): string[] {
     "--cap-drop",
     "ALL",
   ];
-}
-
-const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
-
-function isExecutable(info: { isFile(): boolean; mode: number }): boolean {
-  return info.isFile() && (info.mode & 0o111) !== 0;
-}
-
-/** Finds a program: a path (made absolute) or a name on `PATH`; `undefined` when missing. */
-export async function findProgram(name: string): Promise<string | undefined> {
-  const candidates: string[] = [];
-  if (name.includes("/")) {
-    candidates.push(name.startsWith("/") ? name : `${process.cwd()}/${name}`);
-  } else {
-    for (const dir of (process.env.PATH || FALLBACK_PATH).split(":")) {
-      if (dir.startsWith("/")) candidates.push(`${dir}/${name}`);
-    }
-  }
-  for (const candidate of candidates) {
-    try {
-      // Mode bits, not access(X_OK): Deno's access() needs --allow-sys=uid.
-      if (isExecutable(await stat(candidate))) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 type Controller = "pids" | "memory";
@@ -280,21 +246,10 @@ async function detectLimits(): Promise<LimitModes> {
   if (pids) return { mode: "cgroup", pids, ...memory };
   // RLIMIT_NPROC holds for every user but root: the kernel exempts uid 0 (its real uid outside
   // the sandbox's user namespace), so root without a pids cgroup has no cap.
-  if (callerUid() !== 0 && (await findProgramIn("prlimit")) !== undefined) {
+  if (callerUid() !== 0 && (await findSystemProgram("prlimit")) !== undefined) {
     return { mode: "rlimit", ...memory };
   }
   return { mode: "none", ...memory };
-}
-
-async function findProgramIn(name: string): Promise<string | undefined> {
-  for (const dir of ["/usr/bin", "/bin"]) {
-    try {
-      if (isExecutable(await stat(`${dir}/${name}`))) return `${dir}/${name}`;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 /** How this process can cap processes in a sandbox (found once, then cached). */
@@ -584,52 +539,6 @@ async function buildSystemMounts(): Promise<Mount[]> {
     mounts.push({ type: "ro-bind", source: `/etc/${name}`, dest: `/etc/${name}`, optional: true });
   }
   return mounts;
-}
-
-async function realOrSame(path: string): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch {
-    return path;
-  }
-}
-
-/** Resolves sandbox options: the explicit `none`, a ready bubblewrap, or why there is none. */
-export async function resolveSandbox(options: SandboxOptions): Promise<ResolvedSandbox> {
-  if (options.kind === "none") return { kind: "none" };
-  const info = await detectSandbox(options.bwrapPath ? { bwrapPath: options.bwrapPath } : {});
-  if (info.kind !== "bubblewrap" || info.path === undefined) {
-    return { kind: "unavailable", reason: info.reason ?? "no sandbox found" };
-  }
-  const features = await bwrapFeatures(info.path);
-  let effects: OverlaySupport;
-  if (options.effects === "direct") {
-    effects = { effects: "direct", effectsReason: 'sandbox.effects is "direct"' };
-  } else {
-    effects = await overlaySupport(info.path, probeArgs(features.disableUserns));
-    if (options.effects === "overlay" && effects.effects === "direct") {
-      return {
-        kind: "unavailable",
-        reason:
-          `sandbox.effects is "overlay" but staged runs do not work here: ${effects.effectsReason}`,
-      };
-    }
-  }
-  return {
-    kind: "bubblewrap",
-    bwrap: info.path,
-    ...(info.version ? { version: info.version } : {}),
-    processLimit: info.processLimit ?? "none",
-    memoryLimit: info.memoryLimit ?? "rlimit",
-    network: options.network === true,
-    writable: await Promise.all((options.writable ?? []).map(realOrSame)),
-    readable: await Promise.all((options.readable ?? []).map(realOrSame)),
-    maxProcesses: options.maxProcesses ?? DEFAULT_MAX_PROCESSES,
-    maxMemoryBytes: options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES,
-    tmpSizeBytes: options.tmpSizeBytes ?? DEFAULT_TMP_SIZE_BYTES,
-    ...features,
-    effects,
-  };
 }
 
 /** Where a sandboxed program runs. */

@@ -14,7 +14,7 @@
 import { lstat, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import process from "node:process";
 import { isInside } from "../_path.ts";
-import { findProgram } from "./_bwrap.ts";
+import { findProgram } from "./_find_program.ts";
 import { runProcess, type RunProcessOptions, type RunProcessResult } from "./_process.ts";
 
 /** Whether staged runs work here, and how they are started. */

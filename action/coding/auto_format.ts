@@ -13,12 +13,8 @@ import process from "node:process";
 import { isInside, resolvePath } from "../_path.ts";
 import type { PostToolHookContext } from "../spec.ts";
 
-import {
-  type ResolvedSandbox,
-  resolveSandbox,
-  runSandboxed,
-  validateSandboxOptions,
-} from "./_bwrap.ts";
+import { type ResolvedSandbox, runSandboxed, validateSandboxOptions } from "./_bwrap.ts";
+import { resolveSandbox } from "./_resolve_sandbox.ts";
 import { runProcess, type RunProcessResult } from "./_process.ts";
 import { type SandboxOptions, SandboxUnavailableError } from "./sandbox.ts";
 import { makeStage, removeStage, runStaged, type StagedRunResult } from "./_overlay.ts";

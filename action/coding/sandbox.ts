@@ -8,13 +8,8 @@
  */
 
 import process from "node:process";
-import {
-  bwrapFeatures,
-  findProgram,
-  memoryLimitMode,
-  probeArgs,
-  processLimitMode,
-} from "./_bwrap.ts";
+import { bwrapFeatures, memoryLimitMode, probeArgs, processLimitMode } from "./_bwrap.ts";
+import { findProgram } from "./_find_program.ts";
 import { runProcess } from "./_process.ts";
 import { overlaySupport } from "./_overlay.ts";
 

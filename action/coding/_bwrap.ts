@@ -9,15 +9,7 @@
  * @module
  */
 
-import {
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  readlink,
-  rmdir,
-  writeFile,
-} from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, readlink, rmdir, writeFile } from "node:fs/promises";
 import process from "node:process";
 import { retry } from "../../core/_async.ts";
 import { isInside } from "../_path.ts";

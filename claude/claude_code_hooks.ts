@@ -22,7 +22,7 @@ import {
   type ClaudeLoadedHook,
   readClaudeHooks,
 } from "./settings.ts";
-import { fromClaudeInput, toClaudeCall } from "./tool_names.ts";
+import { claudeFailureOf, fromClaudeInput, toClaudeCall } from "./tool_names.ts";
 
 /** Options of {@linkcode claudeCodeHooks}. */
 export interface ClaudeCodeHooksOptions {
@@ -293,6 +293,10 @@ export function claudeCodeHooks(
             "tool.post",
             loaded,
             async (payload: HookPayloads["tool.post"], context: HookContext) => {
+              // A coding tool's failure is reported to PostToolUseFailure hooks instead.
+              if (claudeFailureOf(payload.toolName, payload.args, payload.result) !== undefined) {
+                return undefined;
+              }
               const call = toClaudeCall(payload.toolName, payload.args, names);
               try {
                 const answer = await run(loaded, {
@@ -323,6 +327,32 @@ export function claudeCodeHooks(
                   error: payload.error instanceof Error
                     ? payload.error.message
                     : String(payload.error),
+                  ...(typeof payload.durationMs === "number"
+                    ? { duration_ms: Math.round(payload.durationMs) }
+                    : {}),
+                }, context);
+                return errorDecision(answer, label);
+              } catch (error) {
+                return failed(loaded, error, false);
+              }
+            },
+            toolMatch,
+          );
+          // The coding tools report a failure as their result (`success: false`), where Claude
+          // Code's tools fail the call: those results run PostToolUseFailure hooks too.
+          register(
+            "tool.post",
+            loaded,
+            async (payload: HookPayloads["tool.post"], context: HookContext) => {
+              const error = claudeFailureOf(payload.toolName, payload.args, payload.result);
+              if (error === undefined) return undefined;
+              const call = toClaudeCall(payload.toolName, payload.args, names);
+              try {
+                const answer = await run(loaded, {
+                  tool_name: call.toolName,
+                  tool_input: call.toolInput,
+                  tool_use_id: payload.callId,
+                  error,
                   ...(typeof payload.durationMs === "number"
                     ? { duration_ms: Math.round(payload.durationMs) }
                     : {}),

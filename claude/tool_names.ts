@@ -97,6 +97,47 @@ function shapeFor(toolName: string, args: ToolArgs): string | null {
 }
 
 /**
+ * Why a call of one of hookscope's coding tools failed, in Claude Code's terms (`Exit code N`
+ * and the stderr for `Bash`, the tool's `error` otherwise), when its result says so
+ * (`success: false`); `undefined` for any other call or result. The coding tools report a failure
+ * as their result where Claude Code's tools fail the call, so this is when a `PostToolUseFailure`
+ * hook runs instead of a `PostToolUse` one.
+ *
+ * @example
+ * ```ts
+ * import { claudeFailureOf } from "@hookscope/core/claude";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(
+ *   claudeFailureOf("bash", { command: "false" }, { success: false, returnCode: 1, stderr: "", error: "Command exited with code 1" }),
+ *   "Exit code 1",
+ * );
+ * assert.equal(claudeFailureOf("bash", { command: "true" }, { success: true, returnCode: 0 }), undefined);
+ * assert.equal(claudeFailureOf("my_tool", {}, { success: false }), undefined);
+ * ```
+ */
+export function claudeFailureOf(
+  toolName: string,
+  args: ToolArgs,
+  result: unknown,
+): string | undefined {
+  if (shapeFor(toolName, args) === null) return undefined;
+  if (result === null || typeof result !== "object") return undefined;
+  const r = result as {
+    success?: unknown;
+    error?: unknown;
+    returnCode?: unknown;
+    stderr?: unknown;
+  };
+  if (r.success !== false) return undefined;
+  if (toolName === "bash" && typeof r.returnCode === "number") {
+    const stderr = typeof r.stderr === "string" ? r.stderr.trimEnd() : "";
+    return stderr ? `Exit code ${r.returnCode}\n${stderr}` : `Exit code ${r.returnCode}`;
+  }
+  return typeof r.error === "string" && r.error !== "" ? r.error : "the tool reported a failure";
+}
+
+/**
  * Shows a hookscope call as Claude would send it to its hooks. `names` (hookscope name → Claude
  * name) renames other tools, arguments unchanged.
  *

@@ -6,8 +6,12 @@ import assert from "node:assert/strict";
 import {
   chmodSync,
   existsSync,
+  linkSync,
+  lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
+  renameSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -21,13 +25,15 @@ import {
   detectSandbox,
   EffectsCommitError,
   type FileChange,
+  keepDataPolicy,
   type ToolEffectsDecision,
 } from "../../../action/coding/mod.ts";
 import { DESTRUCTIVE_COMMANDS } from "../../fixtures/command_corpus.ts";
 import { main } from "../../../cli/main.ts";
 import { Session } from "../../../session/mod.ts";
 import { ApprovalRequiredError } from "../../../core/mod.ts";
-import { effectsStore } from "../../../action/coding/_commit.ts";
+import { commitChanges, effectsStore } from "../../../action/coding/_commit.ts";
+import { lowerState, readChangeSet } from "../../../action/coding/_changes.ts";
 import { openOrCreateDb } from "../../../cli/_db.ts";
 import { makeSandbox, type Result, type Sandbox, snapshot, treeHash } from "./_helpers.ts";
 
@@ -197,8 +203,8 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     assert.equal(byPath["victim/sub/etc"].target, "/etc");
   });
 
-  it("a destructive corpus with the judge off: each one is either refused by the hook or unchanged", async () => {
-    const ws = join(box.base, "corpus");
+  it("a destructive corpus with the judge off: each one leaves the workspace byte-identical, or a hook allowed its change set (and it lost nothing)", async () => {
+    const ws = join(box.base, "corpus-default");
     mkdirSync(ws);
     fill(ws);
     git(ws, "init", "-q");
@@ -209,31 +215,131 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
       ...DESTRUCTIVE_COMMANDS.filter((entry) => entry.local).map((entry) => entry.command),
     ];
     assert.ok(corpus.length >= 150, String(corpus.length));
-    let reached = 0;
-    const spec = new AgentSpec().effects("bash", ({ changes }) => {
-      if (changes.length) reached++;
-      return { decision: "deny", reason: "corpus" };
+    // The judge is off (secure: false); the preset's keepDataPolicy decides, seen through a hook
+    // that records each verdict, and an ask has no one to answer.
+    const policy = keepDataPolicy();
+    const verdicts = new Map<string, { decision?: string; changes: number }>();
+    const spec = new AgentSpec().effects("bash", async (payload) => {
+      const verdict = await policy(payload);
+      verdicts.set(payload.callId, {
+        decision: verdict?.decision,
+        changes: payload.changes.length,
+      });
+      return verdict;
     });
-    const { manager } = toolkitWith(ws, spec, state);
+    const { manager, toolkit } = toolkitWith(ws, spec, state);
     const outsideBefore = snapshot(box.outside);
+    const initial = treeHash(ws, false);
+    let strict = treeHash(ws);
+    const files = new Map<string, number>();
+    const walk = (dir: string, rel: string) => {
+      for (const name of readdirSync(dir)) {
+        const info = lstatSync(join(dir, name));
+        const path = rel ? `${rel}/${name}` : name;
+        if (info.isDirectory()) walk(join(dir, name), path);
+        else files.set(path, info.isFile() ? info.size : -1);
+      }
+    };
+    walk(ws, "");
     const problems: string[] = [];
-    const before = treeHash(ws);
-    let destroyedIfRun = 0;
-    for (const command of corpus) {
-      const count = reached;
-      const result = await bash(manager, command);
-      if (treeHash(ws) !== before) problems.push(`${command}: changed the workspace`);
-      if (reached > count) {
-        destroyedIfRun++;
-        if (result.applied !== false) {
-          problems.push(`${command}: applied ${JSON.stringify(result)}`);
+    let committed = 0;
+    let reached = 0;
+    for (const [index, command] of corpus.entries()) {
+      const callId = `d${index}`;
+      const result = await bash(manager, command, callId);
+      const verdict = verdicts.get(callId);
+      if (verdict !== undefined && verdict.changes > 0) reached++;
+      if (result.applied !== true || (verdict?.changes ?? 0) === 0) {
+        // Not committed (or nothing to commit): byte-identical, modification times included.
+        if (treeHash(ws) !== strict) problems.push(`${command}: changed the workspace`);
+        continue;
+      }
+      if (verdict?.decision !== "allow") {
+        problems.push(`${command}: committed without a hook allowing it`);
+      }
+      committed++;
+      // What was committed kept every file that existed, as what it was and at least half of it.
+      for (const [path, size] of files) {
+        const info = lstatSync(join(ws, path), { throwIfNoEntry: false });
+        if (!info) problems.push(`${command}: ${path} is gone`);
+        else if (size < 0 ? !info.isSymbolicLink() : !info.isFile()) {
+          problems.push(`${command}: ${path} changed type`);
+        } else if (size > 0 && info.size < size / 2 && size - info.size >= 64) {
+          problems.push(`${command}: ${path} cut from ${size} to ${info.size} bytes`);
         }
       }
+      // Back to the start for the next command: undo what the allowed change set did.
+      await toolkit.undo(callId);
+      if (treeHash(ws, false) !== initial) problems.push(`${command}: undo did not restore it`);
+      strict = treeHash(ws); // restored files have new modification times
     }
     assert.deepEqual(problems, []);
     assert.deepEqual(snapshot(box.outside), outsideBefore);
-    // Most of them would have destroyed something: their change sets reached the hook.
-    assert.ok(destroyedIfRun >= 150, `${destroyedIfRun} of ${corpus.length} reached the hook`);
+    // Most of them did destroy something in their staged view: their change sets reached the hook.
+    assert.ok(reached >= 150, `${reached} of ${corpus.length} reached the hook`);
+    console.log(
+      `corpus: ${corpus.length} commands, ${reached} change sets reached the hook, ${committed} committed (allowed, nothing lost, then undone)`,
+    );
+  });
+
+  it("a hard link or a symlink in the change set cannot make a commit write outside the workspace", async () => {
+    const ws = join(box.base, "links");
+    mkdirSync(ws);
+    fill(ws);
+    const secret = join(box.outside, "secret.txt");
+    linkSync(secret, join(ws, "hard"));
+    const outsideBefore = snapshot(box.outside);
+    const { manager } = toolkitWith(
+      ws,
+      new AgentSpec().effects("bash", () => ({ decision: "allow" })),
+      state,
+    );
+    // Overwriting a hard-linked file commits a new inode: the other name keeps its bytes.
+    const hard = await bash(manager, "echo changed > hard && echo more >> hard");
+    assert.equal(hard.applied, true, JSON.stringify(hard));
+    assert.equal(readFileSync(join(ws, "hard"), "utf8"), "changed\nmore\n");
+    // A symlink pointing out (its target is not even visible in the sandbox) is committed as a
+    // symlink; nothing is written through it.
+    const links = await bash(
+      manager,
+      `ln -s ${box.outside} out && (echo x > out/pwn || true) && mkdir -p d && ln -s ${secret} d/s && (echo y > d/s || true)`,
+    );
+    assert.equal(links.applied, true, JSON.stringify(links));
+    assert.equal(lstatSync(join(ws, "out")).isSymbolicLink(), true);
+    assert.deepEqual(snapshot(box.outside), outsideBefore);
+    // A directory swapped for a symlink between the run and the commit: refused, nothing written.
+    const upper = join(box.base, "links-upper");
+    mkdirSync(join(upper, "victim"), { recursive: true });
+    writeFileSync(join(upper, "victim", "planted"), "through the link\n");
+    const store = effectsStore(join(box.base, "links-state"), ws);
+    const set = await readChangeSet(upper, ws, new Set());
+    const lower = await lowerState(ws, set.plan);
+    renameSync(join(ws, "victim"), join(ws, "victim.real"));
+    symlinkSync(box.outside, join(ws, "victim"));
+    await assert.rejects(
+      commitChanges(store, { callId: "swap", toolName: "bash", ...set, lower }),
+      (error: unknown) => error instanceof EffectsCommitError && error.why === "escape",
+    );
+    assert.deepEqual(snapshot(box.outside), outsideBefore);
+    assert.equal(existsSync(join(box.outside, "planted")), false);
+  });
+
+  it("a change set is not committed over workspace entries that changed after the run", async () => {
+    const ws = join(box.base, "changed-after");
+    mkdirSync(ws);
+    fill(ws);
+    const upper = join(box.base, "changed-after-upper");
+    mkdirSync(upper);
+    writeFileSync(join(upper, "notes.md"), "the program's version\n");
+    const store = effectsStore(join(box.base, "changed-after-state"), ws);
+    const set = await readChangeSet(upper, ws, new Set());
+    const lower = await lowerState(ws, set.plan);
+    writeFileSync(join(ws, "notes.md"), "a person's edit meanwhile\n");
+    await assert.rejects(
+      commitChanges(store, { callId: "stale", toolName: "bash", ...set, lower }),
+      (error: unknown) => error instanceof EffectsCommitError && error.why === "changed",
+    );
+    assert.equal(readFileSync(join(ws, "notes.md"), "utf8"), "a person's edit meanwhile\n");
   });
 
   it("the same corpus commits where a hook allows it (the control: it really destroys)", async () => {

@@ -5,8 +5,8 @@
  *   (`bash-direct`, `sandbox: { effects: "direct" }`, the baseline) and staged
  *   (`bash-staged`, the default: unshare, overlay mount, the opaque-directory listing, reading
  *   an empty change set).
- * - `effects/commit`: committing a change set read from an upper layer (checkpoint, journal,
- *   stage, rename): 100 new 1 KiB files (`100-files`, per file = time / 100), one new
+ * - `effects/commit`: committing a change set read from an upper layer (the workspace state
+ *   checked again, checkpoint, journal, stage, rename): 100 new 1 KiB files (`100-files`, per file = time / 100), one new
  *   16 MiB file (`16-mib`, per MiB = time / 16) and a 16 MiB file replacing one of 16 MiB
  *   (`16-mib-replaced`: the checkpoint copies the old bytes first), each on the workspace's
  *   file system.
@@ -26,7 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ActionManager } from "../action/mod.ts";
 import { CodingToolkit, detectSandbox } from "../action/coding/mod.ts";
-import { readChangeSet } from "../action/coding/_changes.ts";
+import { lowerState, readChangeSet } from "../action/coding/_changes.ts";
 import { commitChanges, effectsStore } from "../action/coding/_commit.ts";
 
 const permitted = Deno.permissions.querySync({ name: "run" }).state === "granted" &&
@@ -83,8 +83,10 @@ if (!permitted) {
         prepare?.();
         fill(upper);
         const set = await readChangeSet(upper, ws, new Set());
+        const lower = await lowerState(ws, set.plan);
         b.start();
-        await commitChanges(store, { callId: `bench-${round}`, toolName: "bash", ...set });
+        // As the bash tool commits: the workspace state checked again, a checkpoint, the journal.
+        await commitChanges(store, { callId: `bench-${round}`, toolName: "bash", ...set, lower });
         b.end();
         rmSync(upper, { recursive: true, force: true });
         rmSync(join(ws, `r${round}`), { recursive: true, force: true });

@@ -215,12 +215,18 @@ export type ToolTarget =
  *   a new file is created exclusively, so of concurrent writes creating one file only the first
  *   succeeds (`File appeared since it was checked: …`).
  * - `bash { command, timeoutMs?, cwd? }` → `stdout`, `stderr`, `returnCode`, `timedOut`,
- *   `sandbox` (`"bubblewrap"` or `"none"`); argv without a shell; `;`, `&&`, `||`, `|`,
- *   backticks, `$(`, `<`, `>` and newlines are refused with `returnCode: -1`; deadline default
- *   30 000 ms clamped to 1..300 000, the sandbox (or, with `kind: "none"`, the process group) is
- *   killed at it; each stream is capped at 100 000 bytes with a marker. Commands run inside
- *   bubblewrap (see {@linkcode SandboxOptions}); without one the call throws
- *   {@linkcode SandboxUnavailableError} unless `sandbox: { kind: "none" }` was given.
+ *   `sandbox` (`"bubblewrap"` or `"none"`), `effects` (`"overlay"` or `"direct"` with
+ *   `effectsReason`). Staged (`effects: "overlay"`, the default where overlayfs mounts): the
+ *   command runs with `/bin/bash -c` against a copy-on-write view of the workspace, and its
+ *   change set (`changes`) is decided by the `tool.effects` hooks before it lands (`applied`,
+ *   `checkpoint`; an ask is an approval of the call, see {@linkcode ToolEffectsChannel}).
+ *   Direct: argv without a shell; `;`, `&&`, `||`, `|`, backticks, `$(`, `<`, `>` and newlines
+ *   are refused with `returnCode: -1`. Deadline default 30 000 ms clamped to 1..300 000, the
+ *   sandbox (or, with `kind: "none"`, the process group) is killed at it; each stream is capped
+ *   at 100 000 bytes with a marker. Commands run inside bubblewrap (see
+ *   {@linkcode SandboxOptions}); without one the call throws {@linkcode SandboxUnavailableError}
+ *   unless `sandbox: { kind: "none" }` was given. The tool's description says which of these
+ *   holds once detection has run (`await toolkit.sandboxStatus()` before building the tools).
  * - `search { action: "grep" | "find", pattern, path?, include?, maxResults? }` → grep:
  *   `content` lines `path:line:text`, `totalMatches`, `shown` (default 50); find: `content`,
  *   `totalFound`, `shown` (default 100). Implemented in TypeScript; `.git` and `node_modules`
@@ -523,7 +529,11 @@ export class CodingToolkit {
     return this.#resolved;
   }
 
-  /** Builds the tools, each running this toolkit's spec hooks. */
+  /**
+   * Builds the tools, each running this toolkit's spec hooks. The bash tool's description states
+   * where commands run and whether their changes are staged when detection has finished already
+   * ({@linkcode CodingToolkit.sandboxStatus}); before, it describes both cases.
+   */
   tools(): Tool[] {
     const bash: BashSandbox = {
       declared: this.sandboxKind,

@@ -425,6 +425,7 @@ async function runAction(
   const effects = actEffects({
     host,
     op,
+    ...(options?.runId ? { runId: options.runId } : {}),
     call: { toolName, callId, args: frozenArgs },
     ask: (question, wait) => requestAnswer(host, op, options, question, wait),
     deny: (init) => deny(host, op, init),

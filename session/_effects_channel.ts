@@ -42,6 +42,8 @@ export interface ActEffects extends ToolEffectsChannel {
 /** What the channel needs of the act path. */
 export interface ActEffectsInit {
   readonly host: ActHost;
+  /** The agent-loop run of the call (`""` or absent for a direct `act`). */
+  readonly runId?: string;
   readonly op: ActDeadline;
   /** The call: its tool, id and the arguments it runs with (frozen). */
   readonly call: {
@@ -96,6 +98,7 @@ export function actEffects(init: ActEffectsInit): ActEffects {
       return denied;
     },
     ...(typeof sessionId === "string" ? { sessionId } : {}),
+    ...(init.runId ? { runId: init.runId } : {}),
     async decide(payload, hooks) {
       const full: ToolEffectsPayload = Object.freeze({
         ...payload,

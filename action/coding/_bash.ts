@@ -303,9 +303,15 @@ export function bashTool(
     const effects = sandbox.effects!;
     call.kind = "bubblewrap";
     const hash = argsHash(call.args);
+    const channel = effects.channel(call.channel, signal);
     // A layer kept for this call by an earlier stop for approval: its change set is the one a
-    // person was asked about, so the command does not run again.
-    let kept: PendingLayer | undefined = await findPending(store, call.callId);
+    // person was asked about, so the command does not run again. Only the same call (id,
+    // arguments, session and run) takes it.
+    let kept: PendingLayer | undefined = await findPending(store, {
+      callId: call.callId,
+      ...(channel.sessionId !== undefined ? { sessionId: channel.sessionId } : {}),
+      ...(channel.runId !== undefined ? { runId: channel.runId } : {}),
+    });
     if (
       kept !== undefined &&
       (kept.manifest.argsHash !== hash || kept.manifest.toolName !== "bash" ||
@@ -366,7 +372,7 @@ export function bashTool(
           changes: set.changes,
           ...(advice ? { advice } : {}),
         }),
-        channel: effects.channel(call.channel, signal),
+        channel,
         hooks: effects.hooks("bash"),
         pendingTtlMs: effects.pendingTtlMs,
         maxPendingBytes: effects.maxPendingBytes,
@@ -378,6 +384,8 @@ export function bashTool(
           await keepPending(store, fresh.upper, {
             callId: call.callId,
             toolName: "bash",
+            ...(channel.sessionId !== undefined ? { sessionId: channel.sessionId } : {}),
+            ...(channel.runId !== undefined ? { runId: channel.runId } : {}),
             argsHash: hash,
             opaque: [...opaque],
             result: output,

@@ -1,8 +1,11 @@
 /**
  * Private: staged layers kept for a later answer. When a `tool.effects` hook asks and the call
  * stops as a pending approval (nobody answers inline), the run's upper layer is moved out of its
- * stage into `STATE/pending/KEY/upper` (KEY: a hash of the call id) with a manifest: the call,
- * the hash of its arguments, the opaque-directory listing, the program's output and an expiry.
+ * stage into `STATE/pending/KEY/upper` (KEY: a hash of the session, run and call ids) with a
+ * manifest: the call,
+ * the hash of its arguments, the opaque-directory listing, the program's output and an expiry. A
+ * layer belongs to one call of one run of one session: a call id the model reuses elsewhere never
+ * finds it.
  * When the call is resumed with an approval, the tool finds the layer here and commits it instead
  * of running the program again. Kept layers are bounded in total size (the oldest go first) and
  * expire; an expired or missing layer means the program runs again, and its new change set is
@@ -25,6 +28,9 @@ export const DEFAULT_MAX_PENDING_BYTES: number = 1024 ** 3;
 export interface PendingManifest {
   callId: string;
   toolName: string;
+  /** The session and run the call belongs to (a layer is found only for the same call of them). */
+  sessionId?: string;
+  runId?: string;
   /** The hash of the arguments the program ran with (`argsHash`). */
   argsHash: string;
   /** The opaque upper directories the wrapper listed (`./a/b`). */
@@ -44,12 +50,27 @@ export interface PendingLayer {
   readonly manifest: PendingManifest;
 }
 
-function keyOf(callId: string): string {
-  return createHash("sha256").update(callId).digest("hex").slice(0, 32);
+/** Which call a kept layer belongs to: its id, and the session and run it is part of. */
+export interface PendingCall {
+  readonly callId: string;
+  readonly sessionId?: string;
+  readonly runId?: string;
 }
 
-function dirOf(store: EffectsStore, callId: string): string {
-  return `${store.dir}/pending/${keyOf(callId)}`;
+function keyOf(call: PendingCall): string {
+  return createHash("sha256")
+    .update(`${call.sessionId ?? ""}\0${call.runId ?? ""}\0${call.callId}`)
+    .digest("hex")
+    .slice(0, 32);
+}
+
+function dirOf(store: EffectsStore, call: PendingCall): string {
+  return `${store.dir}/pending/${keyOf(call)}`;
+}
+
+function sameCall(manifest: PendingManifest, call: PendingCall): boolean {
+  return manifest.callId === call.callId && manifest.sessionId === call.sessionId &&
+    manifest.runId === call.runId;
 }
 
 /** The bytes a tree holds (files only, symlinks and directories count nothing). */
@@ -139,7 +160,7 @@ export async function keepPending(
 ): Promise<void> {
   await mkdir(`${store.dir}/pending`, { recursive: true, mode: 0o700 });
   await prunePending(store, maxBytes, manifest.bytes);
-  const dir = dirOf(store, manifest.callId);
+  const dir = dirOf(store, manifest);
   const partial = `${dir}.${process.pid}.partial`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { mode: 0o700 });
@@ -149,14 +170,14 @@ export async function keepPending(
   await rename(partial, dir);
 }
 
-/** The layer kept for `callId`, if there is one. */
+/** The layer kept for `call` (the same id in the same session and run), if there is one. */
 export async function findPending(
   store: EffectsStore,
-  callId: string,
+  call: PendingCall,
 ): Promise<PendingLayer | undefined> {
-  const dir = dirOf(store, callId);
+  const dir = dirOf(store, call);
   const manifest = await readManifest(dir);
-  if (manifest === undefined || manifest.callId !== callId) return undefined;
+  if (manifest === undefined || !sameCall(manifest, call)) return undefined;
   return { dir, upper: `${dir}/upper`, manifest };
 }
 

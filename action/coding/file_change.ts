@@ -167,4 +167,6 @@ export interface ToolEffectsChannel {
   settled(outcome: EffectsOutcome): Promise<void>;
   /** The session the call runs in, when there is one (kept with a checkpoint). */
   readonly sessionId?: string;
+  /** The agent-loop run the call belongs to, when there is one. */
+  readonly runId?: string;
 }

@@ -284,6 +284,31 @@ describe("a change-set ask goes through the approval path", () => {
     }
   });
 
+  it("a call id used again outside the stopped run does not take its kept layer", async () => {
+    const ws = join(box.base, "reuse");
+    const state = join(box.base, "reuse-state");
+    fill(ws);
+    const store = await SqliteStore.open(join(box.base, "reuse.db"));
+    try {
+      const session = new Session({ store });
+      await session.start();
+      const branch = codingBranch(session, ws, state, bashModel(TOKEN_AND_DELETE, "k1"));
+      const stopped = await branch.operate("clean up");
+      assert.equal(stopped.stoppedBy, "approval");
+      const kept = keptToken(state, ws);
+      const direct = await branch.act(
+        { function: "bash", arguments: { command: TOKEN_AND_DELETE } },
+        { callId: "k1", approve: () => true },
+      );
+      assert.equal((direct.output as Result).applied, true);
+      assert.equal(typeof (direct.output as Result).stagedAt, "undefined");
+      assert.notEqual(readFileSync(join(ws, "token.txt"), "utf8"), kept);
+      assert.equal(keptToken(state, ws), kept);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("approving a tool.pre ask does not approve the change set the call then makes", async () => {
     const ws = join(box.base, "both");
     const state = join(box.base, "both-state");

@@ -5,15 +5,6 @@
  */
 
 import type { PendingApproval } from "./approval.ts";
-// The hook errors live next to the hooks; re-exported here for the callers that still import
-// them from core (session/, the root entry).
-export {
-  HookConfigError,
-  HookTimeoutError,
-  StopHook,
-  UnknownHandlerError,
-  UnknownHookPointError,
-} from "../hooks/errors.ts";
 
 /**
  * A branch that another session owns was included.

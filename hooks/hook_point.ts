@@ -4,7 +4,7 @@
  * @module
  */
 
-import { UnknownHookPointError } from "../core/errors.ts";
+import { UnknownHookPointError } from "./errors.ts";
 import type { ToolSource } from "./decision.ts";
 
 /**

@@ -18,15 +18,14 @@
  * @module
  */
 
+export { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
 export {
-  ApprovalRequiredError,
   HookConfigError,
   HookTimeoutError,
   StopHook,
-  ToolDeniedError,
   UnknownHandlerError,
   UnknownHookPointError,
-} from "../core/errors.ts";
+} from "./errors.ts";
 export type { DeniedBy, ToolDeniedInit } from "../core/errors.ts";
 export * from "../core/signal.ts";
 export * from "../core/tool_source.ts";

@@ -2,7 +2,7 @@
 // internal signal that every awaited step of the act path honours, and a rejection that names
 // the step that was still running. Nothing is created when neither is given.
 
-import { HookTimeoutError } from "../core/errors.ts";
+import { HookTimeoutError } from "../hooks/errors.ts";
 import { isHookPoint } from "../hooks/hook_point.ts";
 
 /** The deadline error of an operation; hooks turn it into a HookTimeoutError. */

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { BranchOwnershipError, HookConfigError, Signal } from "../../core/mod.ts";
+import { BranchOwnershipError, Signal } from "../../core/mod.ts";
+import { HookConfigError } from "../../hooks/errors.ts";
 import { buildSessionBus, HookSignal, registerHandler } from "../../hooks/mod.ts";
 import { DEFAULT_HOOKS, persistMessage } from "../../session/mod.ts";
 import { MemoryStore } from "../../store/mod.ts";

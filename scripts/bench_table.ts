@@ -30,7 +30,7 @@ import {
 } from "../bench/_table.ts";
 
 /**
- * The permissions the benches need; the lead's `deno task bench` uses the same. emittery reads
+ * The permissions the benches need; `deno task bench` uses the same. emittery reads
  * `DEBUG`; OpenTelemetry's `BasicTracerProvider` (`bench/adapters_bench.ts`) reads its `OTEL_*`
  * configuration variables when it is constructed, and a denied read throws at module load.
  */

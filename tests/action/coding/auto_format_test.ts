@@ -1,5 +1,5 @@
 // autoFormat runs a real formatter subprocess (tests/fixtures/formatter.mjs under node) inside
-// bubblewrap. The lead's suite runs this file under Deno with narrowed permissions:
+// bubblewrap. The full suite runs this file under Deno with narrowed permissions:
 //   deno test --allow-read --allow-write --allow-env --allow-run=node,bwrap
 // so "node" and the sandbox may run and every other program (python3 here) is not permitted.
 // Where bwrap may not run (an older `--allow-run=node`), the formatting tests run the formatter

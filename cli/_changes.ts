@@ -4,15 +4,10 @@
  * @module
  */
 
+import type { ApprovalChange } from "../core/approval.ts";
+
 /** One change-set entry as the CLI reads it from a store row. */
-export interface ChangeLike {
-  readonly path: string;
-  readonly kind: string;
-  readonly type?: string;
-  readonly bytesBefore?: number;
-  readonly bytesAfter?: number;
-  readonly target?: string;
-}
+export type ChangeLike = ApprovalChange;
 
 function bytes(value: number | undefined): string | undefined {
   return typeof value === "number" ? `${value} B` : undefined;

@@ -12,6 +12,7 @@ import { CliError, type CliIO } from "./_output.ts";
 import { undoChanges } from "../action/coding/_commit.ts";
 import { effectsBases, findCheckpoints } from "../action/coding/_find_checkpoints.ts";
 import { EffectsCommitError } from "../action/coding/effects_error.ts";
+import { changesUndoneRow } from "../console/_undo.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   force: { type: "boolean", help: "restore even when later calls changed the same paths" },
@@ -75,20 +76,15 @@ async function undoIn(
       const sessionId = found.manifest.sessionId;
       let recorded = false;
       if (sessionId !== undefined && (await db.getSession(sessionId).catch(() => undefined))) {
-        await db.insertSessionSignal({
+        await db.insertSessionSignal(changesUndoneRow({
           sessionId,
-          kind: "ChangesUndone",
-          opId: callId,
-          ts: Date.now(),
-          payload: {
-            callId,
-            toolName: found.manifest.toolName,
-            by,
-            workspace,
-            force,
-            changes: changes.map((c) => ({ path: c.path, kind: c.kind })),
-          },
-        });
+          callId,
+          toolName: found.manifest.toolName,
+          by,
+          workspace,
+          force,
+          changes,
+        }));
         recorded = true;
       }
       if (json) io.out(JSON.stringify({ callId, workspace, changes, recorded }));

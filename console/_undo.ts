@@ -2,7 +2,38 @@
 // committed change set) and undoing one, as `hookscope undo` does. The coding modules are loaded
 // on first use, so a console that never undoes never loads them.
 
-import type { MessageRecord, SessionStore } from "../store/session_store.ts";
+import type { MessageRecord, SessionStore, SignalInsert } from "../store/session_store.ts";
+
+/** What an undo restored, for its `ChangesUndone` row. */
+export interface UndoRecord {
+  readonly sessionId: string;
+  readonly callId: string;
+  readonly toolName: string;
+  /** Who undid it. */
+  readonly by: string;
+  readonly workspace: string;
+  /** Whether the undo was forced past later changes. */
+  readonly force: boolean;
+  readonly changes: readonly { readonly path: string; readonly kind: string }[];
+}
+
+/** The `ChangesUndone` row an undo records in its call's session (the console, `hookscope undo`). */
+export function changesUndoneRow(undo: UndoRecord): SignalInsert {
+  return {
+    sessionId: undo.sessionId,
+    kind: "ChangesUndone",
+    opId: undo.callId,
+    ts: Date.now(),
+    payload: {
+      callId: undo.callId,
+      toolName: undo.toolName,
+      by: undo.by,
+      workspace: undo.workspace,
+      force: undo.force,
+      changes: undo.changes.map((c) => ({ path: c.path, kind: c.kind })),
+    },
+  };
+}
 
 /** A checkpoint of one of a session's calls, as the console shows it. */
 export interface ConsoleCheckpoint {
@@ -108,20 +139,15 @@ export async function undoCall(
   }
   try {
     const changes = await undoChanges(found.store, callId, { force });
-    await store.insertSessionSignal({
+    await store.insertSessionSignal(changesUndoneRow({
       sessionId: session,
-      kind: "ChangesUndone",
-      opId: callId,
-      ts: Date.now(),
-      payload: {
-        callId,
-        toolName: found.manifest.toolName,
-        by,
-        workspace: found.store.workspace,
-        force,
-        changes: changes.map((c) => ({ path: c.path, kind: c.kind })),
-      },
-    }).catch(() => {});
+      callId,
+      toolName: found.manifest.toolName,
+      by,
+      workspace: found.store.workspace,
+      force,
+      changes,
+    })).catch(() => {});
     return { ok: true, workspace: found.store.workspace, changes };
   } catch (error) {
     if (error instanceof EffectsCommitError) {

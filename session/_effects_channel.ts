@@ -9,12 +9,12 @@ import {
 } from "../core/approval.ts";
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
 import { decideEffects } from "../action/coding/effects_policy.ts";
+import { busEffectsHooks } from "../action/coding/_effects_bus.ts";
 import type {
   EffectsAnswer,
   ToolEffectsChannel,
   ToolEffectsPayload,
 } from "../action/coding/file_change.ts";
-import type { HookBus } from "../hooks/bus.ts";
 import type { ActDeadline } from "./_operation.ts";
 import type { ActHost } from "./act.ts";
 import { changeData } from "./_effects_data.ts";
@@ -70,20 +70,6 @@ export interface ActEffectsInit {
   readonly emit: (signal: unknown) => Promise<void>;
 }
 
-function busHooks(bus: HookBus | null): Parameters<typeof decideEffects>[0] {
-  if (bus === null) return [];
-  const hooks: Parameters<typeof decideEffects>[0][number][] = [];
-  for (const handler of bus.handlersFor("tool.effects")) {
-    const named = {
-      [handler.name || "tool.effects handler"]: (
-        { signal: _signal, ...rest }: ToolEffectsPayload & { signal: AbortSignal },
-      ) => handler(rest as never, bus.context) as never,
-    };
-    hooks.push(Object.values(named)[0]);
-  }
-  return hooks;
-}
-
 /** Builds the channel of one call. */
 export function actEffects(init: ActEffectsInit): ActEffects {
   const { host, op, call } = init;
@@ -108,7 +94,7 @@ export function actEffects(init: ActEffectsInit): ActEffects {
           : {}),
       });
       const verdict = await decideEffects(
-        [...hooks, ...busHooks(host.hooks)],
+        [...hooks, ...busEffectsHooks(host.hooks)],
         full,
         op.signal === undefined ? undefined : { signal: op.signal },
       );

@@ -253,7 +253,8 @@ export async function lowerState(lower: string, plan: readonly PlanOp[]): Promis
   return out;
 }
 
-async function fileSha256(path: string): Promise<string> {
+/** A file's SHA-256 (hex), read in 1 MiB pieces. */
+export async function fileSha256(path: string): Promise<string> {
   const hash = createHash("sha256");
   const handle = await open(path, "r");
   try {

@@ -35,7 +35,7 @@ import {
 } from "node:fs/promises";
 import { constants } from "node:fs";
 import process from "node:process";
-import { lowerState, type PlanOp } from "./_changes.ts";
+import { fileSha256, lowerState, type PlanOp } from "./_changes.ts";
 import type { FileChange } from "./file_change.ts";
 import { EffectsCommitError } from "./effects_error.ts";
 
@@ -216,22 +216,6 @@ interface Fingerprint {
   target?: string;
 }
 
-async function fileDigest(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  const handle = await open(path, "r");
-  try {
-    const buffer = new Uint8Array(1 << 20);
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-      if (bytesRead === 0) break;
-      hash.update(buffer.subarray(0, bytesRead));
-    }
-  } finally {
-    await handle.close();
-  }
-  return hash.digest("hex");
-}
-
 /** What a checkpoint keeps of one path before the commit. */
 interface Before {
   path: string;
@@ -276,7 +260,7 @@ async function fingerprints(store: EffectsStore, rel: string, out: Fingerprint[]
     mode: Number(info.mode) & 0o7777,
   };
   if (type === "symlink") entry.target = await readlink(path);
-  if (type === "file") entry.sha256 = await fileDigest(path);
+  if (type === "file") entry.sha256 = await fileSha256(path);
   out.push(entry);
   if (type === "directory") {
     for (const name of (await readdir(path)).sort()) {
@@ -350,8 +334,8 @@ interface ApplyOp {
   mode?: number;
 }
 
-/** Whether a process (a commit in progress elsewhere) is alive. */
-function alive(pid: number): boolean {
+/** Whether a process (a commit or a pending run elsewhere) is alive. */
+export function alive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

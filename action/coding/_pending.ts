@@ -17,7 +17,7 @@
 import { createHash } from "node:crypto";
 import { lstat, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import process from "node:process";
-import type { EffectsStore } from "./_commit.ts";
+import { alive, type EffectsStore } from "./_commit.ts";
 
 /** The default time a kept layer waits for an answer: 24 hours. */
 export const DEFAULT_PENDING_TTL_MS: number = 24 * 60 * 60 * 1000;
@@ -111,16 +111,6 @@ async function listPending(store: EffectsStore): Promise<PendingLayer[]> {
     out.push({ dir, upper: `${dir}/upper`, manifest });
   }
   return out.sort((a, b) => a.manifest.createdAt - b.manifest.createdAt);
-}
-
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === "EPERM";
-  }
 }
 
 /** Removes expired layers, then the oldest until `room` more bytes fit under `maxBytes`. */

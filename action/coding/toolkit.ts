@@ -35,12 +35,7 @@ import { defaultEffectsDir, openEffectsStore } from "./_effects_home.ts";
 
 export { defaultEffectsDir };
 import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_PENDING_TTL_MS } from "./_pending.ts";
-
-/** What the toolkit needs of a session's hook bus (structural: no import of ./hooks). */
-interface SessionBus {
-  handlersFor(point: "tool.effects"): ((payload: never, context: never) => unknown)[];
-  readonly context: never;
-}
+import { busEffectsHooks, type EffectsBus } from "./_effects_bus.ts";
 
 /** The coding tools a toolkit can build. */
 export const CODING_TOOLS: readonly ["reader", "editor", "bash", "search"] = [
@@ -303,7 +298,7 @@ export class CodingToolkit {
   #approve: CodingToolkitOptions["approveEffects"];
   #store: Promise<EffectsStore | { unavailable: string }> | undefined;
   /** The session buses of the branches the tools were bound to (their `tool.effects` handlers). */
-  #buses = new Set<() => SessionBus | null>();
+  #buses = new Set<() => EffectsBus | null>();
   /** The specs of the managers the tools were bound to (their effects hooks decide too). */
   #boundSpecs = new Set<AgentSpec>();
 
@@ -413,18 +408,7 @@ export class CodingToolkit {
     return {
       decide(payload, hooks) {
         const all = [...hooks];
-        for (const busOf of buses) {
-          const bus = busOf();
-          if (!bus) continue;
-          for (const handler of bus.handlersFor("tool.effects")) {
-            const named = {
-              [handler.name || "tool.effects handler"]: (
-                { signal: _signal, ...rest }: ToolEffectsPayload & { signal: AbortSignal },
-              ) => handler(rest as never, bus.context) as never,
-            };
-            all.push(Object.values(named)[0]);
-          }
-        }
+        for (const busOf of buses) all.push(...busEffectsHooks(busOf()));
         return decideEffects(all, payload, { signal });
       },
       async approve(request) {
@@ -575,7 +559,7 @@ export class CodingToolkit {
         register = (tool) => on.call(actions, tool);
         // A Branch: its session's tool.effects handlers decide on change sets too.
         if ("hooks" in (target as object)) {
-          this.#buses.add(() => (target as { hooks?: SessionBus | null }).hooks ?? null);
+          this.#buses.add(() => (target as { hooks?: EffectsBus | null }).hooks ?? null);
         }
       } else {
         throw new TypeError(

@@ -113,18 +113,23 @@ function scripted(calls: { id: string; name: string; args: unknown }[]): IModel 
   });
 }
 
+/** `rm` is denied, `cat .env` blocked (the hook throws), `push` asks for a person. */
+function denyBlockOrAsk(session: Session): void {
+  session.hooks.on("tool.pre", ({ args }) => {
+    const command = String((args as { command?: unknown }).command);
+    if (command === "rm") return { decision: "deny", reason: "destructive" };
+    if (command === "cat .env") throw new Error("secrets are off limits");
+    if (command === "push") return { decision: "ask", reason: "needs a person" };
+    return undefined;
+  });
+}
+
 describe("one writer per tool exchange", () => {
   it("a denied, a blocked and an approved call of the agent loop each write their exchange once", async () => {
     const counted = countingStore(new MemoryStore());
     const session = new Session({ store: counted.store });
     await session.start();
-    session.hooks.on("tool.pre", ({ args }) => {
-      const command = String((args as { command?: unknown }).command);
-      if (command === "rm") return { decision: "deny", reason: "destructive" };
-      if (command === "cat .env") throw new Error("secrets are off limits");
-      if (command === "push") return { decision: "ask", reason: "needs a person" };
-      return undefined;
-    });
+    denyBlockOrAsk(session);
     const branch = session.newBranch({
       model: scripted([
         { id: "d1", name: "bash", args: { command: "rm" } },
@@ -172,13 +177,7 @@ describe("one writer per tool exchange", () => {
     const counted = countingStore(new MemoryStore());
     const session = new Session({ store: counted.store });
     await session.start();
-    session.hooks.on("tool.pre", ({ args }) => {
-      const command = String((args as { command?: unknown }).command);
-      if (command === "rm") return { decision: "deny", reason: "destructive" };
-      if (command === "cat .env") throw new Error("secrets are off limits");
-      if (command === "push") return { decision: "ask", reason: "needs a person" };
-      return undefined;
-    });
+    denyBlockOrAsk(session);
     const branch = session.newBranch();
     branch.actions.register(new Tool({ name: "bash", execute: () => "ok" }));
     await session.drainSignals();

@@ -4,6 +4,7 @@
 
 import process from "node:process";
 import postgres from "postgres";
+import { PG_MIGRATIONS } from "../../store/postgres/_migrations.ts";
 
 /** The server the tests use: `HOOKSCOPE_PG_URL`, else the local trust-auth server. */
 export const PG_URL: string = process.env.HOOKSCOPE_PG_URL ||
@@ -46,6 +47,34 @@ export async function dropSchemas(sql: AdminSql, schemas: Iterable<string>): Pro
   for (const schema of schemas) {
     await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
+}
+
+/**
+ * Creates `schema` as an older version of the store left it: the migrations up to `version`,
+ * recorded in `schema_migrations` as the store's migration runner records them.
+ */
+export async function schemaAtVersion(
+  sql: AdminSql,
+  schema: string,
+  version: number,
+): Promise<void> {
+  const q = `"${schema}"`;
+  await sql.begin(async (tx) => {
+    await tx.unsafe(`CREATE SCHEMA ${q}`);
+    await tx.unsafe(
+      `CREATE TABLE ${q}.schema_migrations (version integer PRIMARY KEY, ` +
+        "description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    for (const migration of PG_MIGRATIONS.filter((m) => m.version <= version)) {
+      for (const statement of migration.statements) {
+        await tx.unsafe(statement.replaceAll("{s}", q));
+      }
+      await tx.unsafe(
+        `INSERT INTO ${q}.schema_migrations (version, description) VALUES ($1, $2)`,
+        [migration.version, migration.description],
+      );
+    }
+  });
 }
 
 /** The runtime's argv prefix that runs a TypeScript file (for worker subprocesses). */

@@ -14,6 +14,7 @@ import {
   dropSchemas,
   freshSchema,
   PG_URL,
+  schemaAtVersion,
 } from "./postgres_fixture.ts";
 
 const admin = adminSql(4);
@@ -132,22 +133,7 @@ describe("PostgresStore with parallel writers", () => {
     const schema = freshSchema();
     schemas.add(schema);
     const q = `"${schema}"`;
-    await admin.begin(async (tx) => {
-      await tx.unsafe(`CREATE SCHEMA ${q}`);
-      await tx.unsafe(
-        `CREATE TABLE ${q}.schema_migrations (version integer PRIMARY KEY, ` +
-          "description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
-      );
-      for (const migration of PG_MIGRATIONS.filter((m) => m.version <= 2)) {
-        for (const statement of migration.statements) {
-          await tx.unsafe(statement.replaceAll("{s}", q));
-        }
-        await tx.unsafe(
-          `INSERT INTO ${q}.schema_migrations (version, description) VALUES ($1, $2)`,
-          [migration.version, migration.description],
-        );
-      }
-    });
+    await schemaAtVersion(admin, schema, 2);
     // Written by the version-2 function, which took its channel first and made no session rows.
     for (const step of [0, 1]) {
       await admin.unsafe(

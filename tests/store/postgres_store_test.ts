@@ -19,6 +19,7 @@ import {
   dropSchemas,
   freshSchema,
   PG_URL,
+  schemaAtVersion,
 } from "./postgres_fixture.ts";
 
 const admin = adminSql(4);
@@ -154,22 +155,7 @@ describe("PostgresStore", () => {
     const schema = freshSchema();
     schemas.add(schema);
     const q = `"${schema}"`;
-    await admin.begin(async (tx) => {
-      await tx.unsafe(`CREATE SCHEMA ${q}`);
-      await tx.unsafe(
-        `CREATE TABLE ${q}.schema_migrations (version integer PRIMARY KEY, ` +
-          "description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
-      );
-      for (const migration of PG_MIGRATIONS.filter((m) => m.version <= 3)) {
-        for (const statement of migration.statements) {
-          await tx.unsafe(statement.replaceAll("{s}", q));
-        }
-        await tx.unsafe(
-          `INSERT INTO ${q}.schema_migrations (version, description) VALUES ($1, $2)`,
-          [migration.version, migration.description],
-        );
-      }
-    });
+    await schemaAtVersion(admin, schema, 3);
     // What a process of the previous version sends: the 16-argument append.
     const oldAppend = (id: string) =>
       admin.unsafe(

@@ -238,9 +238,13 @@ export interface HookPayloads {
       readonly kind: "created" | "modified" | "deleted" | "mode" | "symlink";
       readonly bytesBefore?: number;
       readonly bytesAfter?: number;
+      readonly type?: "file" | "directory" | "symlink";
+      readonly target?: string;
     }[];
     branchId?: string;
     /** Where the tool came from. */
     source?: ToolSource;
+    /** The command judge's reading of the command (advice only when effects are on). */
+    advice?: string;
   };
 }

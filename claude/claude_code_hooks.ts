@@ -313,29 +313,43 @@ export function claudeCodeHooks(
             toolMatch,
           );
           break;
-        case "PostToolUseFailure":
+        case "PostToolUseFailure": {
+          /** Runs the hook on a failed call; `error` is what Claude Code's `error` field says. */
+          const onFailure = async (
+            payload: {
+              toolName: string;
+              args?: Record<string, unknown>;
+              callId: string;
+              durationMs: number | null;
+            },
+            error: string,
+            context: HookContext,
+          ) => {
+            const call = toClaudeCall(payload.toolName, payload.args ?? {}, names);
+            try {
+              const answer = await run(loaded, {
+                tool_name: call.toolName,
+                tool_input: call.toolInput,
+                tool_use_id: payload.callId,
+                error,
+                ...(typeof payload.durationMs === "number"
+                  ? { duration_ms: Math.round(payload.durationMs) }
+                  : {}),
+              }, context);
+              return errorDecision(answer, label);
+            } catch (error) {
+              return failed(loaded, error, false);
+            }
+          };
           register(
             "tool.error",
             loaded,
-            async (payload: HookPayloads["tool.error"], context: HookContext) => {
-              const call = toClaudeCall(payload.toolName, payload.args ?? {}, names);
-              try {
-                const answer = await run(loaded, {
-                  tool_name: call.toolName,
-                  tool_input: call.toolInput,
-                  tool_use_id: payload.callId,
-                  error: payload.error instanceof Error
-                    ? payload.error.message
-                    : String(payload.error),
-                  ...(typeof payload.durationMs === "number"
-                    ? { duration_ms: Math.round(payload.durationMs) }
-                    : {}),
-                }, context);
-                return errorDecision(answer, label);
-              } catch (error) {
-                return failed(loaded, error, false);
-              }
-            },
+            (payload: HookPayloads["tool.error"], context: HookContext) =>
+              onFailure(
+                payload,
+                payload.error instanceof Error ? payload.error.message : String(payload.error),
+                context,
+              ),
             toolMatch,
           );
           // The coding tools report a failure as their result (`success: false`), where Claude
@@ -343,28 +357,14 @@ export function claudeCodeHooks(
           register(
             "tool.post",
             loaded,
-            async (payload: HookPayloads["tool.post"], context: HookContext) => {
+            (payload: HookPayloads["tool.post"], context: HookContext) => {
               const error = claudeFailureOf(payload.toolName, payload.args, payload.result);
-              if (error === undefined) return undefined;
-              const call = toClaudeCall(payload.toolName, payload.args, names);
-              try {
-                const answer = await run(loaded, {
-                  tool_name: call.toolName,
-                  tool_input: call.toolInput,
-                  tool_use_id: payload.callId,
-                  error,
-                  ...(typeof payload.durationMs === "number"
-                    ? { duration_ms: Math.round(payload.durationMs) }
-                    : {}),
-                }, context);
-                return errorDecision(answer, label);
-              } catch (error) {
-                return failed(loaded, error, false);
-              }
+              return error === undefined ? undefined : onFailure(payload, error, context);
             },
             toolMatch,
           );
           break;
+        }
         case "UserPromptSubmit":
           register(
             "message.add",

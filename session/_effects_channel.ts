@@ -125,12 +125,18 @@ export function actEffects(init: ActEffectsInit): ActEffects {
         }),
         ...(request.expiresAt !== undefined ? { expiresAt: request.expiresAt } : {}),
       };
+      const wait = options?.wait !== false;
       let answer: ApprovalAnswer | undefined;
       try {
-        answer = await init.ask(question, options?.wait !== false);
+        answer = await init.ask(question, wait);
       } catch (error) {
-        if (error instanceof ApprovalRequiredError) pending = error;
-        throw error;
+        // A stored answer that does not apply (a resumed call) when the change set cannot wait:
+        // nobody answers it now.
+        if (error instanceof ApprovalRequiredError && !wait) answer = undefined;
+        else {
+          if (error instanceof ApprovalRequiredError) pending = error;
+          throw error;
+        }
       }
       if (answer === undefined) {
         return {

@@ -10,6 +10,7 @@ import process from "node:process";
 import { tmpdir } from "node:os";
 import { type EffectsStore, effectsStore, recoverEffects } from "./_commit.ts";
 import { stageBaseFits } from "./_overlay.ts";
+import { prunePending } from "./_pending.ts";
 
 /**
  * The default base directory of effects state (see {@linkcode CodingToolkitOptions.effectsDir}).
@@ -47,5 +48,7 @@ export async function openEffectsStore(
   }
   const store = effectsStore(base, root, limits);
   await recoverEffects(store);
+  // Layers kept for answers whose approval has expired.
+  await prunePending(store, Infinity);
   return store;
 }

@@ -96,6 +96,13 @@ describe("hookscope hook and serve with bad input", () => {
     );
     assert.equal(other.code, 0);
     assert.deepEqual(JSON.parse(other.stdout), {});
+    // An event this version does not know is recorded and answered {}: no opinion, no block.
+    const unknown = await hook(
+      ["--policy", policy, "--db", db],
+      JSON.stringify({ session_id: "cli-session", hook_event_name: "SomeFutureEvent", x: 1 }),
+    );
+    assert.equal(unknown.code, 0, unknown.stderr);
+    assert.deepEqual(JSON.parse(unknown.stdout), {});
   });
 
   it("malformed JSON, an oversized event and a missing session_id block (exit 2, reason on stderr) or deny", async () => {
@@ -285,11 +292,48 @@ describe("hookscope hook and serve with bad input", () => {
       const form = await post("a=b", { "content-type": "application/x-www-form-urlencoded" });
       assert.equal(form.status, 415);
       await form.body?.cancel();
+      const unknown = await post(
+        JSON.stringify({ session_id: "cli-session", hook_event_name: "SomeFutureEvent" }),
+      );
+      assert.equal(unknown.status, 200);
+      assert.deepEqual(await unknown.json(), {});
+      const notEvent = await post(JSON.stringify([1, 2]));
+      assert.equal(notEvent.status, 400);
+      await notEvent.body?.cancel();
       const hung = await post(pre("hang"));
       assert.equal(hung.status, 200);
       const answer = await hung.json();
       assert.equal(answer.hookSpecificOutput.permissionDecision, "deny");
     });
+  });
+
+  it("serve refuses to start on a policy that throws at load or is missing (exit 1, the reason)", async () => {
+    const throwing = join(dir, "throws-serve.ts");
+    writeFileSync(throwing, `throw new Error("broken policy module");`);
+    for (
+      const [file, pattern] of [
+        [throwing, /broken policy module/],
+        [join(dir, "nope.ts"), /Cannot load policy/],
+      ] as const
+    ) {
+      const ran = await new Promise<Ran>((resolve) => {
+        const child = spawn(DENO, [...CLI, "serve", "--policy", file, "--port", "0"], {
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => (stdout += d));
+        child.stderr.on("data", (d) => (stderr += d));
+        const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+        child.on("close", (code) => {
+          clearTimeout(timer);
+          resolve({ code, stdout, stderr });
+        });
+      });
+      assert.equal(ran.code, 1, ran.stderr);
+      assert.match(ran.stderr, pattern);
+      assert.doesNotMatch(ran.stdout, /listening/);
+    }
   });
 
   it("serve refuses a non-loopback address without a token", async () => {

@@ -34,7 +34,7 @@ export interface ForwardIO {
 }
 
 interface DenoLike {
-  readonly stdin: { readonly readable: AsyncIterable<Uint8Array> };
+  readonly stdin: { read(buffer: Uint8Array): Promise<number | null> };
   readonly stdout: { writeSync(bytes: Uint8Array): number };
   readonly stderr: { writeSync(bytes: Uint8Array): number };
   readonly env: { get(name: string): string | undefined };
@@ -51,9 +51,17 @@ function writeAll(stream: { writeSync(bytes: Uint8Array): number }, text: string
  */
 export async function processForwardIO(): Promise<ForwardIO> {
   const deno = (globalThis as { Deno?: DenoLike }).Deno;
-  if (deno?.stdin?.readable !== undefined) {
+  if (typeof deno?.stdin?.read === "function") {
     return {
-      stdin: () => deno.stdin.readable,
+      // Plain reads: a web stream over stdin costs a forwarding hook more than the event.
+      stdin: async function* () {
+        for (;;) {
+          const buffer = new Uint8Array(65_536);
+          const n = await deno.stdin.read(buffer);
+          if (n === null) return;
+          yield buffer.subarray(0, n);
+        }
+      },
       env: (name) => deno.env.get(name),
       out: (text) => writeAll(deno.stdout, text),
       err: (text) => writeAll(deno.stderr, text),

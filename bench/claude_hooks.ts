@@ -191,11 +191,15 @@ if (ONLY === "" || ONLY === "serve") {
       }
     }
   }
-  if (fastest) {
-    const fetchers: [string, string[]][] = [[clientName, clientRuntime]];
-    if (BUN) fetchers.push(["Deno", [DENO, "run", "-A"]]);
+  // From fetch clients: Claude Code's (a Bun program) and Deno's, to the default runtime's
+  // serve (Deno) and to the fastest one.
+  const servers: [string, string[]][] = [["Deno", [DENO, "run", "-A"]]];
+  if (fastest && fastest.name !== "Deno") servers.push([fastest.name, fastest.runtime]);
+  const fetchers: [string, string[]][] = [[clientName, clientRuntime]];
+  if (BUN) fetchers.push(["Deno", [DENO, "run", "-A"]]);
+  for (const [serverName, serverRuntime] of servers) {
     for (const [name, runtime] of fetchers) {
-      const server = await startServe(fastest.runtime, POLICIES.guard);
+      const server = await startServe(serverRuntime, POLICIES.guard);
       try {
         const out = await run(runtime[0], [
           ...runtime.slice(1),
@@ -206,7 +210,7 @@ if (ONLY === "" || ONLY === "serve") {
           String(REQUESTS),
         ]);
         row(
-          `\`serve\` on ${fastest.name}, guard policy, ${RATE}/s, from ${name}'s \`fetch\``,
+          `\`serve\` on ${serverName}, guard policy, ${RATE}/s, from ${name}'s \`fetch\``,
           stats(JSON.parse(out)),
         );
       } finally {

@@ -18,7 +18,7 @@ import { asciiJson, failedAnswer, MAX_EVENT_BYTES, readLimited } from "./_claude
 import { WriteBehind } from "./_write_behind.ts";
 import { listen } from "./_http_listen.ts";
 import { consoleHandler } from "../console/handler.ts";
-import { abortable } from "../core/_async.ts";
+import { abortable, deadlineSignal } from "../core/_async.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   policy: {
@@ -153,10 +153,10 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
       return send(413, { error: `the body is larger than ${MAX_EVENT_BYTES} bytes` });
     }
     // One deadline for the whole request: reading the event and the policy's answer.
-    const controller = new AbortController();
-    const timer = setTimeout(
-      () => controller.abort(new Error(`the policy did not answer within ${timeoutMs} ms`)),
+    const request = deadlineSignal(
       timeoutMs,
+      undefined,
+      () => new Error(`the policy did not answer within ${timeoutMs} ms`),
     );
     try {
       let event: unknown;
@@ -165,7 +165,7 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
         event = JSON.parse(
           declared !== undefined && Number.isSafeInteger(declared)
             // The server frames a body by its declared length: read it whole.
-            ? await readWhole(req, controller.signal, timeoutMs)
+            ? await readWhole(req, request.signal, timeoutMs)
             : await readLimited(req.body as AsyncIterable<Uint8Array>, MAX_EVENT_BYTES, timeoutMs),
         );
       } catch (error) {
@@ -180,7 +180,7 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
         const answer = await answerInStore(store, policy, event, Infinity, {
           known,
           writeBehind,
-          signal: controller.signal,
+          signal: request.signal,
           deferRecord: (recorded) => void record(recorded),
         });
         return send(200, answer.output);
@@ -196,7 +196,7 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
           : send(200, output);
       }
     } finally {
-      clearTimeout(timer);
+      request.done();
     }
   };
   const server = await listen(handle, { host, port, requestTimeoutMs: timeoutMs + 10_000 });

@@ -165,6 +165,17 @@ async function copyTree(source: string, dest: string): Promise<void> {
   }
 }
 
+/** Clears the set-user-ID and set-group-ID bits of every regular file in a tree. */
+async function clearSetIds(path: string): Promise<void> {
+  const info = await lstat(path);
+  if (info.isFile()) {
+    const mode = Number(info.mode) & 0o7777;
+    if ((mode & 0o6000) !== 0) await chmod(path, mode & ~0o6000);
+  } else if (info.isDirectory()) {
+    for (const name of await readdir(path)) await clearSetIds(`${path}/${name}`);
+  }
+}
+
 async function moveOrCopy(source: string, dest: string, move: boolean): Promise<void> {
   if (move) {
     try {
@@ -377,6 +388,9 @@ async function applyJournaled(
     for (const [index, op] of ops.entries()) {
       if (op.kind !== "put") continue;
       await moveOrCopy(op.source!, abs(store, journal.ops[index].temp!), op.move === true);
+      // A program's new files never keep set-user-ID or set-group-ID bits: for a root caller
+      // they would be set-root programs in the workspace. (Restoring a checkpoint keeps them.)
+      if (op.move === true) await clearSetIds(abs(store, journal.ops[index].temp!));
     }
   } catch (error) {
     await rollback(store, journal);

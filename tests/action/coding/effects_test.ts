@@ -324,6 +324,27 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     assert.equal(existsSync(join(box.outside, "planted")), false);
   });
 
+  it("committed files never keep set-user-ID or set-group-ID bits (a set-root program for a root caller)", async () => {
+    const ws = join(box.base, "setid");
+    mkdirSync(ws);
+    const { manager } = toolkitWith(
+      ws,
+      new AgentSpec().effects("bash", () => ({ decision: "allow" })),
+      state,
+    );
+    const result = await bash(
+      manager,
+      "cp /bin/sh sh && chmod 6755 sh && mkdir g && chmod 2775 g && cp /bin/true g/t && chmod 4711 g/t && stat -c %a sh g/t",
+    );
+    assert.equal(result.applied, true, JSON.stringify(result));
+    // Inside the staged view the bits were set; in the workspace they are not.
+    assert.equal(String(result.stdout), "6755\n4711\n");
+    assert.equal(lstatSync(join(ws, "sh")).mode & 0o7777, 0o755);
+    assert.equal(lstatSync(join(ws, "g", "t")).mode & 0o7777, 0o711);
+    // A directory's set-group-ID bit (group inheritance) is kept.
+    assert.equal(lstatSync(join(ws, "g")).mode & 0o7777, 0o2775);
+  });
+
   it("a change set is not committed over workspace entries that changed after the run", async () => {
     const ws = join(box.base, "changed-after");
     mkdirSync(ws);

@@ -122,6 +122,8 @@ export interface CheckpointInfo {
   readonly callId: string;
   /** The tool. */
   readonly toolName: string;
+  /** The session the call ran in, when it ran through one. */
+  readonly sessionId?: string;
   /** When it was committed (ms since the epoch). */
   readonly createdAt: number;
   /** `committed` (can be undone) or `undone`. */
@@ -590,6 +592,7 @@ function info(manifest: CheckpointManifest): CheckpointInfo {
     id: manifest.id,
     callId: manifest.callId,
     toolName: manifest.toolName,
+    ...(manifest.sessionId !== undefined ? { sessionId: manifest.sessionId } : {}),
     createdAt: manifest.createdAt,
     state: manifest.state,
     bytes: manifest.bytes,

@@ -8,8 +8,7 @@
 
 import { PermissionDeniedError, SecurityDeniedError } from "../core/mod.ts";
 import { isThenable, messageOf } from "../core/_util.ts";
-import { plainDataCopy, samePlainData } from "../core/_freeze.ts";
-import { isPlainObject } from "./_objects.ts";
+import { isPlainObject, plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import { SPEC_VERSION } from "./_spec_version.ts";
 import type { ToolEffectsChannel } from "./coding/file_change.ts";
 import type {

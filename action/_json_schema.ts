@@ -9,6 +9,7 @@
 import { format, Validator } from "@cfworker/json-schema";
 import { RE2JS } from "re2js";
 import type { RequestSchema } from "./tool.ts";
+import { isRecord } from "../core/_util.ts";
 
 const TYPES = new Set(["array", "boolean", "integer", "null", "number", "object", "string"]);
 const SCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions"] as const;
@@ -27,14 +28,10 @@ const SCHEMA_VALUES = [
 const SCHEMA_LISTS = ["allOf", "anyOf", "oneOf", "prefixItems"] as const;
 const MAX_DEPTH = 64;
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 /** The first structural problem of a JSON Schema, as `path: what`, or `null`. */
 export function findSchemaProblem(schema: unknown, path = "#", depth = 0): string | null {
   if (typeof schema === "boolean") return null;
-  if (!isObject(schema)) return `${path}: a schema must be an object or a boolean`;
+  if (!isRecord(schema)) return `${path}: a schema must be an object or a boolean`;
   if (depth > MAX_DEPTH) return `${path}: nested deeper than ${MAX_DEPTH} levels`;
   const type = schema.type;
   if (type !== undefined) {
@@ -68,7 +65,7 @@ export function findSchemaProblem(schema: unknown, path = "#", depth = 0): strin
   for (const key of SCHEMA_MAPS) {
     const map = schema[key];
     if (map === undefined) continue;
-    if (!isObject(map)) return `${path}/${key}: must be an object of schemas`;
+    if (!isRecord(map)) return `${path}/${key}: must be an object of schemas`;
     for (const [name, sub] of Object.entries(map)) {
       const problem = findSchemaProblem(sub, `${path}/${key}/${name}`, depth + 1);
       if (problem) return problem;
@@ -131,13 +128,13 @@ function registerPattern(pattern: string): string {
 function withLinearPatterns(schema: unknown, depth = 0): unknown {
   if (depth > MAX_DEPTH + 1) return schema;
   if (Array.isArray(schema)) return schema.map((s) => withLinearPatterns(s, depth + 1));
-  if (!isObject(schema)) return schema;
+  if (!isRecord(schema)) return schema;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === "pattern" && typeof value === "string") continue;
     if (key === "enum" || key === "const" || key === "default" || key === "examples") {
       out[key] = value;
-    } else if (SCHEMA_MAPS.includes(key as never) && isObject(value)) {
+    } else if (SCHEMA_MAPS.includes(key as never) && isRecord(value)) {
       out[key] = Object.fromEntries(
         Object.entries(value).map(([k, v]) => [k, withLinearPatterns(v, depth + 1)]),
       );

@@ -19,7 +19,7 @@ import { neverAborted } from "../core/_abort.ts";
 import { abortable as untilAborted } from "../core/_async.ts";
 import { durationClock, isThenable } from "../core/_util.ts";
 import { actionOf } from "./_chain.ts";
-import { isPlainObject } from "./_objects.ts";
+import { isPlainObject } from "../core/_freeze.ts";
 import { EFFECTS, RUN_CALL, START_AT } from "./_start.ts";
 import type { z } from "zod";
 import type { ProcessorContext, Tool, ToolContext } from "./tool.ts";

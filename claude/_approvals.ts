@@ -20,6 +20,7 @@ import {
   ApprovalRequested,
 } from "../session/signal.ts";
 import type { ClaudeHookDecisionData } from "./hook_decision_signal.ts";
+import { isRecord } from "../core/_util.ts";
 
 /** The metadata key marking a session in which hookscope answered `ask` at least once. */
 export const ASKED_KEY = "claudeCodeAsked";
@@ -32,10 +33,6 @@ const ANSWERING_EVENTS: ReadonlySet<string> = new Set([
   "PostToolUseFailure",
   "PermissionDenied",
 ]);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * Records the approval side of one answered event in `session`: an `ApprovalRequested` for an
@@ -67,7 +64,7 @@ export async function recordApproval(
     data.reason = typeof event.reason === "string" && event.reason !== ""
       ? event.reason
       : "refused in Claude Code";
-  } else if (isObject(event.tool_input) && argsHash(event.tool_input) !== asked.argsHash) {
+  } else if (isRecord(event.tool_input) && argsHash(event.tool_input) !== asked.argsHash) {
     data.updatedArgs = event.tool_input;
   }
   await session.observer.emit(new ApprovalAnswered({ data }));
@@ -111,7 +108,7 @@ async function openAsk(session: Session, callId: string): Promise<PendingApprova
     if (signal.kind === "ApprovalAnswered") return undefined;
     if (signal.kind === "ApprovalRequested") {
       const data = (signal.payload as { data?: unknown }).data;
-      if (isObject(data) && typeof data.toolName === "string") {
+      if (isRecord(data) && typeof data.toolName === "string") {
         asked = data as unknown as PendingApproval;
       }
     }

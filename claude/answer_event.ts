@@ -15,6 +15,7 @@ import { HookSignal } from "../hooks/hook_signal.ts";
 import type { HookPoint } from "../hooks/hook_point.ts";
 import { ClaudeHookDecision, type ClaudeHookDecisionData } from "./hook_decision_signal.ts";
 import { recordApproval } from "./_approvals.ts";
+import { isRecord } from "../core/_util.ts";
 
 /** The answer to one event: the JSON to print or send back, and the exit code. */
 export interface ClaudeEventAnswer {
@@ -89,10 +90,6 @@ class HeldHookSignals {
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function text(value: unknown, field: string, required: boolean): string | undefined {
   if (value === undefined && !required) return undefined;
   if (typeof value !== "string" || value === "") {
@@ -163,7 +160,7 @@ export async function answerClaudeEvent(
   event: unknown,
   options?: AnswerClaudeEventOptions,
 ): Promise<ClaudeEventAnswer> {
-  if (!isObject(event)) throw new ClaudeEventError("the event must be a JSON object");
+  if (!isRecord(event)) throw new ClaudeEventError("the event must be a JSON object");
   const name = text(event.hook_event_name, "hook_event_name", true) as string;
   const defer = options?.deferRecord;
   const bus = session.hooks;
@@ -207,7 +204,7 @@ async function answer_(
     case "PreToolUse": {
       const toolName = text(event.tool_name, "tool_name", true) as string;
       const callId = text(event.tool_use_id, "tool_use_id", false) ?? `claude-${Date.now()}`;
-      if (!isObject(event.tool_input)) throw new ClaudeEventError("tool_input must be an object");
+      if (!isRecord(event.tool_input)) throw new ClaudeEventError("tool_input must be an object");
       const args = event.tool_input;
       const base = { event: name, callId, toolName, toolInput: args };
       let fold;
@@ -263,7 +260,7 @@ async function answer_(
     case "PostToolUse": {
       const toolName = text(event.tool_name, "tool_name", true) as string;
       const callId = text(event.tool_use_id, "tool_use_id", false) ?? `claude-${Date.now()}`;
-      const args = isObject(event.tool_input) ? event.tool_input : {};
+      const args = isRecord(event.tool_input) ? event.tool_input : {};
       const base = { event: name, callId, toolName };
       let fold;
       try {
@@ -309,7 +306,7 @@ async function answer_(
           session.hooks.decide("tool.error", {
             callId,
             toolName,
-            ...(isObject(event.tool_input) ? { args: event.tool_input } : {}),
+            ...(isRecord(event.tool_input) ? { args: event.tool_input } : {}),
             error: event.error ?? null,
             durationMs: typeof event.duration_ms === "number" ? event.duration_ms : null,
           }, { signal }),

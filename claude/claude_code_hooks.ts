@@ -23,6 +23,7 @@ import {
   readClaudeHooks,
 } from "./settings.ts";
 import { claudeFailureOf, fromClaudeInput, toClaudeCall } from "./tool_names.ts";
+import { isRecord } from "../core/_util.ts";
 
 /** Options of {@linkcode claudeCodeHooks}. */
 export interface ClaudeCodeHooksOptions {
@@ -56,10 +57,6 @@ interface Answer {
     readonly updatedToolOutput?: unknown;
     readonly updatedMCPToolOutput?: unknown;
   };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function loadSettings(
@@ -99,11 +96,11 @@ function readAnswer(stdout: string, hook: string): Answer | null {
       `printed malformed JSON: ${(error as Error)?.message ?? error}`,
     );
   }
-  if (!isObject(parsed)) {
+  if (!isRecord(parsed)) {
     throw new ClaudeHookError("output", hook, "printed JSON that is not an object");
   }
   const specific = parsed.hookSpecificOutput;
-  if (specific !== undefined && !isObject(specific)) {
+  if (specific !== undefined && !isRecord(specific)) {
     throw new ClaudeHookError("output", hook, "hookSpecificOutput must be an object");
   }
   return parsed as Answer;
@@ -461,7 +458,7 @@ function preDecision(
     reason ??= optionalText(json.reason, "reason", hook);
   }
   const updated = specific.updatedInput;
-  if (updated !== undefined && !isObject(updated)) {
+  if (updated !== undefined && !isRecord(updated)) {
     throw new ClaudeHookError("output", hook, "updatedInput must be an object");
   }
   const updatedArgs = updated === undefined ? undefined : fromClaudeInput(toolName, args, updated);

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { isRecord } from "../core/_util.ts";
+
 /** The Claude Code events hookscope runs hooks for, and the hook point each maps to. */
 export const CLAUDE_EVENTS = {
   PreToolUse: "tool.pre",
@@ -117,10 +119,6 @@ export interface ClaudeLoadedHook {
   readonly at: string;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function readTimeout(value: unknown, at: string): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
@@ -141,7 +139,7 @@ function readOnFailure(value: unknown, at: string): "block" | "continue" | undef
 }
 
 function readHook(raw: unknown, at: string): ClaudeHook {
-  if (!isObject(raw)) throw new ClaudeHookConfigError(at, "a hook must be an object");
+  if (!isRecord(raw)) throw new ClaudeHookConfigError(at, "a hook must be an object");
   const timeout = readTimeout(raw.timeout, at);
   const onFailure = readOnFailure(raw.onFailure, at);
   const extra = {
@@ -163,7 +161,7 @@ function readHook(raw: unknown, at: string): ClaudeHook {
     }
     const headers: Record<string, string> = {};
     if (raw.headers !== undefined) {
-      if (!isObject(raw.headers)) throw new ClaudeHookConfigError(at, "headers must be an object");
+      if (!isRecord(raw.headers)) throw new ClaudeHookConfigError(at, "headers must be an object");
       for (const [name, value] of Object.entries(raw.headers)) {
         if (typeof value !== "string") {
           throw new ClaudeHookConfigError(at, `header ${JSON.stringify(name)} must be a string`);
@@ -219,7 +217,7 @@ function readHook(raw: unknown, at: string): ClaudeHook {
  * ```
  */
 export function readClaudeHooks(settings: unknown): readonly ClaudeLoadedHook[] {
-  if (!isObject(settings) || !isObject(settings.hooks)) {
+  if (!isRecord(settings) || !isRecord(settings.hooks)) {
     throw new ClaudeHookConfigError(
       "hooks",
       'the configuration must be an object with a "hooks" object',
@@ -242,7 +240,7 @@ export function readClaudeHooks(settings: unknown): readonly ClaudeLoadedHook[] 
     }
     groups.forEach((group: unknown, g) => {
       const gat = `${at}[${g}]`;
-      if (!isObject(group)) {
+      if (!isRecord(group)) {
         throw new ClaudeHookConfigError(gat, "a matcher group must be an object");
       }
       const matcher = group.matcher ?? "";

@@ -15,6 +15,7 @@ import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from "./_page.ts";
 import { eventStream, readSessions, readTimeline } from "./_events.ts";
 import { LiveFeed } from "./_live.ts";
 import { sessionCheckpoints, undoCall } from "./_undo.ts";
+import { isRecord } from "../core/_util.ts";
 
 /** Options of {@linkcode consoleHandler}. */
 export interface ConsoleOptions {
@@ -169,10 +170,6 @@ async function readBody(request: Request, cap: number): Promise<string | null> {
     at += chunk.length;
   }
   return new TextDecoder().decode(all);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -6,6 +6,22 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
     typeof (value as { then?: unknown }).then === "function";
 }
 
+/** Whether a value is a non-null object that is not an array (a record to read fields from). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A short, safe description of a bad input value for error messages: a string quoted, `null`,
+ * `(array)` or `(type)`.
+ */
+export function describeValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "(array)";
+  return `(${typeof value})`;
+}
+
 /**
  * The clock for durations, in milliseconds. `Date.now()`: on the reference machine Deno's
  * `performance.now()` costs 0.2–0.5 µs a call (an op into the runtime) against ~0.1 µs, and every

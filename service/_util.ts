@@ -41,9 +41,4 @@ export function className(value: unknown): string | undefined {
 }
 
 /** A short, safe description of a bad input value for error messages. */
-export function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "(array)";
-  return `(${typeof value})`;
-}
+export { describeValue as describe } from "../core/_util.ts";

@@ -9,6 +9,7 @@ import { deadline } from "../core/_async.ts";
 import type { SessionStore, SignalRow } from "../store/session_store.ts";
 import type { Policy } from "./policy.ts";
 import { Session } from "./session.ts";
+import { isRecord } from "../core/_util.ts";
 
 /** A verdict, as recorded or replayed. */
 export type ReplayVerdict = "allow" | "ask" | "deny" | "none";
@@ -70,10 +71,6 @@ export interface ReplayOptions {
 /** The session name a replaying session carries: a hook with side effects checks it and stays quiet. */
 export const REPLAY_SESSION_NAME = "hookscope-replay";
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** Reads a session's recorded tool calls, oldest first (hookscope sessions and Claude Code sessions alike). */
 async function recordedCalls(
   store: SessionStore,
@@ -82,8 +79,8 @@ async function recordedCalls(
   const modelArgs = new Map<string, Record<string, unknown>>();
   for (const message of await store.listMessages({ sessionId })) {
     const content = message.content;
-    if (message.role !== "action_request" || !isObject(content)) continue;
-    if (typeof content.callId === "string" && isObject(content.arguments)) {
+    if (message.role !== "action_request" || !isRecord(content)) continue;
+    if (typeof content.callId === "string" && isRecord(content.arguments)) {
       modelArgs.set(content.callId, content.arguments);
     }
   }
@@ -107,21 +104,21 @@ async function recordedCalls(
     afterSeq = rows[rows.length - 1].seq;
     for (const row of rows) {
       const p = row.payload;
-      if (row.kind === "HookSignal" && p.point === "tool.pre" && isObject(p.payload)) {
+      if (row.kind === "HookSignal" && p.point === "tool.pre" && isRecord(p.payload)) {
         const payload = p.payload;
         if (typeof payload.callId !== "string" || typeof payload.toolName !== "string") continue;
         const seen = calls.get(payload.callId);
         if (!seen) {
           calls.set(payload.callId, {
             toolName: payload.toolName,
-            ...(isObject(payload.args) ? { ran: payload.args } : {}),
+            ...(isRecord(payload.args) ? { ran: payload.args } : {}),
             recorded: "none",
             ts: row.ts,
           });
         }
         continue;
       }
-      const data = isObject(p.data) ? p.data : null;
+      const data = isRecord(p.data) ? p.data : null;
       if (data === null || typeof data.callId !== "string") continue;
       const call = calls.get(data.callId);
       if (row.kind === "ToolDenied" && call) call.recorded = "deny";
@@ -134,10 +131,10 @@ async function recordedCalls(
         const verdict = data.verdict;
         calls.set(data.callId, {
           toolName: data.toolName,
-          ...(isObject(data.toolInput) ? { args: data.toolInput } : {}),
-          ...(isObject(data.updatedInput)
+          ...(isRecord(data.toolInput) ? { args: data.toolInput } : {}),
+          ...(isRecord(data.updatedInput)
             ? { ran: data.updatedInput }
-            : isObject(data.toolInput)
+            : isRecord(data.toolInput)
             ? { ran: data.toolInput }
             : {}),
           recorded: verdict === "deny" || verdict === "ask" || verdict === "allow"
@@ -170,7 +167,7 @@ async function recordedCalls(
 /** Canonical JSON (sorted keys): equal values give equal text. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (isObject(value)) {
+  if (isRecord(value)) {
     return `{${
       Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")
     }}`;

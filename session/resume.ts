@@ -24,6 +24,7 @@ import { runStoreOf } from "./_run_store.ts";
 import { responsesAfter } from "./_stored_responses.ts";
 import { answerRecorded } from "./_answer.ts";
 import type { Session } from "./session.ts";
+import { isRecord } from "../core/_util.ts";
 
 /** Options for {@linkcode resumeRun} (`Session.resume`). */
 export interface ResumeOptions {
@@ -76,10 +77,6 @@ export class RunNotResumableError extends Error {
     this.reason = reason;
     if (status !== undefined) this.status = status;
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Validates one answer a caller gives; returns a plain copy. */

@@ -9,6 +9,7 @@ import {
   type SignalInsert,
   type SignalRow,
 } from "./session_store.ts";
+import { describeValue, isRecord } from "../core/_util.ts";
 
 /** Limits on what one persisted value (message content, signal payload, branch field) may hold. */
 export interface PayloadLimits {
@@ -38,7 +39,7 @@ export interface TruncatedValue {
 export function checkPayloadLimits(limits: unknown, action: string): PayloadLimits {
   if (limits === undefined) return DEFAULT_PAYLOAD_LIMITS;
   if (!isRecord(limits)) {
-    throw new TypeError(`Cannot ${action}: limits must be an object; got ${quote(limits)}`);
+    throw new TypeError(`Cannot ${action}: limits must be an object; got ${describeValue(limits)}`);
   }
   const out = { ...DEFAULT_PAYLOAD_LIMITS };
   for (const key of ["maxDepth", "maxBytes"] as const) {
@@ -46,7 +47,7 @@ export function checkPayloadLimits(limits: unknown, action: string): PayloadLimi
     if (value === undefined) continue;
     if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
       throw new TypeError(
-        `Cannot ${action}: limits.${key} must be a positive integer; got ${quote(value)}`,
+        `Cannot ${action}: limits.${key} must be a positive integer; got ${describeValue(value)}`,
       );
     }
     out[key] = value;
@@ -136,22 +137,11 @@ export const SESSION_FIELDS: Readonly<Record<string, "string" | "number" | "obje
 /** The session columns in a fixed order (the SQLite schema uses it). */
 export const SESSION_FIELD_NAMES: readonly string[] = Object.keys(SESSION_FIELDS);
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function quote(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "(array)";
-  return `(${typeof value})`;
-}
-
 /** Checks an id argument. */
 export function checkId(value: unknown, what: string, action: string): string {
   if (typeof value !== "string" || value.length === 0) {
     throw new TypeError(
-      `Cannot ${action}: ${what} must be a non-empty string; got ${quote(value)}`,
+      `Cannot ${action}: ${what} must be a non-empty string; got ${describeValue(value)}`,
     );
   }
   return value;
@@ -163,7 +153,7 @@ export function normalizeSessionFields(
   action: string,
 ): Record<string, unknown> {
   if (!isRecord(fields)) {
-    throw new TypeError(`Cannot ${action}: fields must be an object; got ${quote(fields)}`);
+    throw new TypeError(`Cannot ${action}: fields must be an object; got ${describeValue(fields)}`);
   }
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(fields)) {
@@ -171,7 +161,7 @@ export function normalizeSessionFields(
     if (key === "id") continue;
     const type = SESSION_FIELDS[key];
     if (type === undefined) {
-      throw new TypeError(`Cannot ${action}: unknown session field ${quote(key)}`);
+      throw new TypeError(`Cannot ${action}: unknown session field ${describeValue(key)}`);
     }
     if (value === undefined) continue;
     if (value === null) {
@@ -183,12 +173,14 @@ export function normalizeSessionFields(
     }
     if (type === "number" && (typeof value !== "number" || !Number.isFinite(value))) {
       throw new TypeError(
-        `Cannot ${action}: session field "${key}" must be a finite number; got ${quote(value)}`,
+        `Cannot ${action}: session field "${key}" must be a finite number; got ${
+          describeValue(value)
+        }`,
       );
     }
     if (type === "string" && typeof value !== "string") {
       throw new TypeError(
-        `Cannot ${action}: session field "${key}" must be a string; got ${quote(value)}`,
+        `Cannot ${action}: session field "${key}" must be a string; got ${describeValue(value)}`,
       );
     }
     out[key] = type === "object" ? toJsonSafe(value) : value;
@@ -200,11 +192,13 @@ export function normalizeSessionFields(
 export function normalizeSessionRow(row: unknown): SessionRow {
   const action = "create session";
   if (!isRecord(row)) {
-    throw new TypeError(`Cannot ${action}: row must be an object; got ${quote(row)}`);
+    throw new TypeError(`Cannot ${action}: row must be an object; got ${describeValue(row)}`);
   }
   const id = checkId(row.id, "id", action);
   if (typeof row.status !== "string") {
-    throw new TypeError(`Cannot ${action}: status must be a string; got ${quote(row.status)}`);
+    throw new TypeError(
+      `Cannot ${action}: status must be a string; got ${describeValue(row.status)}`,
+    );
   }
   return { ...normalizeSessionFields(row, action), id } as SessionRow;
 }
@@ -226,7 +220,7 @@ export function normalizeBranchFields(
 ): Record<string, unknown> {
   const action = "update branch";
   if (!isRecord(fields)) {
-    throw new TypeError(`Cannot ${action}: fields must be an object; got ${quote(fields)}`);
+    throw new TypeError(`Cannot ${action}: fields must be an object; got ${describeValue(fields)}`);
   }
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(fields)) {
@@ -239,7 +233,9 @@ export function normalizeBranchFields(
 function nullableString(value: unknown, key: string, action: string): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "string") {
-    throw new TypeError(`Cannot ${action}: ${key} must be a string or null; got ${quote(value)}`);
+    throw new TypeError(
+      `Cannot ${action}: ${key} must be a string or null; got ${describeValue(value)}`,
+    );
   }
   return value;
 }
@@ -256,12 +252,14 @@ export function normalizeMessage(
 ): MessageRecord {
   const action = "insert message";
   if (!isRecord(message)) {
-    throw new TypeError(`Cannot ${action}: message must be an object; got ${quote(message)}`);
+    throw new TypeError(
+      `Cannot ${action}: message must be an object; got ${describeValue(message)}`,
+    );
   }
   const id = checkId(message.id, "id", action);
   if (!ROLES.includes(message.role as MessageRole)) {
     throw new TypeError(
-      `Cannot ${action}: unknown role ${quote(message.role)}; valid roles: ${
+      `Cannot ${action}: unknown role ${describeValue(message.role)}; valid roles: ${
         ROLES.map((r) => `"${r}"`).join(", ")
       }`,
     );
@@ -269,7 +267,7 @@ export function normalizeMessage(
   const createdAt = message.createdAt;
   if (typeof createdAt !== "number" || !Number.isFinite(createdAt)) {
     throw new TypeError(
-      `Cannot ${action}: createdAt must be a finite number; got ${quote(createdAt)}`,
+      `Cannot ${action}: createdAt must be a finite number; got ${describeValue(createdAt)}`,
     );
   }
   return {
@@ -291,23 +289,27 @@ export function normalizeSignal(
 ): SignalInsert {
   const action = "insert session signal";
   if (!isRecord(row)) {
-    throw new TypeError(`Cannot ${action}: row must be an object; got ${quote(row)}`);
+    throw new TypeError(`Cannot ${action}: row must be an object; got ${describeValue(row)}`);
   }
   const sessionId = checkId(row.sessionId, "sessionId", action);
   if (typeof row.kind !== "string" || row.kind.length === 0) {
     throw new TypeError(
-      `Cannot ${action}: kind must be a non-empty string; got ${quote(row.kind)}`,
+      `Cannot ${action}: kind must be a non-empty string; got ${describeValue(row.kind)}`,
     );
   }
   const opId = row.opId ?? "";
   if (typeof opId !== "string") {
-    throw new TypeError(`Cannot ${action}: opId must be a string; got ${quote(opId)}`);
+    throw new TypeError(`Cannot ${action}: opId must be a string; got ${describeValue(opId)}`);
   }
   if (typeof row.ts !== "number" || !Number.isFinite(row.ts)) {
-    throw new TypeError(`Cannot ${action}: ts must be a finite number; got ${quote(row.ts)}`);
+    throw new TypeError(
+      `Cannot ${action}: ts must be a finite number; got ${describeValue(row.ts)}`,
+    );
   }
   if (!isRecord(row.payload)) {
-    throw new TypeError(`Cannot ${action}: payload must be an object; got ${quote(row.payload)}`);
+    throw new TypeError(
+      `Cannot ${action}: payload must be an object; got ${describeValue(row.payload)}`,
+    );
   }
   return {
     sessionId,
@@ -325,19 +327,25 @@ export function normalizeSignalQuery(
   const action = "list session signals";
   if (options === undefined || options === null) return { afterSeq: 0, limit: Infinity };
   if (!isRecord(options)) {
-    throw new TypeError(`Cannot ${action}: options must be an object; got ${quote(options)}`);
+    throw new TypeError(
+      `Cannot ${action}: options must be an object; got ${describeValue(options)}`,
+    );
   }
   const afterSeq = options.afterSeq ?? 0;
   const limit = options.limit ?? Infinity;
   if (typeof afterSeq !== "number" || Number.isNaN(afterSeq)) {
-    throw new TypeError(`Cannot ${action}: afterSeq must be a number; got ${quote(afterSeq)}`);
+    throw new TypeError(
+      `Cannot ${action}: afterSeq must be a number; got ${describeValue(afterSeq)}`,
+    );
   }
   // A fractional limit would mean different things to different stores (SQL LIMIT floors it).
   if (
     typeof limit !== "number" || limit < 0 || (limit !== Infinity && !Number.isInteger(limit))
   ) {
     throw new TypeError(
-      `Cannot ${action}: limit must be a non-negative integer or Infinity; got ${quote(limit)}`,
+      `Cannot ${action}: limit must be a non-negative integer or Infinity; got ${
+        describeValue(limit)
+      }`,
     );
   }
   return { afterSeq, limit };
@@ -350,7 +358,9 @@ export function normalizeMessageQuery(
   const action = "list messages";
   if (options === undefined || options === null) return {};
   if (!isRecord(options)) {
-    throw new TypeError(`Cannot ${action}: options must be an object; got ${quote(options)}`);
+    throw new TypeError(
+      `Cannot ${action}: options must be an object; got ${describeValue(options)}`,
+    );
   }
   const out: { sessionId?: string; branchId?: string; sequenceId?: string } = {};
   for (const key of ["sessionId", "branchId", "sequenceId"] as const) {

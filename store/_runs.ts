@@ -16,20 +16,10 @@ import {
   type RunToolCall,
 } from "./session_store.ts";
 import { checkId } from "./_rows.ts";
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function quote(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "(array)";
-  return `(${typeof value})`;
-}
+import { describeValue, isRecord } from "../core/_util.ts";
 
 function fail(action: string, what: string, value: unknown): never {
-  throw new TypeError(`Cannot ${action}: ${what}; got ${quote(value)}`);
+  throw new TypeError(`Cannot ${action}: ${what}; got ${describeValue(value)}`);
 }
 
 function finite(value: unknown, key: string, action: string): number {
@@ -200,7 +190,7 @@ export function normalizeRun(run: unknown): RunRecord {
   const runId = checkId(run.runId, "runId", action);
   if (!RUN_STATUSES.includes(run.status as RunStatus)) {
     throw new TypeError(
-      `Cannot ${action}: unknown status ${quote(run.status)}; valid statuses: ${
+      `Cannot ${action}: unknown status ${describeValue(run.status)}; valid statuses: ${
         RUN_STATUSES.map((s) => `"${s}"`).join(", ")
       }`,
     );

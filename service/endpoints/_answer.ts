@@ -3,12 +3,12 @@
 
 import type { AnswerToolCall, ModelAnswer } from "../endpoint.ts";
 import { parseToolArguments } from "../_tool_arguments.ts";
-import { isObject } from "./_openai_chunks.ts";
 import { isOpenAICompletion, openAIAnswer } from "./_openai_answer.ts";
+import { isRecord } from "../../core/_util.ts";
 
 /** Whether a value already is a typed answer (a string `text` and a `toolCalls` array). */
 export function isModelAnswer(value: unknown): value is ModelAnswer {
-  return isObject(value) && typeof value.text === "string" && Array.isArray(value.toolCalls);
+  return isRecord(value) && typeof value.text === "string" && Array.isArray(value.toolCalls);
 }
 
 /** `value` as a {@linkcode ModelAnswer}; see the module comment. */

@@ -3,11 +3,11 @@
 
 import type { AnswerToolCall, AnswerUsage, ModelAnswer } from "../endpoint.ts";
 import { argumentsText, parseToolArguments } from "../_tool_arguments.ts";
-import { isObject } from "./_openai_chunks.ts";
+import { isRecord } from "../../core/_util.ts";
 
 /** Whether a value looks like a chat-completions body (it has a `choices` array). */
 export function isOpenAICompletion(value: unknown): value is Record<string, unknown> {
-  return isObject(value) && Array.isArray(value.choices);
+  return isRecord(value) && Array.isArray(value.choices);
 }
 
 function num(value: unknown): number {
@@ -15,7 +15,7 @@ function num(value: unknown): number {
 }
 
 function usageOf(usage: unknown): AnswerUsage | null {
-  if (!isObject(usage)) return null;
+  if (!isRecord(usage)) return null;
   const promptTokens = num(usage.prompt_tokens);
   const completionTokens = num(usage.completion_tokens);
   return {
@@ -33,16 +33,16 @@ function usageOf(usage: unknown): AnswerUsage | null {
  */
 export function openAIAnswer(body: unknown): ModelAnswer {
   const choice = isOpenAICompletion(body) ? body.choices as unknown[] : [];
-  const first = isObject(choice[0]) ? choice[0] : null;
-  const message = first !== null && isObject(first.message) ? first.message : null;
+  const first = isRecord(choice[0]) ? choice[0] : null;
+  const message = first !== null && isRecord(first.message) ? first.message : null;
   if (message === null) {
     throw new TypeError(`Cannot read the model's answer: the response has no choices[0].message`);
   }
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls as unknown[] : [];
   const toolCalls: AnswerToolCall[] = [];
   calls.forEach((raw, index) => {
-    const call = isObject(raw) ? raw : {};
-    const fn = isObject(call.function) ? call.function : {};
+    const call = isRecord(raw) ? raw : {};
+    const fn = isRecord(call.function) ? call.function : {};
     const name = typeof fn.name === "string" ? fn.name : "";
     const value = fn.arguments;
     const parsed = parseToolArguments(value, name);

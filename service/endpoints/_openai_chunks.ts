@@ -2,6 +2,7 @@
 // in, typed StreamChunks out. No I/O, no errors of its own: the endpoint checks `error` bodies.
 
 import type { StreamChunk, ToolCallChunk } from "../endpoint.ts";
+import { isRecord } from "../../core/_util.ts";
 
 /** The tool calls of one choice being assembled from their deltas. */
 interface ChoiceCalls {
@@ -42,12 +43,12 @@ export function createChunkMapper(): ChunkMapper {
       const out: StreamChunk[] = [];
       const choices = Array.isArray(json.choices) ? json.choices : [];
       for (const choice of choices as unknown[]) {
-        if (!isObject(choice)) continue;
+        if (!isRecord(choice)) continue;
         const at = typeof choice.index === "number" && Number.isInteger(choice.index) &&
             choice.index > 0
           ? choice.index
           : 0;
-        const delta = isObject(choice.delta) ? choice.delta : {};
+        const delta = isRecord(choice.delta) ? choice.delta : {};
         if (typeof delta.content === "string" && delta.content !== "") {
           out.push(
             at === 0
@@ -59,7 +60,7 @@ export function createChunkMapper(): ChunkMapper {
           let pending = tools.get(at);
           if (!pending) tools.set(at, pending = { calls: new Map(), last: -1, next: 0 });
           for (const part of delta.tool_calls as unknown[]) {
-            if (isObject(part)) addToolDelta(pending, part, at);
+            if (isRecord(part)) addToolDelta(pending, part, at);
           }
         }
         if (typeof choice.finish_reason === "string" && choice.finish_reason) {
@@ -68,7 +69,7 @@ export function createChunkMapper(): ChunkMapper {
         }
       }
       const usage = json.usage;
-      if (isObject(usage)) {
+      if (isRecord(usage)) {
         const promptTokens = num(usage.prompt_tokens);
         const completionTokens = num(usage.completion_tokens);
         out.push({
@@ -116,14 +117,9 @@ function addToolDelta(pending: ChoiceCalls, part: Record<string, unknown>, choic
     pending.calls.set(index, call);
   }
   if (typeof part.id === "string" && part.id) call.id = part.id;
-  const fn = isObject(part.function) ? part.function : {};
+  const fn = isRecord(part.function) ? part.function : {};
   if (typeof fn.name === "string" && fn.name && !call.name) call.name = fn.name;
   if (typeof fn.arguments === "string") call.arguments += fn.arguments;
-}
-
-/** Whether a value is a plain (non-array) object. */
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function num(value: unknown): number {

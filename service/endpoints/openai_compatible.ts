@@ -8,7 +8,7 @@
 import type { EventSourceMessage } from "eventsource-parser";
 import { anySignal } from "../../core/_abort.ts";
 import { redactSecrets } from "../../core/redact.ts";
-import { messageOf, type MessageOfOptions } from "../../core/_util.ts";
+import { isRecord, messageOf, type MessageOfOptions } from "../../core/_util.ts";
 import type {
   ConversationItem,
   Endpoint,
@@ -18,7 +18,7 @@ import type {
 } from "../endpoint.ts";
 import { iterableToStream } from "../endpoint.ts";
 import { EndpointError, EndpointParseError } from "../endpoint_error.ts";
-import { createChunkMapper, isObject } from "./_openai_chunks.ts";
+import { createChunkMapper } from "./_openai_chunks.ts";
 import { openAIAnswer } from "./_openai_answer.ts";
 import { toOpenAIMessages } from "./openai_messages.ts";
 import { invalidHeaderValue, secretsOf } from "./_secrets.ts";
@@ -352,7 +352,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
             url,
           });
         }
-        if (!isObject(json)) {
+        if (!isRecord(json)) {
           throw new EndpointParseError("Cannot parse stream event: expected a JSON object", {
             status,
             bodyExcerpt: this.#excerpt(data),
@@ -556,7 +556,7 @@ export class OpenAICompatibleEndpoint implements Endpoint {
     } catch {
       json = undefined;
     }
-    if (isObject(json) && json.error) {
+    if (isRecord(json) && json.error) {
       return new EndpointError(`Endpoint reported an error: ${this.#excerpt(saidOf(json.error))}`, {
         status,
         bodyExcerpt: this.#excerpt(head),

@@ -15,7 +15,7 @@ import { HookSignal } from "../hooks/hook_signal.ts";
 import type { HookPoint } from "../hooks/hook_point.ts";
 import { ClaudeHookDecision, type ClaudeHookDecisionData } from "./hook_decision_signal.ts";
 import { recordApproval } from "./_approvals.ts";
-import { isRecord } from "../core/_util.ts";
+import { isRecord, messageOf } from "../core/_util.ts";
 
 /** The answer to one event: the JSON to print or send back, and the exit code. */
 export interface ClaudeEventAnswer {
@@ -109,10 +109,6 @@ function policyDeadline(options?: AnswerClaudeEventOptions): DeadlineSignal {
     options?.signal,
     () => new Error(`the policy did not answer within ${ms} ms`),
   );
-}
-
-function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -220,13 +216,13 @@ async function answer_(
       } catch (error) {
         return deny(
           base,
-          `hookscope policy failed: ${reasonOf(error)}`,
+          `hookscope policy failed: ${messageOf(error)}`,
           undefined,
-          reasonOf(error),
+          messageOf(error),
         );
       }
       if (fold.error !== undefined) {
-        const why = reasonOf(fold.error);
+        const why = messageOf(fold.error);
         return deny(base, `hookscope policy failed: ${why}`, fold.errorHook, why);
       }
       const hook = fold.hook;
@@ -279,7 +275,7 @@ async function answer_(
         return {
           output: {},
           exitCode: 0,
-          decision: { ...base, verdict: "none", error: reasonOf(error) },
+          decision: { ...base, verdict: "none", error: messageOf(error) },
         };
       }
       const context = fold.context.length ? fold.context.join("\n") : undefined;
@@ -316,7 +312,7 @@ async function answer_(
         return {
           output: {},
           exitCode: 0,
-          decision: { ...base, verdict: "none", error: reasonOf(error) },
+          decision: { ...base, verdict: "none", error: messageOf(error) },
         };
       }
       const context = fold.context.length ? fold.context.join("\n") : undefined;
@@ -336,7 +332,7 @@ async function answer_(
           signal,
         );
       } catch (error) {
-        const reason = reasonOf(error);
+        const reason = messageOf(error);
         return {
           output: { decision: "block", reason },
           exitCode: 0,
@@ -360,7 +356,7 @@ async function answer_(
         return {
           output: {},
           exitCode: 0,
-          decision: { event: name, verdict: "none", error: reasonOf(error) },
+          decision: { event: name, verdict: "none", error: messageOf(error) },
         };
       }
       return { output: {}, exitCode: 0, decision: { event: name, verdict: "none" } };

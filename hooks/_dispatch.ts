@@ -23,7 +23,7 @@
 
 import { HookTimeoutError, StopHook } from "./errors.ts";
 import { RECORD, RECORD_HOOK } from "../core/_record.ts";
-import { isThenable } from "../core/_util.ts";
+import { isThenable, messageOf } from "../core/_util.ts";
 import { abortable, deadline, TIMED_OUT } from "../core/_async.ts";
 import type { SignalSink } from "../core/signal.ts";
 import { HookPoint } from "./hook_point.ts";
@@ -80,15 +80,11 @@ function abandoned(reason: unknown, point: HookPoint, entry: Entry): Error {
     });
   }
   const error = new DOMException(
-    `Hook ${hook ? `"${hook}" ` : ""}at ${point} was abandoned: aborted (${errorMessage(reason)})`,
+    `Hook ${hook ? `"${hook}" ` : ""}at ${point} was abandoned: aborted (${messageOf(reason)})`,
     "AbortError",
   );
   Object.defineProperty(error, "cause", { value: reason });
   return error;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** The state of one option-aware emission. */
@@ -370,7 +366,7 @@ export class Dispatcher extends Chains {
         error = new HookTimeoutError(run.point, entry.timeoutMs, entry.name);
       }
       if (fold !== null && entry.shadow && gate) {
-        fold.shadowed("deny", errorMessage(error), entry.name);
+        fold.shadowed("deny", messageOf(error), entry.name);
         return false;
       }
       const policy = entry.onFailure ??

@@ -5,6 +5,7 @@
 
 import { deepFrozenCopy, isPlainObject, plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import type { Entry } from "./_entry.ts";
+import { messageOf } from "../core/_util.ts";
 
 /** One shadow-mode verdict that was recorded, not applied. */
 export interface ShadowVerdict {
@@ -112,10 +113,6 @@ export function postFold(point: string, result: unknown): ToolPostFold | ToolErr
     : { replaced: false, result, context: NO_STRINGS };
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** The state of one decision fold. */
 export class Fold {
   verdict = 0; // 0 none, 1 allow, 2 ask, 3 deny
@@ -199,7 +196,7 @@ export class Fold {
       d = NO_DECISION;
       problem = error instanceof BadTerms
         ? error.message
-        : `reading it threw (${errorMessage(error)})`;
+        : `reading it threw (${messageOf(error)})`;
     }
     if (problem !== null) {
       const error = new TypeError(`${this.#action(entry)}: ${problem}`);

@@ -34,6 +34,7 @@ import {
 } from "./signal.ts";
 import type { ActHost, ActionResult, ActOptions } from "./act.ts";
 import { actEffects } from "./_effects_channel.ts";
+import { messageOf } from "../core/_util.ts";
 
 /** The output of an action the governance gate denied. */
 export const GATE_DENIED_OUTPUT = "denied by governance gate";
@@ -101,10 +102,6 @@ export function checkOptions(options: ActOptions | undefined): void {
   ) {
     throw new TypeError(`Cannot act: signal must be an AbortSignal`);
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -181,7 +178,7 @@ export function deniedOutput(reason: string): { error: string; reason: string } 
 
 /** What the model is told about a call a throwing `tool.pre` guard blocked. */
 export function blockedOutput(error: unknown): { error: string } {
-  return { error: `Blocked by a tool.pre guard: ${errorMessage(error)}` };
+  return { error: `Blocked by a tool.pre guard: ${messageOf(error)}` };
 }
 
 /**
@@ -546,7 +543,7 @@ async function failedOutcome(
   context: readonly string[],
 ): Promise<ActOutcome> {
   if (!options?.suppressErrors) return { kind: "failed", result: null, error: failure };
-  const message = errorMessage(failure);
+  const message = messageOf(failure);
   await writeExchange(host, {
     toolName,
     callId,

@@ -126,8 +126,9 @@ describe("one Claude Code hook configuration in three hosts", () => {
         session.defaultBranch.act({ function: "bash", arguments: { command } }, {
           suppressErrors: true,
         }).then(fromAct, fromError),
-      close: async () => {
+      close: () => {
         assert.equal(readFileSync(join(ws, "victim", "data.txt"), "utf8"), "precious");
+        return Promise.resolve();
       },
     };
   }

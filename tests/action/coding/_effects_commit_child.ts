@@ -5,7 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import process from "node:process";
-import { readChangeSet } from "../../../action/coding/_changes.ts";
+import { lowerState, readChangeSet } from "../../../action/coding/_changes.ts";
 import { commitChanges, effectsStore } from "../../../action/coding/_commit.ts";
 
 const [ws, base] = process.argv.slice(2);
@@ -19,6 +19,8 @@ for (let i = 0; i < 30; i++) execFileSync("mknod", [`${upper}/d/f${i}.txt`, "c",
 writeFileSync(`${upper}/r`, "a file where a directory was\n");
 const store = effectsStore(base, ws);
 const set = await readChangeSet(upper, ws, new Set());
+const lower = await lowerState(ws, set.plan);
 process.stdout.write("ready\n");
-await commitChanges(store, { callId: `crash-${process.pid}`, toolName: "bash", ...set });
+// As the bash tool commits: the workspace entries checked again first.
+await commitChanges(store, { callId: `crash-${process.pid}`, toolName: "bash", ...set, lower });
 process.stdout.write("done\n");

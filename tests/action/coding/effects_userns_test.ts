@@ -7,9 +7,9 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 
@@ -52,6 +52,15 @@ function runChild(base: string, mode?: string): Promise<Record<string, unknown>>
 describe("staged runs for a non-root caller (unprivileged user namespace)", () => {
   let base: string;
   before(() => {
+    if (process.getuid?.() === 0) {
+      // The child runs as uid 65534 from this checkout: every directory up to it must let others in.
+      for (let dir = realpathSync(ROOT); dir !== "/"; dir = dirname(dir)) {
+        assert.ok(
+          (statSync(dir).mode & 0o005) === 0o005,
+          `${dir} must be readable and searchable by other users (o+rx): the test runs a child as uid 65534 from this checkout`,
+        );
+      }
+    }
     base = realpathSync(mkdtempSync(join(tmpdir(), "hookscope-userns-")));
     chmodSync(base, 0o777); // the child (uid 65534) works in here
   });

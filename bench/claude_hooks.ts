@@ -11,7 +11,7 @@
 //   - `answerClaudeEvent` in-process (what claudeAgentHooks runs), for the floor.
 // Prints the load average (1 min) before and after: state it with any number.
 // Run: node_modules/.bin/deno run -A bench/claude_hooks.ts [--rate 100] [--requests 500]
-//      [--spawns 20] [--only serve|spawn|inproc]
+//      [--rounds 2] [--spawns 20] [--only serve|spawn|inproc]
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -31,6 +31,7 @@ const RATE = Number(arg("rate", "100"));
 const REQUESTS = Number(arg("requests", "500"));
 const SPAWNS = Number(arg("spawns", "20"));
 const ONLY = arg("only", "");
+const ROUNDS = Number(arg("rounds", "2"));
 const bin = (path: string, fallback: string | null): string | null =>
   existsSync(join(ROOT, path)) ? join(ROOT, path) : fallback;
 const DENO = bin("node_modules/deno/deno", "deno")!;
@@ -165,57 +166,78 @@ const clientRuntime = BUN ? [BUN] : [DENO, "run", "-A"];
 const clientName = BUN ? "Bun" : "Deno";
 let fastest: { runtime: string[]; name: string; p50: number } | undefined;
 if (ONLY === "" || ONLY === "serve") {
+  // One server at a time, each measured by a client process of its own; the configurations go
+  // round by round (the order reversed every other round), REQUESTS / ROUNDS requests each, so
+  // the machine's drift spreads over all of them.
   const runtimes: [string, string[]][] = [["Deno", [DENO, "run", "-A"]]];
   if (BUN) runtimes.push(["Bun", [BUN]]);
   if (NODE24) runtimes.push(["Node 24", [NODE24, "--import", TSX]]);
   const client = join(ROOT, "bench/_hook_client.ts");
+  const configs: {
+    label: string;
+    runtime: string[];
+    name: string;
+    policy: string;
+    client: string[];
+    mode: "raw" | "fetch";
+    times: number[];
+  }[] = [];
   for (const [policyName, policy] of Object.entries(POLICIES)) {
     for (const [name, runtime] of runtimes) {
-      const server = await startServe(runtime, policy);
+      configs.push({
+        label: `\`serve\` on ${name}, ${policyName} policy, ${RATE}/s, SQLite store`,
+        runtime,
+        name,
+        policy,
+        client: clientRuntime,
+        mode: "raw",
+        times: [],
+      });
+      // From fetch clients, with the guard: Claude Code's (a Bun program) and Deno's.
+      if (policyName !== "guard" || name === "Node 24") continue;
+      const fetchers: [string, string[]][] = [[clientName, clientRuntime]];
+      if (BUN) fetchers.push(["Deno", [DENO, "run", "-A"]]);
+      for (const [fetcher, fetcherRuntime] of fetchers) {
+        configs.push({
+          label: `\`serve\` on ${name}, guard policy, ${RATE}/s, from ${fetcher}'s \`fetch\``,
+          runtime,
+          name,
+          policy,
+          client: fetcherRuntime,
+          mode: "fetch",
+          times: [],
+        });
+      }
+    }
+  }
+  const slice = Math.max(1, Math.ceil(REQUESTS / ROUNDS));
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? configs : [...configs].reverse();
+    for (const config of order) {
+      const server = await startServe(config.runtime, config.policy);
       try {
-        const out = await run(clientRuntime[0], [
-          ...clientRuntime.slice(1),
+        const out = await run(config.client[0], [
+          ...config.client.slice(1),
           client,
           server.url,
-          "raw",
+          config.mode,
           String(RATE),
-          String(REQUESTS),
+          String(slice),
         ]);
-        const s = stats(JSON.parse(out));
-        row(`\`serve\` on ${name}, ${policyName} policy, ${RATE}/s, SQLite store`, s);
-        if (policyName === "guard" && (!fastest || s.p50 < fastest.p50)) {
-          fastest = { runtime, name, p50: s.p50 };
-        }
+        config.times.push(...JSON.parse(out));
       } finally {
         server.stop();
       }
     }
   }
-  // From fetch clients: Claude Code's (a Bun program) and Deno's, to the default runtime's
-  // serve (Deno) and to the fastest one.
-  const servers: [string, string[]][] = [["Deno", [DENO, "run", "-A"]]];
-  if (fastest && fastest.name !== "Deno") servers.push([fastest.name, fastest.runtime]);
-  const fetchers: [string, string[]][] = [[clientName, clientRuntime]];
-  if (BUN) fetchers.push(["Deno", [DENO, "run", "-A"]]);
-  for (const [serverName, serverRuntime] of servers) {
-    for (const [name, runtime] of fetchers) {
-      const server = await startServe(serverRuntime, POLICIES.guard);
-      try {
-        const out = await run(runtime[0], [
-          ...runtime.slice(1),
-          client,
-          server.url,
-          "fetch",
-          String(RATE),
-          String(REQUESTS),
-        ]);
-        row(
-          `\`serve\` on ${serverName}, guard policy, ${RATE}/s, from ${name}'s \`fetch\``,
-          stats(JSON.parse(out)),
-        );
-      } finally {
-        server.stop();
-      }
+  for (const config of configs) {
+    const s = stats(config.times);
+    row(config.label, s);
+    if (
+      config.mode === "raw" && config.policy === POLICIES.guard &&
+      (!fastest || s.p50 < fastest.p50)
+    ) {
+      fastest = { runtime: config.runtime, name: config.name, p50: s.p50 };
     }
   }
 }

@@ -2,7 +2,11 @@
 // with the decision recorded in the session (what `hook`, `serve` and claudeAgentHooks share).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ApprovalAnswered, ApprovalRequested, MemoryStore, Session } from "../../mod.ts";
+import { destructiveCommandGuard, guardHostPaths } from "../../action/coding/mod.ts";
 import {
   answerClaudeEvent,
   ClaudeEventError,
@@ -368,6 +372,43 @@ describe("answerClaudeEvent", () => {
     assert.deepEqual(rows.map((r) => r.kind), ["HookSignal", "ClaudeHookDecision"]);
     assert.ok(rows[0].ts >= before && rows[0].ts <= rows[1].ts);
     assert.equal(session.hooks.observer, session.observer);
+  });
+
+  it("the coding guards take Claude's tool names and input shapes (Bash, Read/Write/Edit/NotebookEdit, Grep, mcp__)", async () => {
+    const ws = realpathSync(mkdtempSync(join(tmpdir(), "hookscope-claude-guards-")));
+    try {
+      mkdirSync(join(ws, "src"));
+      writeFileSync(join(ws, "src", "a.ts"), "export {};\n");
+      const session = new Session({ id: "s1" });
+      session.hooks.on("tool.pre", destructiveCommandGuard(), { name: "command-guard" });
+      session.hooks.on("tool.pre", guardHostPaths({ allowedPaths: [ws] }), { name: "path-guard" });
+      const verdict = async (tool_name: string, tool_input: Record<string, unknown>) => {
+        const answer = await answerClaudeEvent(session, pre(tool_input, tool_name));
+        const specific = answer.output.hookSpecificOutput as Record<string, unknown> | undefined;
+        return specific?.permissionDecision ?? "none";
+      };
+      assert.equal(await verdict("Bash", { command: "rm -rf src", description: "x" }), "deny");
+      assert.equal(await verdict("Bash", { command: "ls -la src" }), "none");
+      assert.equal(await verdict("Read", { file_path: join(ws, "src", "a.ts") }), "none");
+      assert.equal(await verdict("Write", { file_path: "/etc/passwd", content: "x" }), "deny");
+      assert.equal(
+        await verdict("Edit", {
+          file_path: join(ws, "..", "elsewhere.ts"),
+          old_string: "a",
+          new_string: "b",
+        }),
+        "deny",
+      );
+      assert.equal(
+        await verdict("NotebookEdit", { notebook_path: "/root/n.ipynb", new_source: "x" }),
+        "deny",
+      );
+      assert.equal(await verdict("Grep", { pattern: "secret", path: "/etc" }), "deny");
+      assert.equal(await verdict("Grep", { pattern: "TODO", path: join(ws, "src") }), "none");
+      assert.equal(await verdict("mcp__files__read", { path: "/etc/shadow" }), "deny");
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
   });
 
   it("input that is not an event is a ClaudeEventError", async () => {

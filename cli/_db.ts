@@ -4,8 +4,16 @@
  * @module
  */
 
-import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import type { SessionStore } from "../store/session_store.ts";
 import { SqliteStore } from "../store/sqlite/mod.ts";
 import { CliError } from "./_output.ts";
@@ -143,6 +151,14 @@ function foreignDatabase(path: string): string | null {
  */
 export async function openOrCreateDb(target: string): Promise<SessionStore> {
   if (isDbUrl(target)) return await openPostgres(target, true);
+  const folder = dirname(resolve(target));
+  if (!existsSync(folder)) {
+    throw new CliError(
+      `Cannot open database ${JSON.stringify(target)}: its folder ${
+        JSON.stringify(folder)
+      } does not exist; create it, or give a path in a folder that does`,
+    );
+  }
   try {
     return await SqliteStore.open(target);
   } catch (error) {
@@ -151,6 +167,30 @@ export async function openOrCreateDb(target: string): Promise<SessionStore> {
       { cause: error },
     );
   }
+}
+
+/**
+ * The session database `hook` and `serve` use when given no `--db`: `.hookscope/sessions.db` in
+ * `projectDir`. Its folder is made when missing, with a `.gitignore` that keeps the recorded
+ * sessions (commands, arguments, answers) out of the project's commits.
+ */
+export function projectDb(projectDir: string): string {
+  const folder = join(resolve(projectDir), ".hookscope");
+  if (!existsSync(folder)) {
+    mkdirSync(folder, { recursive: true });
+    try {
+      writeFileSync(
+        join(folder, ".gitignore"),
+        "# made by hookscope: recorded sessions stay local\n*\n",
+        {
+          flag: "wx",
+        },
+      );
+    } catch {
+      // Another hook process made it first.
+    }
+  }
+  return join(folder, "sessions.db");
 }
 
 /** Renders a millisecond timestamp for tables. */

@@ -6,7 +6,6 @@
  */
 
 import process from "node:process";
-import { resolve } from "node:path";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import type { CliIO } from "./_output.ts";
 import { UsageError } from "./_output.ts";
@@ -92,16 +91,14 @@ export async function hookCommand(args: readonly string[], io: CliIO): Promise<n
   let store;
   try {
     // Loaded here, not at the top: `--server` needs none of it (a forwarding hook starts fast).
-    const [{ loadPolicy }, { openOrCreateDb }, { answerInStore }] = await Promise.all([
+    const [{ loadPolicy }, { openOrCreateDb, projectDb }, { answerInStore }] = await Promise.all([
       import("../claude/load_policy.ts"),
       import("./_db.ts"),
       import("./_claude_events.ts"),
     ]);
     const policy = await loadPolicy(policyFile as string);
     const projectDir = process.env.CLAUDE_PROJECT_DIR ?? process.cwd();
-    store = await openOrCreateDb(
-      (values.db as string | undefined) ?? resolve(projectDir, ".hookscope/sessions.db"),
-    );
+    store = await openOrCreateDb((values.db as string | undefined) ?? projectDb(projectDir));
     const answer = await answerInStore(store, policy, event, timeoutMs);
     print(answer.output);
     return 0;

@@ -7,11 +7,10 @@
  */
 
 import process from "node:process";
-import { resolve } from "node:path";
 import { timingSafeEqual } from "node:crypto";
 import { loadPolicy } from "../claude/load_policy.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
-import { displayDb, openOrCreateDb } from "./_db.ts";
+import { displayDb, openOrCreateDb, projectDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { answerInStore } from "./_claude_events.ts";
 import { asciiJson, failedAnswer, MAX_EVENT_BYTES, readLimited } from "./_claude_wire.ts";
@@ -114,7 +113,7 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
   } catch (error) {
     throw new CliError((error as Error).message, { cause: error });
   }
-  const db = (values.db as string | undefined) ?? resolve(".hookscope/sessions.db");
+  const db = (values.db as string | undefined) ?? projectDb(process.cwd());
   const store = await openOrCreateDb(db);
   const known = new Set<string>();
   const writeBehind = new WriteBehind(store);

@@ -4,7 +4,15 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -103,6 +111,19 @@ describe("hookscope hook and serve with bad input", () => {
     );
     assert.equal(unknown.code, 0, unknown.stderr);
     assert.deepEqual(JSON.parse(unknown.stdout), {});
+  });
+
+  it("without --db it records in .hookscope/sessions.db of a fresh project, making the folder (git-ignored)", async () => {
+    const project = join(dir, "fresh-project");
+    mkdirSync(project);
+    const denied = await hook(["--policy", policy], pre("rm -rf x"), {
+      CLAUDE_PROJECT_DIR: project,
+    });
+    assert.equal(denied.code, 0, denied.stderr);
+    assert.equal(permission(denied.stdout).permissionDecision, "deny");
+    assert.equal(permission(denied.stdout).permissionDecisionReason, "no rm");
+    assert.ok(existsSync(join(project, ".hookscope", "sessions.db")));
+    assert.match(readFileSync(join(project, ".hookscope", ".gitignore"), "utf8"), /^\*$/m);
   });
 
   it("malformed JSON, an oversized event and a missing session_id block (exit 2, reason on stderr) or deny", async () => {

@@ -16,6 +16,9 @@ import type { HookPoint } from "../hooks/hook_point.ts";
 import { ClaudeHookDecision, type ClaudeHookDecisionData } from "./hook_decision_signal.ts";
 import { recordApproval } from "./_approvals.ts";
 import { isRecord, messageOf } from "../core/_util.ts";
+import { EMIT_RESULTS, type ResultSink } from "../hooks/_emit_results.ts";
+import type { EmitOptions } from "../hooks/bus.ts";
+import type { AddMessageOptions } from "../session/branch.ts";
 
 /** The answer to one event: the JSON to print or send back, and the exit code. */
 export interface ClaudeEventAnswer {
@@ -120,12 +123,17 @@ function policyDeadline(options?: AnswerClaudeEventOptions): DeadlineSignal {
  * | `PreToolUse` | `tool.pre` (`decide`) | `permissionDecision` `deny`/`ask`/`allow`, `permissionDecisionReason`, `updatedInput`, `additionalContext` |
  * | `PostToolUse` | `tool.post` (`decide`) | `updatedToolOutput` (and `updatedMCPToolOutput` for `mcp__` tools), `additionalContext` |
  * | `PostToolUseFailure` | `tool.error` (`decide`) | `additionalContext` |
- * | `UserPromptSubmit` | `message.add` of a user message on the default branch | a handler registered with `onFailure: "block"` that throws → `decision: "block"`, `reason` |
- * | `SessionStart` / `SessionEnd` | `session.start` / `session.end` | `{}` |
+ * | `UserPromptSubmit` | `message.add` of a user message on the default branch | a handler that throws (or times out) or returns `{ decision: "deny", reason }` → `decision: "block"`, `reason` (the first in chain order); `context` → `additionalContext` |
+ * | `SessionStart` / `SessionEnd` | `session.start` / `session.end` | `SessionStart`: the handlers' `{ context }`, in order → `additionalContext` |
  * | any other | recorded only | `{}` |
  *
  * A policy that throws or does not answer within `timeoutMs` denies a `PreToolUse` (fail
  * closed) and blocks a `UserPromptSubmit`; elsewhere it is recorded and the answer is `{}`.
+ * At `UserPromptSubmit` every `message.add` handler runs, as for any message (the prompt is
+ * stored either way), and counts as a gate: the first that throws, times out or denies (a
+ * handler registered with `onFailure: "continue"` does not count when it fails) blocks the
+ * prompt with its reason. Elsewhere a `message.add` handler's failure is isolated and its
+ * return value ignored, as always.
  * An `ask` is recorded as an `ApprovalRequested`; a later `PostToolUse` or `PostToolUseFailure`
  * of the same call (approved, it ran) or `PermissionDenied` (refused) records the
  * `ApprovalAnswered`, `by: "claude-code"`. A refusal in Claude Code's interactive prompt sends no
@@ -326,29 +334,63 @@ async function answer_(
     }
     case "UserPromptSubmit": {
       const prompt = text(event.prompt, "prompt", true) as string;
+      const fold = new PromptFold();
       try {
         await abortable(
-          session.defaultBranch.addMessage({ role: "user", content: prompt }, { signal }),
+          session.defaultBranch.addMessage(
+            { role: "user", content: prompt },
+            { signal, [EMIT_RESULTS]: fold.sink } as AddMessageOptions,
+          ),
           signal,
         );
       } catch (error) {
-        const reason = messageOf(error);
+        // A handler registered with onFailure "block" (seen by the fold already), a timeout,
+        // an abort or another callback's failure: the prompt is blocked (fail closed).
+        fold.block(messageOf(error), undefined, true);
+      }
+      if (fold.reason !== undefined) {
         return {
-          output: { decision: "block", reason },
+          output: { decision: "block", reason: fold.reason },
           exitCode: 0,
-          decision: { event: name, verdict: "block", reason },
+          decision: {
+            event: name,
+            verdict: "block",
+            reason: fold.reason,
+            ...(fold.hook ? { hook: fold.hook } : {}),
+            ...(fold.error !== undefined ? { error: fold.error } : {}),
+          },
         };
       }
-      return { output: {}, exitCode: 0, decision: { event: name, verdict: "none" } };
+      const context = fold.context.length ? fold.context.join("\n") : undefined;
+      return context === undefined
+        ? { output: {}, exitCode: 0, decision: { event: name, verdict: "none" } }
+        : {
+          output: { hookSpecificOutput: { hookEventName: name, additionalContext: context } },
+          exitCode: 0,
+          decision: { event: name, verdict: "allow", context },
+        };
     }
     case "SessionStart":
     case "SessionEnd": {
+      const context: string[] = [];
       try {
         if (name === "SessionStart") {
-          await abortable(session.start({ source: event.source ?? null }), signal);
+          // Each handler's `{ context }`, in chain order (a failure is reported, as by emit).
+          const sink: ResultSink = (outcome, failed) => {
+            if (failed || outcome === null || typeof outcome !== "object") return;
+            const added = (outcome as { context?: unknown }).context;
+            if (typeof added === "string" && added !== "") context.push(added);
+          };
+          await abortable(
+            session.start({ source: event.source ?? null }, {
+              signal,
+              [EMIT_RESULTS]: sink,
+            } as EmitOptions),
+            signal,
+          );
         } else {
           await abortable(
-            session.end({ status: "completed", reason: event.reason ?? null }),
+            session.end({ status: "completed", reason: event.reason ?? null }, { signal }),
             signal,
           );
         }
@@ -359,11 +401,71 @@ async function answer_(
           decision: { event: name, verdict: "none", error: messageOf(error) },
         };
       }
-      return { output: {}, exitCode: 0, decision: { event: name, verdict: "none" } };
+      if (context.length === 0) {
+        return { output: {}, exitCode: 0, decision: { event: name, verdict: "none" } };
+      }
+      const joined = context.join("\n");
+      return {
+        output: { hookSpecificOutput: { hookEventName: name, additionalContext: joined } },
+        exitCode: 0,
+        decision: { event: name, verdict: "allow", context: joined },
+      };
     }
     default:
       return { output: {}, exitCode: 0, decision: { event: name, verdict: "none" } };
   }
+}
+
+/**
+ * The fold of a prompt's `message.add` handlers on the protocol path: every handler runs (as
+ * for any message); the prompt is blocked when one threw (or timed out) or returned a deny, with
+ * the first such handler's reason in chain order; `{ decision: "allow", context }` or
+ * `{ context }` adds context. A returned decision is read once; one that is neither an allow nor
+ * a deny with a reason blocks too (as a malformed `tool.pre` decision fails closed).
+ */
+class PromptFold {
+  reason: string | undefined = undefined;
+  hook: string | undefined = undefined;
+  error: string | undefined = undefined;
+  readonly context: string[] = [];
+
+  block(reason: string, hook: string | undefined, failed: boolean): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.hook = hook;
+    if (failed) this.error = reason;
+  }
+
+  readonly sink: ResultSink = (outcome, failed, hook) => {
+    if (failed) return this.block(messageOf(outcome), hook, true);
+    if (outcome === null || typeof outcome !== "object") return;
+    let decision: unknown, reason: unknown, context: unknown;
+    try {
+      const value = outcome as Record<string, unknown>;
+      decision = value.decision;
+      reason = value.reason;
+      context = value.context;
+    } catch (error) {
+      return this.block(promptProblem(hook, `reading it threw (${messageOf(error)})`), hook, true);
+    }
+    if (decision === "deny") {
+      if (typeof reason === "string" && reason !== "") return this.block(reason, hook, false);
+      return this.block(promptProblem(hook, "a deny needs a non-empty string reason"), hook, true);
+    }
+    if (decision !== undefined && decision !== "allow") {
+      const got = typeof decision === "string" ? JSON.stringify(decision) : typeof decision;
+      return this.block(
+        promptProblem(hook, `decision must be "allow" or "deny"; got ${got}`),
+        hook,
+        true,
+      );
+    }
+    if (typeof context === "string" && context !== "") this.context.push(context);
+  };
+}
+
+function promptProblem(hook: string | undefined, problem: string): string {
+  return `Cannot apply message.add decision${hook ? ` of "${hook}"` : ""}: ${problem}`;
 }
 
 function deny(

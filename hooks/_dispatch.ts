@@ -32,6 +32,7 @@ import { TOOL_PRE_PASSES, UnsettledArgumentsError } from "./decision.ts";
 import type { EmitOptions, HookBusOptions, HookContext } from "./bus.ts";
 import type { Chain, Entries, Entry } from "./_entry.ts";
 import { Chains } from "./_chains.ts";
+import { EMIT_RESULTS, type ResultSink, type WithResultSink } from "./_emit_results.ts";
 import {
   Fold,
   foldOf,
@@ -99,6 +100,8 @@ class Run {
   current: Record<string, unknown>;
   /** The chain snapshot the emission runs (every pass of a fold runs the same one). */
   entries: Entries = NO_ENTRIES;
+  /** Sees each handler's outcome of an emission that does not fold (`_emit_results.ts`). */
+  sink: ResultSink | undefined = undefined;
 
   constructor(
     point: HookPoint,
@@ -260,6 +263,7 @@ export class Dispatcher extends Chains {
       ? this.context
       : Object.freeze({ ...this.context, signal });
     const run = new Run(point, payload, kind, signal, context, foldOf(point) === GATE);
+    run.sink = (options as WithResultSink | undefined)?.[EMIT_RESULTS];
     this.taken = true;
     return this.#drive(run, this.entries[point], start);
   }
@@ -369,6 +373,11 @@ export class Dispatcher extends Chains {
         fold.shadowed("deny", messageOf(error), entry.name);
         return false;
       }
+      if (
+        run.sink !== undefined && fold === null && !entry.shadow && entry.onFailure !== "continue"
+      ) {
+        run.sink(error, true, entry.name);
+      }
       const policy = entry.onFailure ??
         (gate && run.kind !== ISOLATED ? "block" : "continue");
       if (policy === "block" && !entry.shadow) {
@@ -381,7 +390,10 @@ export class Dispatcher extends Chains {
       this.report(error, run.point, "handler");
       return false;
     }
-    if (fold === null) return false;
+    if (fold === null) {
+      if (run.sink !== undefined && !entry.shadow) run.sink(outcome, false, entry.name);
+      return false;
+    }
     if (gate) {
       const next = fold.pre(outcome, entry);
       if (next === STOP) return true;

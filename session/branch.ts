@@ -8,6 +8,7 @@
 import { Entity } from "../core/entity.ts";
 import { ActionManager, AgentSpec, type Tool } from "../action/mod.ts";
 import type { EmitOptions, HookBus } from "../hooks/mod.ts";
+import { EMIT_RESULTS, type WithResultSink } from "../hooks/_emit_results.ts";
 import { abortable } from "../core/_async.ts";
 import { isThenable } from "../core/_util.ts";
 import type { IModel } from "../service/mod.ts";
@@ -172,10 +173,15 @@ export class Branch extends Entity {
       };
       if (sessionId !== null) payload.sessionId = sessionId;
       // Options make every pending handler race a deadline (30 s by default) and the signal.
+      const sink = (options as WithResultSink | undefined)?.[EMIT_RESULTS];
       await bus.emit(
         "message.add",
         payload,
-        options?.signal === undefined ? NO_EMIT_OPTIONS : { signal: options.signal },
+        sink !== undefined
+          ? { signal: options?.signal, [EMIT_RESULTS]: sink } as EmitOptions
+          : options?.signal === undefined
+          ? NO_EMIT_OPTIONS
+          : { signal: options.signal },
       );
     };
     this.#callbacks = [scheduleEmit, this.persistViaBus];

@@ -6,10 +6,12 @@
 
 import { reportFailure } from "./_loud_failures.ts";
 import { Entity } from "../core/entity.ts";
+import { abortable } from "../core/_async.ts";
 import { BranchOwnershipError } from "../core/errors.ts";
 import {
   type AgentHooks,
   buildSessionBus,
+  type EmitOptions,
   type HookBus,
   type HookPayloads,
   type HookPoint,
@@ -406,25 +408,34 @@ export class Session extends Entity {
   /**
    * Creates the session row if the store lacks it (status `created`), then emits
    * `session.start` with `{ ...meta, sessionId }`. A store failure is reported to `onError`,
-   * never thrown.
+   * never thrown. With `options.signal`, a pending handler is abandoned when it aborts (`start`
+   * rejects with the reason).
    */
-  async start(meta?: Record<string, unknown>): Promise<void> {
+  async start(meta?: Record<string, unknown>, options?: EmitOptions): Promise<void> {
     const store = this.store;
     if (store !== undefined) {
+      const signal = options?.signal;
       try {
-        if ((await store.getSession(this.id)) === undefined) {
-          await store.createSession({ id: this.id, status: "created" });
+        if ((await abortable(store.getSession(this.id), signal)) === undefined) {
+          await abortable(store.createSession({ id: this.id, status: "created" }), signal);
         }
       } catch (error) {
+        if (signal?.aborted && error === signal.reason) throw error;
         if (!(error instanceof StoreConflictError)) this.#report(error, "store");
       }
     }
-    await this.hooks.emit("session.start", { ...(meta ?? {}), sessionId: this.id });
+    await this.hooks.emit("session.start", { ...(meta ?? {}), sessionId: this.id }, options);
   }
 
-  /** Emits `session.end` with `{ ...result, sessionId }`. */
-  async end(result?: { status?: string; error?: string } & Record<string, unknown>): Promise<void> {
-    await this.hooks.emit("session.end", { ...(result ?? {}), sessionId: this.id });
+  /**
+   * Emits `session.end` with `{ ...result, sessionId }`. With `options.signal`, a pending handler
+   * is abandoned when it aborts (`end` rejects with the reason).
+   */
+  async end(
+    result?: { status?: string; error?: string } & Record<string, unknown>,
+    options?: EmitOptions,
+  ): Promise<void> {
+    await this.hooks.emit("session.end", { ...(result ?? {}), sessionId: this.id }, options);
   }
 
   /** Subscribes on the observer; see `SessionObserver.observe`. */

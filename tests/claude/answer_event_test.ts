@@ -140,55 +140,203 @@ describe("answerClaudeEvent", () => {
     assert.deepEqual(quiet.output, {});
   });
 
-  it("UserPromptSubmit: a message.add handler registered with onFailure block that throws blocks the prompt", async () => {
-    const session = new Session({ id: "s1", onError: () => {} });
+  it("UserPromptSubmit: a message.add handler that throws or denies blocks the prompt with its reason", async () => {
+    const reported: unknown[] = [];
+    const store = new MemoryStore();
+    const session = new Session({ id: "s1", store, onError: (e) => void reported.push(e) });
     session.hooks.on("message.add", ({ message }) => {
       if (String(message.content).includes("password")) throw new Error("no secrets in prompts");
-    }, { onFailure: "block" });
-    // A handler without it is isolated, as everywhere: its failure is reported, not a block.
-    session.hooks.on("message.add", () => {
-      throw new Error("an isolated bug");
-    });
-    const blocked = await answerClaudeEvent(session, {
+    }, { name: "secrets" });
+    session.hooks.on(
+      "message.add",
+      ({ message }) =>
+        String(message.content).includes("deploy")
+          ? { decision: "deny", reason: "no deploys from a prompt" }
+          : undefined,
+      { name: "deploys" },
+    );
+    const thrown = await answerClaudeEvent(session, {
       ...base,
       hook_event_name: "UserPromptSubmit",
       prompt: "my password is hunter2",
     });
-    assert.deepEqual(blocked.output, { decision: "block", reason: "no secrets in prompts" });
+    assert.deepEqual(thrown.output, { decision: "block", reason: "no secrets in prompts" });
+    assert.deepEqual(decisions(session).at(-1), {
+      event: "UserPromptSubmit",
+      verdict: "block",
+      reason: "no secrets in prompts",
+      hook: "secrets",
+      error: "no secrets in prompts",
+    });
+    const denied = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "deploy to prod",
+    });
+    assert.deepEqual(denied.output, { decision: "block", reason: "no deploys from a prompt" });
+    assert.deepEqual(decisions(session).at(-1), {
+      event: "UserPromptSubmit",
+      verdict: "block",
+      reason: "no deploys from a prompt",
+      hook: "deploys",
+    });
+    // Several: every handler runs, the first blocking one in chain order gives the reason.
+    const both = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "deploy with password x",
+    });
+    assert.deepEqual(both.output, { decision: "block", reason: "no secrets in prompts" });
     const fine = await answerClaudeEvent(session, {
       ...base,
       hook_event_name: "UserPromptSubmit",
       prompt: "tidy the repo",
     });
     assert.deepEqual(fine.output, {});
+    assert.deepEqual(decisions(session).at(-1), { event: "UserPromptSubmit", verdict: "none" });
+    // Every prompt is stored (blocked ones too: the record shows what was refused), and the
+    // throwing handler is reported as anywhere else.
+    await session.drainSignals();
+    const stored = (await store.listMessages({ sessionId: "s1" })).map((m) => m.content);
+    assert.deepEqual(stored, [
+      "my password is hunter2",
+      "deploy to prod",
+      "deploy with password x",
+      "tidy the repo",
+    ]);
+    assert.equal(reported.length, 2);
   });
 
-  it("SessionStart / SessionEnd run session.start / session.end; other events are recorded only", async () => {
-    const store = new MemoryStore();
-    const session = new Session({ id: "s1", store });
-    const points: string[] = [];
-    session.hooks.on("session.start", () => void points.push("start"));
-    session.hooks.on("session.end", () => void points.push("end"));
-    for (
-      const event of [
-        { ...base, hook_event_name: "SessionStart", source: "startup" },
-        { ...base, hook_event_name: "Notification", message: "waiting" },
-        { ...base, hook_event_name: "SomeFutureEvent" },
-        { ...base, hook_event_name: "SessionEnd", reason: "other" },
-      ]
-    ) {
-      assert.deepEqual((await answerClaudeEvent(session, event)).output, {});
-    }
-    assert.deepEqual(points, ["start", "end"]);
-    assert.deepEqual(decisions(session).map((d) => d.event), [
-      "SessionStart",
-      "Notification",
-      "SomeFutureEvent",
-      "SessionEnd",
-    ]);
-    await session.drainSignals();
-    const kinds = (await store.listSessionSignals("s1")).map((row) => row.kind);
-    assert.equal(kinds.filter((k) => k === "ClaudeHookDecision").length, 4);
+  it("UserPromptSubmit: onFailure continue does not block; a malformed decision blocks; context is additionalContext", async () => {
+    const session = new Session({ id: "s1", onError: () => {} });
+    session.hooks.on("message.add", () => {
+      throw new Error("a logging bug");
+    }, { onFailure: "continue" });
+    session.hooks.on(
+      "message.add",
+      ({ message }) =>
+        String(message.content).startsWith("ask")
+          ? { decision: "ask", reason: "prompts cannot ask" }
+          : String(message.content).startsWith("bare")
+          ? { decision: "deny" }
+          : { decision: "allow", context: "the repo uses pnpm" },
+      { name: "shapes" },
+    );
+    session.hooks.on("message.add", () => ({ context: "today is a release day" }));
+    const fine = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "tidy the repo",
+    });
+    assert.deepEqual(fine.output, {
+      hookSpecificOutput: {
+        hookEventName: "UserPromptSubmit",
+        additionalContext: "the repo uses pnpm\ntoday is a release day",
+      },
+    });
+    const ask = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "ask me",
+    });
+    assert.deepEqual(ask.output, {
+      decision: "block",
+      reason:
+        'Cannot apply message.add decision of "shapes": decision must be "allow" or "deny"; got "ask"',
+    });
+    const bare = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "bare deny",
+    });
+    assert.match(String(bare.output.reason), /a deny needs a non-empty string reason/);
+    assert.equal(bare.output.decision, "block");
+  });
+
+  it("UserPromptSubmit: a handler registered with onFailure block, or one that never settles, blocks (fail closed)", async () => {
+    const session = new Session({ id: "s1", onError: () => {} });
+    session.hooks.on("message.add", ({ message }) => {
+      if (String(message.content).includes("password")) throw new Error("no secrets in prompts");
+    }, { onFailure: "block", name: "secrets" });
+    session.hooks.on(
+      "message.add",
+      ({ message }) => String(message.content) === "hang" ? new Promise(() => {}) : undefined,
+    );
+    const blocked = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "my password is hunter2",
+    });
+    assert.deepEqual(blocked.output, { decision: "block", reason: "no secrets in prompts" });
+    assert.equal(decisions(session).at(-1)?.hook, "secrets");
+    const hung = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "hang",
+    }, { timeoutMs: 50 });
+    assert.equal(hung.output.decision, "block");
+    assert.match(String(hung.output.reason), /50 ms/);
+  });
+
+  it("a message.add handler's deny or throw outside the protocol is isolated, as always", async () => {
+    const reported: unknown[] = [];
+    const session = new Session({ onError: (e) => void reported.push(e) });
+    session.hooks.on("message.add", () => ({ decision: "deny", reason: "ignored here" }));
+    session.hooks.on("message.add", () => {
+      throw new Error("reported");
+    });
+    const message = await session.defaultBranch.addMessage({ role: "user", content: "hi" });
+    assert.equal(message.content, "hi");
+    assert.equal(reported.length, 1);
+    assert.match(String((reported[0] as Error).message), /reported/);
+  });
+
+  it("SessionStart: the session.start handlers' context, in order, is additionalContext; SessionEnd answers {}", async () => {
+    const session = new Session({ id: "s1", onError: () => {} });
+    session.hooks.on("session.start", ({ source }) => ({ context: `started by ${source}` }));
+    session.hooks.on("session.start", () => undefined);
+    session.hooks.on("session.start", () => {
+      throw new Error("a broken start hook");
+    });
+    session.hooks.on("session.start", async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return { context: "branch main is protected" };
+    });
+    session.hooks.on("session.end", () => ({ context: "not for SessionEnd" }));
+    const started = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "SessionStart",
+      source: "startup",
+    });
+    assert.deepEqual(started.output, {
+      hookSpecificOutput: {
+        hookEventName: "SessionStart",
+        additionalContext: "started by startup\nbranch main is protected",
+      },
+    });
+    assert.deepEqual(decisions(session).at(-1), {
+      event: "SessionStart",
+      verdict: "allow",
+      context: "started by startup\nbranch main is protected",
+    });
+    const ended = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "SessionEnd",
+      reason: "other",
+    });
+    assert.deepEqual(ended.output, {});
+  });
+
+  it("SessionStart: a start hook that never settles is recorded as an error and answered {}", async () => {
+    const session = new Session({ id: "s1", onError: () => {} });
+    session.hooks.on("session.start", () => new Promise(() => {}));
+    const started = await answerClaudeEvent(session, {
+      ...base,
+      hook_event_name: "SessionStart",
+      source: "startup",
+    }, { timeoutMs: 50 });
+    assert.deepEqual(started.output, {});
+    assert.match(decisions(session).at(-1)?.error ?? "", /50 ms/);
   });
 
   it("a policy that throws or never answers denies a PreToolUse (fail closed); elsewhere {} with the error recorded", async () => {

@@ -110,6 +110,15 @@ export const policy = (session) => {
     }, { name: "rewrite-echo" }),
     session.hooks.on("tool.error", ({ toolName, args }) =>
       ({ context: "hookscope-failure-context: " + toolName + " " + args?.command })),
+    session.hooks.on("session.start", ({ source }) =>
+      ({ context: "hookscope-session-start-context: " + source })),
+    session.hooks.on("message.add", ({ message }) => {
+      if (message.role !== "user") return undefined;
+      if (String(message.content).includes("password")) {
+        return { decision: "deny", reason: "hookscope-prompt-block: no secrets in prompts" };
+      }
+      return { context: "hookscope-prompt-context-marker" };
+    }, { name: "prompt-guard" }),
   ];
   return () => undo.forEach((u) => u());
 };
@@ -198,6 +207,10 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
     assert.equal(fake.toolResults[2].is_error, true);
     assert.match(seen, /hookscope-failure-context: Bash cat missing-file\.txt/);
     assert.match(JSON.stringify(fake.toolResults[3].content), /pushing needs a person/);
+    // SessionStart and UserPromptSubmit context reached the model (Claude Code sends
+    // SessionStart to command hooks only).
+    assert.match(seen, /hookscope-prompt-context-marker/);
+    if (!http) assert.match(seen, /hookscope-session-start-context: startup/);
 
     // The session and its decisions, from the store.
     const shown = cli(["show", db, result.json.session_id, "--json"]);
@@ -264,6 +277,44 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
     );
     const { result, fake } = await drive(STEPS, setup);
     check(result, fake, setup.project, db);
+  });
+
+  it("a prompt a message.add hook denies is blocked: no model request, Claude reports the reason", async () => {
+    const db = join(dir, "prompt.db");
+    const setup = project(
+      "prompt",
+      allEvents({
+        type: "command",
+        command: `${HOOKSCOPE} hook --policy ${policyFile} --db ${db}`,
+        timeout: 60,
+      }),
+    );
+    const fake = await startAnthropicFake(STEPS);
+    let result: ClaudeResult;
+    try {
+      result = await runClaude(setup.project, setup.home, fake.url, "my password is hunter2");
+    } finally {
+      await fake.close();
+    }
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(fake.requests.length, 0);
+    assert.match(
+      String(result.json.result),
+      /blocked by hook:\s*hookscope-prompt-block: no secrets in prompts/,
+    );
+    const shown = cli(["show", db, result.json.session_id, "--json"]);
+    assert.equal(shown.status, 0, shown.stderr);
+    const decisions = (JSON.parse(shown.stdout) as {
+      signals: { kind: string; payload: { data?: Record<string, unknown> } }[];
+    }).signals.filter((s) => s.kind === "ClaudeHookDecision").map((s) => s.payload.data ?? {});
+    assert.deepEqual(
+      decisions.filter((d) => d.event === "UserPromptSubmit").map((d) => [
+        d.verdict,
+        d.reason,
+        d.hook,
+      ]),
+      [["block", "hookscope-prompt-block: no secrets in prompts", "prompt-guard"]],
+    );
   });
 
   it("as an http hook against hookscope serve: the same answers from one warm process", async () => {

@@ -13,6 +13,9 @@ import type { AgentSpec } from "../action/spec.ts";
 import { Tool, type ToolContext } from "../action/tool.ts";
 import { summarize } from "../core/json_safe.ts";
 import { Branch } from "../session/branch.ts";
+import type { ActOptions } from "../session/act.ts";
+import { checkOptions, checkRequest, runOutcome, settleOutcome } from "../session/_act_path.ts";
+import { messageOf } from "../core/_util.ts";
 import type { Session } from "../session/session.ts";
 import { type FlowAnswer, flowAnswers, listenForAnswers, reportAnswers } from "./_approvals.ts";
 
@@ -92,6 +95,51 @@ export class ToolNameCollisionError extends TypeError {
   }
 }
 
+/**
+ * A wrapped tool failed and `tool.error` hooks added context for the model: the AI SDK tells the
+ * model only a tool error's message, so the message is the failure's followed by the context
+ * (after a blank line), and `cause` is the failure itself. A failure without context rejects as
+ * it was thrown.
+ *
+ * @example
+ * ```ts
+ * import { ToolFailedError, wrapTools } from "@hookscope/core/ai-sdk";
+ * import { Session } from "@hookscope/core";
+ * import assert from "node:assert/strict";
+ *
+ * const session = new Session();
+ * session.hooks.on("tool.error", () => ({ context: "the file may have moved: list the folder" }));
+ * const tools = wrapTools({
+ *   read: {
+ *     execute: (input: { path: string }, _options: unknown): string => {
+ *       throw new Error(`ENOENT: ${input.path}`);
+ *     },
+ *   },
+ * }, { session });
+ * const failed = await Promise.resolve(tools.read.execute!({ path: "a.md" }, { toolCallId: "c1" }))
+ *   .catch((e: unknown) => e);
+ * assert.ok(failed instanceof ToolFailedError);
+ * assert.equal(failed.message, "ENOENT: a.md\n\nthe file may have moved: list the folder");
+ * assert.equal((failed.cause as Error).message, "ENOENT: a.md");
+ * ```
+ */
+export class ToolFailedError extends Error {
+  /** The tool. */
+  readonly toolName: string;
+  /** The call id. */
+  readonly callId: string;
+  /** The `tool.error` hooks' context strings, in chain order. */
+  readonly context: readonly string[];
+  /** Makes the error. */
+  constructor(toolName: string, callId: string, cause: unknown, context: readonly string[]) {
+    super(`${messageOf(cause)}\n\n${context.join("\n")}`, { cause });
+    this.name = "ToolFailedError";
+    this.toolName = toolName;
+    this.callId = callId;
+    this.context = Object.freeze([...context]);
+  }
+}
+
 const SOURCE: ToolSource = Object.freeze({ kind: "ai-sdk" });
 /** Tool names wrapped onto each branch, across wrapTools calls. */
 const wrappedNames = new WeakMap<Branch, Set<string>>();
@@ -136,7 +184,9 @@ function inputSchemaOf(name: string, schema: unknown) {
  *   most 1 024 unanswered asks (the oldest is forgotten first) and forgets each once answered.
  * - **names**: two `wrapTools` calls on one branch may not share a tool name
  *   ({@linkcode ToolNameCollisionError}); wrap the tools in one call, or give each its branch.
- * - Tool failures reject, as the AI SDK expects (a `tool-error` the model sees).
+ * - Tool failures reject, as the AI SDK expects (a `tool-error` the model sees). When
+ *   `tool.error` hooks add context, the rejection is a {@linkcode ToolFailedError} whose message
+ *   carries it (the failure as `cause`), so the model reads it with the error.
  *
  * The session's `tool.pre` handlers run twice for a call whose approval is asked (once to decide
  * on the approval request, once when the approved call runs); keep them free of side effects.
@@ -293,15 +343,20 @@ export function wrapTools<T extends Record<string, AiSdkToolLike>>(
         asked.delete(callId);
         pending.set(callId, sdk);
         try {
-          const result = await branch.act(
-            { function: name, arguments: (input ?? {}) as Record<string, unknown> },
-            {
-              callId,
-              ...(sdk?.abortSignal ? { signal: sdk.abortSignal } : {}),
-              ...(approved ? { approve: () => ({ approve: true as const, by }) } : {}),
-            },
-          );
-          return result.output;
+          // Branch.act, reading the outcome itself: a failure's tool.error context must reach
+          // the model, and the AI SDK tells it only the error's message.
+          const options: ActOptions = {
+            callId,
+            ...(sdk?.abortSignal ? { signal: sdk.abortSignal } : {}),
+            ...(approved ? { approve: () => ({ approve: true as const, by }) } : {}),
+          };
+          const request = checkRequest({ function: name, arguments: input ?? {} });
+          checkOptions(options);
+          const outcome = await runOutcome(branch, request, options);
+          if (outcome.kind === "failed" && outcome.context !== undefined) {
+            throw new ToolFailedError(name, callId, outcome.error, outcome.context);
+          }
+          return settleOutcome(outcome, false).output;
         } catch (error) {
           if (error instanceof ToolDeniedError) return `Tool call denied: ${error.reason}`;
           throw error; // failures, and an ApprovalRequiredError the approval flow did not catch

@@ -135,6 +135,8 @@ export interface HookPayloads {
     agentName?: string | null;
     agentHash?: string | null;
     invocationId?: string | null;
+    /** Why a Claude Code session started (its `SessionStart` `source`: `startup`, `resume`, …). */
+    source?: string | null;
   };
   /** A session ended (Session.end). */
   "session.end": {

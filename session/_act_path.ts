@@ -114,7 +114,13 @@ export type ActOutcome =
   | { readonly kind: "denied"; readonly result: ActionResult; readonly error: ToolDeniedError }
   | { readonly kind: "blocked"; readonly result: ActionResult; readonly error: unknown }
   | { readonly kind: "pending"; readonly error: ApprovalRequiredError }
-  | { readonly kind: "failed"; readonly result: ActionResult | null; readonly error: unknown };
+  | {
+    readonly kind: "failed";
+    readonly result: ActionResult | null;
+    readonly error: unknown;
+    /** The `tool.error` hooks' `context` strings, when any (also in `result` when written). */
+    readonly context?: readonly string[];
+  };
 
 /** One tool exchange to write: the request as asked and the response the model reads. */
 export interface Exchange {
@@ -542,7 +548,11 @@ async function failedOutcome(
   args: Readonly<Record<string, unknown>>,
   context: readonly string[],
 ): Promise<ActOutcome> {
-  if (!options?.suppressErrors) return { kind: "failed", result: null, error: failure };
+  if (!options?.suppressErrors) {
+    return context.length > 0
+      ? { kind: "failed", result: null, error: failure, context }
+      : { kind: "failed", result: null, error: failure };
+  }
   const message = messageOf(failure);
   await writeExchange(host, {
     toolName,
@@ -557,7 +567,9 @@ async function failedOutcome(
     output: { error: message, message: `Error invoking action '${toolName}': ${message}` },
   };
   if (context.length > 0) result.context = [...context];
-  return { kind: "failed", error: failure, result };
+  return context.length > 0
+    ? { kind: "failed", error: failure, result, context }
+    : { kind: "failed", error: failure, result };
 }
 
 /**

@@ -15,6 +15,7 @@ import { Branch } from "../../session/mod.ts";
 import {
   hookscopeMiddleware,
   recordApprovalAnswers,
+  ToolFailedError,
   ToolNameCollisionError,
   wrapTools,
 } from "../../ai-sdk/mod.ts";
@@ -115,6 +116,68 @@ describe("wrapTools in a multi-step generateText", () => {
     });
     const kinds = session.observer.events.map((e) => (e as object).constructor.name);
     assert.ok(kinds.includes("ToolDenied"), kinds.join(","));
+  });
+
+  it("a failed call's tool.error context reaches the model with the AI SDK's tool error", async () => {
+    const session = new Session({ store: new MemoryStore() });
+    session.hooks.on(
+      "tool.error",
+      ({ toolName, args, error }) =>
+        toolName === "read"
+          ? {
+            context: `${String(args?.path)} is gone (${(error as Error).message}): list the folder`,
+          }
+          : undefined,
+    );
+    const failure = new Error("ENOENT: no such file");
+    const tools = wrapTools({
+      read: tool({
+        inputSchema: z.object({ path: z.string() }),
+        execute: (): string => {
+          throw failure;
+        },
+      }),
+      stat: tool({
+        inputSchema: z.object({ path: z.string() }),
+        execute: (): string => {
+          throw new Error("EACCES: no context for this one");
+        },
+      }),
+    }, { session });
+    const prompts: unknown[][] = [];
+    const model = scripted([
+      [call("e1", "read", { path: "notes.txt" }), call("e2", "stat", { path: "x" })],
+      [{ type: "text", text: "noted" }],
+    ], prompts);
+    const result = await generateText({ model, tools, prompt: "read", stopWhen: stepCountIs(3) });
+    assert.equal(result.text, "noted");
+    const errors: Record<string, unknown> = {};
+    for (const message of prompts[1] as { role: string; content: unknown }[]) {
+      if (message.role !== "tool") continue;
+      for (const part of message.content as { toolCallId: string; output: unknown }[]) {
+        errors[part.toolCallId] = part.output;
+      }
+    }
+    assert.deepEqual(errors.e1, {
+      type: "error-text",
+      value: "ENOENT: no such file\n\nnotes.txt is gone (ENOENT: no such file): list the folder",
+    });
+    assert.deepEqual(errors.e2, { type: "error-text", value: "EACCES: no context for this one" });
+    // The rejection itself: a ToolFailedError with the context, the failure as its cause; a
+    // failure without context rejects unchanged.
+    const rejected = await Promise.resolve(
+      tools.read.execute!({ path: "a" }, { toolCallId: "e3", messages: [] }),
+    ).catch((e: unknown) => e);
+    assert.ok(rejected instanceof ToolFailedError);
+    assert.equal(rejected.cause, failure);
+    assert.deepEqual(rejected.context, ["a is gone (ENOENT: no such file): list the folder"]);
+    assert.equal(rejected.toolName, "read");
+    assert.equal(rejected.callId, "e3");
+    const plain = await Promise.resolve(
+      tools.stat.execute!({ path: "a" }, { toolCallId: "e4", messages: [] }),
+    ).catch((e: unknown) => e);
+    assert.ok(!(plain instanceof ToolFailedError));
+    assert.equal((plain as Error).message, "EACCES: no context for this one");
   });
 
   it("an ask pauses through the AI SDK approval flow and the approved call runs once", async () => {

@@ -25,7 +25,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type ActionResult, ApprovalRequiredError, Session, ToolDeniedError } from "../../mod.ts";
 import { CodingToolkit } from "../../action/coding/mod.ts";
-import { wrapTools } from "../../ai-sdk/mod.ts";
+import { ToolFailedError, wrapTools } from "../../ai-sdk/mod.ts";
 import { mcpTools } from "../../mcp/mod.ts";
 import { claudeCodeHooks } from "../../claude/mod.ts";
 
@@ -170,9 +170,11 @@ describe("one Claude Code hook configuration in three hosts", () => {
           const response = branch.messages.at(-1)!.content as { context?: string[] };
           return { kind: "ran", output: JSON.stringify(output), context: response.context ?? [] };
         } catch (error) {
-          // The AI SDK tells the model a tool-error; the failure hooks ran (see the log).
-          if (error instanceof Error && /Exit code 1/.test(error.message)) {
-            return { kind: "failed", context: [] };
+          // The AI SDK tells the model a tool-error's message: it carries the hooks' context.
+          if (error instanceof ToolFailedError) {
+            assert.match(error.message, /^Exit code 1: no such file\n\n/);
+            for (const c of error.context) assert.ok(error.message.includes(c));
+            return { kind: "failed", context: error.context };
           }
           return fromError(error);
         }
@@ -264,7 +266,7 @@ describe("one Claude Code hook configuration in three hosts", () => {
         assert.match((hung as { reason: string }).reason, /timed out after 1000 ms/);
         assert.ok(Date.now() - started < 20_000);
         // PostToolUseFailure: the script gets the failed call; its context reaches the model
-        // where the host tells the model (the AI SDK reports a tool-error of its own).
+        // (under the AI SDK in the tool error's message).
         const failed = await host.call("cat missing.txt");
         assert.equal(failed.kind, "failed");
         // A failed call runs the PostToolUseFailure hooks, not the PostToolUse ones.
@@ -280,15 +282,13 @@ describe("one Claude Code hook configuration in three hosts", () => {
         assert.equal(logged[0].tool_name, shellName);
         assert.deepEqual(logged[0].tool_input, { command: "cat missing.txt" });
         assert.match(logged[0].error, /Exit code 1/);
-        if (!name.includes("AI SDK")) {
-          assert.ok(
-            (failed as { context: readonly string[] }).context.some((c) =>
-              c.startsWith(`failure.py saw ${shellName} \`cat missing.txt\` fail: `) &&
-              c.includes("Exit code 1")
-            ),
-            JSON.stringify(failed),
-          );
-        }
+        assert.ok(
+          (failed as { context: readonly string[] }).context.some((c) =>
+            c.startsWith(`failure.py saw ${shellName} \`cat missing.txt\` fail: `) &&
+            c.includes("Exit code 1")
+          ),
+          JSON.stringify(failed),
+        );
         assert.ok(existsSync(join(dir, "transcripts", `${host.session.id}.jsonl`)));
       } finally {
         await host.close();

@@ -9,7 +9,12 @@
  * - **Tool scope** (`./action`): per-Tool preprocessors/postprocessors, `AgentSpec` hook chains
  *   and security guards.
  *
- * This entry exports what an application writes (86 names): the classes it constructs, the
+ * A tool call is hooked in one shape wherever it is hooked: one context object
+ * (`ToolCallContext`) in, one decision (`ToolPreDecision`, `ToolPostDecision`,
+ * `ToolErrorDecision`) out — as a `Tool` processor, an `AgentSpec` hook or a session `tool.*`
+ * handler.
+ *
+ * This entry exports what an application writes (90 names): the classes it constructs, the
  * handler and decision types it implements, the signals it observes and the errors it catches.
  * Everything else — host interfaces, fold internals, tuning constants, free-function twins of
  * methods, utilities — is in the entry of its scope (`./hooks`, `./session`, `./service`,
@@ -26,7 +31,10 @@
  * bus.on("tool.pre", ({ toolName }) => { seen.push(`guard ${toolName}`); });
  * bus.on("tool.pre", () => { throw new StopHook(); });
  * bus.on("tool.pre", () => { seen.push("never"); });
- * await bus.emit("tool.pre", { toolName: "bash", callId: "c1", args: {}, argsSummary: "{}" });
+ * await bus.emit("tool.pre", {
+ *   toolName: "bash", callId: "c1", args: {}, argsSummary: "{}",
+ *   signal: new AbortController().signal, source: { kind: "local" },
+ * });
  * assert.deepEqual(seen, ["guard bash"]);
  * ```
  *
@@ -51,9 +59,13 @@ export {
   Signal,
   type SignalSink,
   StopHook,
+  type ToolCallContext,
   ToolDeniedError,
+  type ToolErrorContext,
+  type ToolErrorDecision,
   type ToolPostDecision,
   type ToolPreDecision,
+  type ToolResultContext,
   type ToolSource,
   UnknownHandlerError,
   UnknownHookPointError,

@@ -1,14 +1,29 @@
 /**
  * The tool hook chains' runners: synchronous until a hook returns a thenable, then async for the
  * rest (a chain of sync hooks costs no microtask), and the per-tool cache of the hook lists an
- * `AgentSpec` yields (rebuilt only when a list changes).
+ * `AgentSpec` yields (rebuilt only when a list changes). Every hook returns a decision, read by
+ * `core/_tool_decision.ts`: a deny throws, an ask is noted and the chain goes on (a later deny
+ * still wins), an allow's `updatedArgs` rewrite the arguments, `context` goes to the call.
  *
  * @module
  */
 
-import { PermissionDeniedError, SecurityDeniedError } from "../core/mod.ts";
+import {
+  PermissionDeniedError,
+  SecurityDeniedError,
+  ToolDeniedError,
+  type ToolSource,
+} from "../core/mod.ts";
 import { isThenable, messageOf } from "../core/_util.ts";
-import { isPlainObject, plainDataCopy, samePlainData } from "../core/_freeze.ts";
+import { samePlainData } from "../core/_freeze.ts";
+import {
+  foldAskTerms,
+  type PreDecisionRead,
+  readPreDecision,
+  readResultDecision,
+  type ResultDecisionRead,
+} from "../core/_tool_decision.ts";
+import { NOTE } from "./_start.ts";
 import { SPEC_VERSION } from "./_spec_version.ts";
 import type { ToolEffectsChannel } from "./coding/file_change.ts";
 import type {
@@ -24,11 +39,21 @@ import type {
 /** Tool arguments. */
 export type Args = Record<string, unknown>;
 
-/** Where the hooks of one call read the call id and the signal (the processors' context). */
+/**
+ * Where the hooks of one call read what is not theirs to change: the call id, the signal, the
+ * tool's source, and where `context` strings go (the processors' context).
+ */
 export interface CallSource {
   readonly callId: string;
   readonly signal: AbortSignal;
   readonly effects?: ToolEffectsChannel;
+  readonly source: ToolSource;
+  readonly [NOTE]?: (text: string) => void;
+}
+
+/** Adds a `context` string to the call, when the source takes them. */
+export function note(source: CallSource, text: string | undefined): void {
+  if (text !== undefined) source[NOTE]?.(text);
 }
 
 /**
@@ -53,6 +78,10 @@ class CallContext implements ToolHookContext {
     this.result = result;
     this.error = error;
     this.#source = source;
+  }
+
+  get source(): ToolSource {
+    return this.#source.source;
   }
 
   get callId(): string {
@@ -103,38 +132,123 @@ function isPermissionError(error: unknown): boolean {
     (error instanceof Error && PERMISSION_NAMES.has(error.name));
 }
 
-function denial(step: PreStep, error: unknown): unknown {
+/** The names of one call, for denials and messages. */
+export interface CallNames {
+  /** The tool's name (what a `ToolDeniedError` names). */
+  readonly toolName: string;
+  /** The name its `AgentSpec` hooks see (a trailing `_tool` dropped). */
+  readonly canonical: string;
+}
+
+/** What a security hook's throw becomes: a denial by that hook (fail closed). */
+function denial(names: CallNames, source: CallSource, step: PreStep, error: unknown): unknown {
   if (!step.gate) return error;
   const reason = isPermissionError(error)
     ? messageOf(error)
     : `evaluator error: ${messageOf(error)}`;
-  return new SecurityDeniedError(step.hook.name || "anonymous", reason, { cause: error });
+  return new SecurityDeniedError(step.hook.name || "anonymous", reason, {
+    cause: error,
+    toolName: names.toolName,
+    callId: source.callId,
+  });
+}
+
+/** A deny decision of a hook as the error the call rejects with. */
+export function deniedBy(
+  names: CallNames,
+  source: CallSource,
+  hook: string,
+  read: PreDecisionRead,
+  security: boolean,
+): ToolDeniedError {
+  const reason = read.reason as string;
+  if (security) {
+    return new SecurityDeniedError(hook, reason, {
+      toolName: names.toolName,
+      callId: source.callId,
+    });
+  }
+  return new ToolDeniedError({
+    toolName: names.toolName,
+    callId: source.callId,
+    reason,
+    hook,
+    interrupt: read.interrupt === true,
+    by: "hook",
+  });
 }
 
 /** How many times at most the security pass runs after the steps (see {@linkcode runPre}). */
 const SECURITY_SETTLE_PASSES = 2;
 
 /**
- * Runs a pre chain on `args` (which it does not modify; each hook gets its own copy). Returns the
- * final arguments, or `null` when no hook changed them; a promise of that once a hook returned a
- * thenable. A throwing security hook throws `SecurityDeniedError`; a user hook's throw propagates.
+ * An ask a pre chain noted: the first asking hook's reason and name, the earliest expiry and the
+ * answerers every asking hook allows.
+ */
+export interface AskNote {
+  readonly reason: string | undefined;
+  readonly hook: string;
+  readonly expiresAt?: number;
+  readonly answerableBy?: readonly string[];
+}
+
+/**
+ * `ask` folded over `before` (the first ask's reason and hook stay). Several asks name no common
+ * answerer: nobody could approve the call, so it is denied (as the session's fold does).
+ */
+export function noteAsk(
+  names: CallNames,
+  source: CallSource,
+  before: AskNote | null,
+  hook: string,
+  read: PreDecisionRead,
+): AskNote {
+  const first = before ?? { reason: read.reason, hook };
+  if (read.ask === undefined) return first;
+  const terms = foldAskTerms(before ?? undefined, read.ask);
+  if (terms === null) {
+    throw new ToolDeniedError({
+      toolName: names.toolName,
+      callId: source.callId,
+      reason: `nobody may answer: the asking hooks name no common answerer (${
+        JSON.stringify(before?.answerableBy)
+      } and ${JSON.stringify(read.ask.answerableBy)})`,
+      hook,
+    });
+  }
+  return { reason: first.reason, hook: first.hook, ...terms };
+}
+
+/** What a pre chain decided when it did not deny: the arguments (when rewritten) and an ask. */
+export interface PreRun {
+  /** The rewritten arguments, or `null` when no hook changed them. */
+  readonly args: Args | null;
+  /** The first ask, or `null`. */
+  readonly ask: AskNote | null;
+}
+
+/**
+ * Runs a pre chain on `args` (which it does not modify; each hook gets its own copy). Returns
+ * `null` when no hook changed the arguments or asked, else what they decided; a promise of that
+ * once a hook returned a thenable. A deny throws `ToolDeniedError` (`SecurityDeniedError` from a
+ * security hook, also for a security hook's throw); a user hook's throw propagates; a return
+ * that is not a decision throws `ToolHookReturnError`.
  *
- * A hook's object return is copied to plain data once (`NotPlainDataError` otherwise, a
- * `SecurityDeniedError` from a security hook) and counts as a change only when it differs. The
- * security hooks judge the arguments that run: when a security hook of the last security pass
- * changed them after another one of that pass had judged them, that pass runs again on the
- * result until no such change is left (at most
- * {@linkcode SECURITY_SETTLE_PASSES} more times; then `SecurityDeniedError`).
+ * A hook's `updatedArgs` are copied to plain data once and count as a change only when they
+ * differ. The security hooks judge the arguments that run: when a security hook of the last
+ * security pass changed them after another one of that pass had judged them, that pass runs again
+ * on the result until no such change is left (at most {@linkcode SECURITY_SETTLE_PASSES} more
+ * times; then `SecurityDeniedError`).
  */
 export function runPre(
-  toolName: string,
+  names: CallNames,
   source: CallSource,
   steps: readonly PreStep[],
   args: Args,
-): Args | null | Promise<Args | null> {
-  const out = runSteps(toolName, source, steps, args, 0);
-  if (isThenable(out)) return out.then((run) => settle(toolName, source, steps, args, run, 0));
-  return settle(toolName, source, steps, args, out, 0);
+): PreRun | null | Promise<PreRun | null> {
+  const out = runSteps(names, source, steps, args, 0);
+  if (isThenable(out)) return out.then((run) => settle(names, source, steps, run, 0));
+  return settle(names, source, steps, out, 0);
 }
 
 /** The outcome of one run of steps: the arguments, and whether the last security pass changed them. */
@@ -143,6 +257,7 @@ interface StepsRun {
   readonly changed: boolean;
   readonly securityChanged: boolean;
   readonly hook: string;
+  readonly ask: AskNote | null;
 }
 
 /** Index of the first step of the last security pass (`steps.length` when there is none). */
@@ -153,13 +268,12 @@ function lastSecurityPass(steps: readonly PreStep[]): number {
 }
 
 function settle(
-  toolName: string,
+  names: CallNames,
   source: CallSource,
   steps: readonly PreStep[],
-  original: Args,
   run: StepsRun,
   passes: number,
-): Args | null | Promise<Args | null> {
+): PreRun | null | Promise<PreRun | null> {
   let current = run;
   let count = passes;
   let security: readonly PreStep[] | null = null;
@@ -170,175 +284,217 @@ function settle(
         `the security hooks did not settle on the arguments (still rewriting after ${
           count + 1
         } passes); a rewrite must be idempotent`,
+        { toolName: names.toolName, callId: source.callId },
       );
     }
     count++;
     security ??= steps.slice(lastSecurityPass(steps));
-    const again = runSteps(toolName, source, security, current.args, 0);
-    const changed = current.changed;
+    const again = runSteps(names, source, security, current.args, 0);
+    const before = current;
     if (isThenable(again)) {
       const at = count;
-      return again.then((next) =>
-        settle(toolName, source, steps, original, { ...next, changed: true }, at)
-      );
+      return again.then((next) => settle(names, source, steps, merged(before, next, true), at));
     }
-    current = { ...again, changed: changed || again.changed };
+    current = merged(before, again, before.changed || again.changed);
   }
-  return current.changed ? current.args : null;
+  if (!current.changed && current.ask === null) return null;
+  return { args: current.changed ? current.args : null, ask: current.ask };
+}
+
+/** A later pass's run over an earlier one: its arguments, the first ask of either. */
+function merged(before: StepsRun, next: StepsRun, changed: boolean): StepsRun {
+  return {
+    args: next.args,
+    changed,
+    securityChanged: next.securityChanged,
+    hook: next.hook,
+    ask: mergedAsk(before.ask, next.ask),
+  };
+}
+
+/** The asks of two runs of the chain as one: the first's reason, both runs' terms. */
+function mergedAsk(before: AskNote | null, next: AskNote | null): AskNote | null {
+  if (before === null || next === null) return before ?? next;
+  const terms = foldAskTerms(before, next);
+  return terms === null ? before : { reason: before.reason, hook: before.hook, ...terms };
 }
 
 function step(
-  toolName: string,
+  names: CallNames,
   source: CallSource,
   entry: PreStep,
   current: Args,
 ): unknown {
   try {
-    return entry.hook(new CallContext(toolName, source, current, undefined, undefined));
+    return entry.hook(new CallContext(names.canonical, source, current, undefined, undefined));
   } catch (error) {
-    throw denial(entry, error);
+    throw denial(names, source, entry, error);
   }
 }
 
-/** Applies one hook's return; `null` when it changed nothing. */
-function apply(entry: PreStep, out: unknown, current: Args): Args | null {
-  if (!isPlainObject(out)) return null;
-  let copy: Args;
-  try {
-    copy = plainDataCopy(
-      out,
-      `Cannot apply pre hook "${entry.hook.name || "anonymous"}"`,
-      "args",
-      false,
-    ) as Args;
-  } catch (error) {
-    throw denial(entry, error);
+/** The state of one run of steps, changed by {@linkcode apply}. */
+interface StepsState {
+  args: Args;
+  changed: boolean;
+  securityChanged: boolean;
+  hook: string;
+  ask: AskNote | null;
+}
+
+/** Applies one hook's decision (a deny throws). */
+function apply(
+  names: CallNames,
+  source: CallSource,
+  entry: PreStep,
+  out: unknown,
+  state: StepsState,
+  lastPass: boolean,
+): void {
+  if (out === undefined) return;
+  const read = readPreDecision(
+    out,
+    names.toolName,
+    entry.gate ? "security pre hook" : "pre hook",
+    entry.hook,
+  );
+  if (read === undefined) return;
+  const hook = entry.hook.name || "anonymous";
+  if (read.decision === "deny") throw deniedBy(names, source, hook, read, entry.gate);
+  if (read.decision === "ask") state.ask = noteAsk(names, source, state.ask, hook, read);
+  else note(source, read.context);
+  const next = read.updatedArgs;
+  if (next === undefined || samePlainData(next, state.args)) return;
+  state.args = next;
+  state.changed = true;
+  if (entry.gate && lastPass) {
+    state.securityChanged = true;
+    state.hook = entry.hook.name;
   }
-  return samePlainData(copy, current) ? null : copy;
 }
 
 function runSteps(
-  toolName: string,
+  names: CallNames,
   source: CallSource,
   steps: readonly PreStep[],
   args: Args,
   from: number,
 ): StepsRun | Promise<StepsRun> {
   const finalPass = lastSecurityPass(steps);
-  let current = args;
-  let changed = false;
-  let securityChanged = false;
-  let hook = "";
+  const state: StepsState = { args, changed: false, securityChanged: false, hook: "", ask: null };
   for (let i = from; i < steps.length; i++) {
     const entry = steps[i];
-    const out = step(toolName, source, entry, current);
-    if (isThenable(out)) {
-      return stepsAsync(toolName, source, steps, i, out, {
-        args: current,
-        changed,
-        securityChanged,
-        hook,
-      });
-    }
-    const next = apply(entry, out, current);
-    if (next !== null) {
-      current = next;
-      changed = true;
-      if (entry.gate && i > finalPass) {
-        securityChanged = true;
-        hook = entry.hook.name;
-      }
-    }
+    const out = step(names, source, entry, state.args);
+    if (isThenable(out)) return stepsAsync(names, source, steps, i, out, state);
+    apply(names, source, entry, out, state, i > finalPass);
   }
-  return { args: current, changed, securityChanged, hook };
+  return state;
 }
 
 async function stepsAsync(
-  toolName: string,
+  names: CallNames,
   source: CallSource,
   steps: readonly PreStep[],
   index: number,
   pending: PromiseLike<unknown>,
-  before: StepsRun,
+  state: StepsState,
 ): Promise<StepsRun> {
   const finalPass = lastSecurityPass(steps);
-  let current = before.args;
-  let changed = before.changed;
-  let securityChanged = before.securityChanged;
-  let hook = before.hook;
   for (let i = index; i < steps.length; i++) {
     const entry = steps[i];
     // A synchronous throw is wrapped by `step`; a rejection here.
-    let out: unknown = i === index ? pending : step(toolName, source, entry, current);
+    let out: unknown = i === index ? pending : step(names, source, entry, state.args);
     if (isThenable(out)) {
       try {
         out = await out;
       } catch (error) {
-        throw denial(entry, error);
+        throw denial(names, source, entry, error);
       }
     }
-    const next = apply(entry, out, current);
-    if (next !== null) {
-      current = next;
-      changed = true;
-      if (entry.gate && i > finalPass) {
-        securityChanged = true;
-        hook = entry.hook.name;
-      }
-    }
+    apply(names, source, entry, out, state, i > finalPass);
   }
-  return { args: current, changed, securityChanged, hook };
+  return state;
 }
 
-/** Runs post hooks in order; a non-`undefined` return replaces the result. */
+/** What {@linkcode runPost} returns when no hook replaced the result. */
+export const UNCHANGED: unique symbol = Symbol("unchanged");
+
+/**
+ * Runs post hooks in order; an `updatedResult` replaces the result for the next ones. Returns the
+ * last decision that replaced it (whose `updatedResult` is the final result: the decision the
+ * chain returns as a whole, no copy made), or {@linkcode UNCHANGED} when none did (a promise of
+ * that once a hook returned a thenable).
+ */
 export function runPost(
-  toolName: string,
+  names: CallNames,
   source: CallSource,
   hooks: readonly PostToolHook[],
   result: unknown,
   args: Args,
-): unknown {
+): ResultDecisionRead | typeof UNCHANGED | Promise<ResultDecisionRead | typeof UNCHANGED> {
   let current = result;
+  let last: ResultDecisionRead | typeof UNCHANGED = UNCHANGED;
   for (let i = 0; i < hooks.length; i++) {
-    const out = hooks[i](new CallContext(toolName, source, args, current, undefined));
-    if (isThenable(out)) return postAsync(toolName, source, hooks, i, out, current, args);
-    if (out !== undefined) current = out;
+    const hook = hooks[i];
+    const out = hook(new CallContext(names.canonical, source, args, current, undefined));
+    if (isThenable(out)) return postAsync(names, source, hooks, i, out, current, args, last);
+    if (out === undefined) continue;
+    const read = readResultDecision(out, names.toolName, "post", "post hook", hook);
+    if (read === undefined) continue;
+    note(source, read.context);
+    if ("updatedResult" in read) {
+      current = read.updatedResult;
+      last = read;
+    }
   }
-  return current;
+  return last;
 }
 
 async function postAsync(
-  toolName: string,
+  names: CallNames,
   source: CallSource,
   hooks: readonly PostToolHook[],
   index: number,
   pending: PromiseLike<unknown>,
   current: unknown,
   args: Args,
-): Promise<unknown> {
+  last: ResultDecisionRead | typeof UNCHANGED,
+): Promise<ResultDecisionRead | typeof UNCHANGED> {
   for (let i = index; i < hooks.length; i++) {
+    const hook = hooks[i];
     let out = i === index
       ? await pending
-      : hooks[i](new CallContext(toolName, source, args, current, undefined));
+      : hook(new CallContext(names.canonical, source, args, current, undefined));
     if (isThenable(out)) out = await out;
-    if (out !== undefined) current = out;
+    const read = readResultDecision(out, names.toolName, "post", "post hook", hook);
+    if (read === undefined) continue;
+    note(source, read.context);
+    if ("updatedResult" in read) {
+      current = read.updatedResult;
+      last = read;
+    }
   }
-  return current;
+  return last;
 }
 
-/** Runs error hooks in order until one returns non-`undefined` (the recovery). */
+/**
+ * Runs error hooks in order until one recovers (`updatedResult`); resolves to the recovery, or
+ * {@linkcode UNCHANGED} when none did. `context` strings of every hook that ran go to the call.
+ */
 export async function runError(
-  toolName: string,
+  names: CallNames,
   source: CallSource,
   hooks: readonly ErrorToolHook[],
   error: unknown,
   args: Args,
 ): Promise<unknown> {
   for (const hook of hooks) {
-    const out = await hook(new CallContext(toolName, source, args, undefined, error));
-    if (out !== undefined) return out;
+    const out = await hook(new CallContext(names.canonical, source, args, undefined, error));
+    const read = readResultDecision(out, names.toolName, "error", "error hook", hook);
+    if (read === undefined) continue;
+    note(source, read.context);
+    if ("updatedResult" in read) return read.updatedResult;
   }
-  return undefined;
+  return UNCHANGED;
 }
 
 const EMPTY: readonly ToolHook[] = Object.freeze([]);

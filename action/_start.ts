@@ -1,7 +1,8 @@
 /**
- * A private init key: `ActionManager.invoke` hands `FunctionCalling` the clock reading it took,
- * which becomes both `createdAt` and the start of the run (one clock read fewer per call; the
- * two happen in the same synchronous step).
+ * Private keys of the action scope. `START_AT`: `ActionManager.invoke` hands `FunctionCalling`
+ * the clock reading it took, which becomes both `createdAt` and the start of the run (one clock
+ * read fewer per call; the two happen in the same synchronous step). `NOTE` and `ASKED_BY`: what
+ * the spec chains and `FunctionCalling` pass each other besides a decision.
  *
  * @module
  */
@@ -14,3 +15,20 @@ export const RUN_CALL: unique symbol = Symbol("hookscope.runCall");
 
 /** Key of the effects channel (`InvokeOptions.effects`) on a `FunctionCallingInit`. */
 export const EFFECTS: unique symbol = Symbol("hookscope.effects");
+
+/**
+ * Key of a hook context's `(text: string) => void`: adds a `context` string for the model to the
+ * call (`FunctionCalling.context`). The contexts `FunctionCalling` hands its processors have it;
+ * the spec chains (`_attach.ts`) pass it on to their hooks' contexts. A context without it (a
+ * processor called by hand) drops the text.
+ */
+export const NOTE: unique symbol = Symbol("hookscope.note");
+
+/** Key of the asking hook's name on an ask decision the spec chains return to `FunctionCalling`. */
+export const ASKED_BY: unique symbol = Symbol("hookscope.askedBy");
+
+/**
+ * Key of `FunctionCalling`'s flag: a hook of the tool (its preprocessor or an approval it asked
+ * for) changed the arguments. `Branch.act` then records the arguments that ran in the response.
+ */
+export const ARGS_REWRITTEN: unique symbol = Symbol("hookscope.argsRewritten");

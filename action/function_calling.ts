@@ -7,22 +7,37 @@
  */
 
 import {
+  type ApprovalHandler,
+  ApprovalRequiredError,
+  argsHash,
   type ArgumentIssue,
   type EventRunOptions,
   EventStatus,
   isAbortError,
   Operation,
+  type PendingApproval,
   toJsonSafe,
   ToolArgumentsError,
+  ToolDeniedError,
+  type ToolSource,
 } from "../core/mod.ts";
 import { neverAborted } from "../core/_abort.ts";
+import { normalizeAnswer } from "../core/_approval_answer.ts";
 import { abortable as untilAborted } from "../core/_async.ts";
+import { plainDataCopy, samePlainData } from "../core/_freeze.ts";
+import {
+  foldAskTerms,
+  type PreDecisionRead,
+  readPreDecision,
+  readResultDecision,
+} from "../core/_tool_decision.ts";
 import { durationClock, isThenable } from "../core/_util.ts";
 import { actionOf } from "./_chain.ts";
 import { isPlainObject } from "../core/_freeze.ts";
-import { EFFECTS, RUN_CALL, START_AT } from "./_start.ts";
+import { ARGS_REWRITTEN, ASKED_BY, EFFECTS, NOTE, RUN_CALL, START_AT } from "./_start.ts";
 import type { z } from "zod";
-import type { ProcessorContext, Tool, ToolContext } from "./tool.ts";
+import type { ToolHookContext } from "./spec.ts";
+import type { Tool, ToolContext } from "./tool.ts";
 import type { ToolEffectsChannel } from "./coding/file_change.ts";
 
 /** Options of {@linkcode FunctionCalling}. */
@@ -39,11 +54,18 @@ export interface FunctionCallingInit {
  * One call of a tool. The constructor validates the arguments and throws `ToolArgumentsError`
  * (with the zod issues) when they do not fit; nothing runs then.
  *
- * `invoke()` runs preprocessor → re-validation → function → postprocessor. Every failure in
- * there (a `GateDeniedError` from a security hook, a `ToolArgumentsError` after preprocessing, a
- * throwing function or processor) is first offered to the tool's error processor; if that does
- * not recover, the event ends FAILED with the error in `execution.error` — `invoke()` does not
- * reject. Only an abort through the caller's signal ends CANCELLED and rejects.
+ * `invoke()` runs preprocessor → re-validation → function → postprocessor. Each processor takes
+ * one context object ({@linkcode ToolHookContext}) and returns a decision: the preprocessor's
+ * `deny` ends the call FAILED with `ToolDeniedError` (a security hook's with
+ * `SecurityDeniedError`), its `ask` is answered through `options.approve` (without one the call
+ * ends FAILED with `ApprovalRequiredError`), `updatedArgs` are validated again; the
+ * postprocessor's `updatedResult` replaces the result; `context` strings collect in
+ * {@linkcode FunctionCalling.context}. Every failure (a `ToolArgumentsError` after
+ * preprocessing, a throwing function or processor, a return that is not a decision:
+ * `ToolHookReturnError`) is first offered to the tool's error processor, whose `updatedResult`
+ * recovers; if nothing recovers, the event ends FAILED with the error in `execution.error` —
+ * `invoke()` does not reject. A denial and a pending approval are not offered to it (they are
+ * decisions). Only an abort through the caller's signal ends CANCELLED and rejects.
  *
  * @example Invoke a tool directly
  * ```ts
@@ -76,6 +98,11 @@ export class FunctionCalling extends Operation {
   #startAt: number | undefined;
   /** The act path's effects channel, handed to the tool and its processors. */
   readonly #effects: ToolEffectsChannel | undefined;
+  /**
+   * What the hooks of a run left (made at first need: a call without hooks or an approver
+   * allocates nothing for them): the approver, `context` strings, whether arguments were rewritten.
+   */
+  #hooks: HookState | null = null;
 
   /** Validates the arguments; throws `ToolArgumentsError` when they do not fit the schema. */
   constructor(init: FunctionCallingInit) {
@@ -112,20 +139,34 @@ export class FunctionCalling extends Operation {
   }
 
   /**
+   * The `context` strings the tool's hooks added for the model (allow decisions of its pre
+   * chain, its post hooks, its error hooks), in the order they ran; empty when none. `Branch.act`
+   * hands them to the model with the result, after those of the session's `tool.pre` hooks.
+   */
+  get context(): readonly string[] {
+    return this.#hooks?.context ?? NO_CONTEXT;
+  }
+
+  /**
    * Runs the call once (see {@linkcode Operation.invoke} for the status rules). The whole run is one
    * step when the processors and the function are synchronous: nothing is awaited that is not a
-   * thenable.
+   * thenable. `options.approve` answers an `ask` of the tool's hooks; without it an ask ends the
+   * call FAILED with `ApprovalRequiredError`.
    */
-  override invoke(options?: EventRunOptions): Promise<void> {
-    return this.#begin(options?.signal) ?? Promise.resolve();
+  override invoke(options?: FunctionCallingRunOptions): Promise<void> {
+    return this.#begin(options?.signal, options?.approve) ?? Promise.resolve();
   }
 
   /**
    * `invoke()` resolving to the call itself (what `ActionManager.invoke` returns); with
    * `rejectOnFailure`, a call that ends FAILED rejects with its error instead.
    */
-  [RUN_CALL](signal: AbortSignal | undefined, rejectOnFailure: boolean): Promise<this> {
-    const pending = this.#begin(signal);
+  [RUN_CALL](
+    signal: AbortSignal | undefined,
+    rejectOnFailure: boolean,
+    approve?: ApprovalHandler,
+  ): Promise<this> {
+    const pending = this.#begin(signal, approve);
     if (!pending) return Promise.resolve(this);
     return pending.then(() => {
       const execution = this.execution;
@@ -134,11 +175,35 @@ export class FunctionCalling extends Operation {
     });
   }
 
+  /** The act path's effects channel (for the hook contexts). */
+  get [EFFECTS](): ToolEffectsChannel | undefined {
+    return this.#effects;
+  }
+
+  /** Whether a hook of the tool (its preprocessor, an approval's edit) changed the arguments. */
+  get [ARGS_REWRITTEN](): boolean {
+    return this.#hooks?.rewritten === true;
+  }
+
+  /** Adds a `context` string for the model (once: a text said again is not repeated). */
+  [NOTE](text: string): void {
+    const hooks = this.#hooks ??= { approve: undefined, context: null, rewritten: false };
+    const list = hooks.context ??= [];
+    if (!list.includes(text)) list.push(text);
+  }
+
   /** Starts the run: `undefined` when it completed synchronously, else a promise of the end. */
-  #begin(callerSignal: AbortSignal | undefined): Promise<void> | undefined {
+  #begin(
+    callerSignal: AbortSignal | undefined,
+    approve: ApprovalHandler | undefined,
+  ): Promise<void> | undefined {
     const execution = this.execution;
     if (execution.status !== EventStatus.PENDING) return undefined;
+    if (approve !== undefined && typeof approve !== "function") {
+      throw new TypeError("Cannot invoke function call: approve must be a function");
+    }
     const signal = callerSignal ?? neverAborted();
+    if (approve !== undefined) this.#hooks = { approve, context: null, rewritten: false };
     execution.status = EventStatus.PROCESSING;
     const started = this.#startAt ?? durationClock();
     this.#startAt = undefined;
@@ -191,27 +256,21 @@ export class FunctionCalling extends Operation {
   #run(signal: AbortSignal): unknown {
     const tool = this.tool;
     try {
-      if (tool.preprocessor) {
-        const replaced = tool.preprocessor(
-          { ...this.arguments },
-          tool.preprocessorOptions,
-          new CallContext(signal, tool.name, this.arguments, this, this.#effects),
-        );
-        if (isThenable(replaced)) return this.#runAsync(signal, PRE, replaced);
-        this.#applyPre(replaced);
+      const pre = tool.preprocessor;
+      if (pre !== null) {
+        const out = pre(new HookContext(this, signal, { ...this.arguments }, undefined, undefined));
+        if (isThenable(out)) return this.#runAsync(signal, PRE, out, undefined);
+        const asked = this.#applyPre(out, signal);
+        if (asked !== undefined) return this.#runAsync(signal, ASKED, asked, undefined);
       }
       signal.throwIfAborted();
-      let result = tool.execute(this.arguments, toolContext(signal, this.callId, this.#effects));
-      if (isThenable(result)) return this.#runAsync(signal, FUNC, result);
-      if (tool.postprocessor) {
-        result = tool.postprocessor(
-          result,
-          tool.postprocessorOptions,
-          new CallContext(signal, tool.name, this.arguments, this, this.#effects),
-        );
-        if (isThenable(result)) return this.#runAsync(signal, POST, result);
-      }
-      return result;
+      const result = tool.execute(this.arguments, toolContext(signal, this.callId, this.#effects));
+      if (isThenable(result)) return this.#runAsync(signal, FUNC, result, undefined);
+      const postprocessor = tool.postprocessor;
+      if (postprocessor === null) return result;
+      const out = postprocessor(new HookContext(this, signal, this.arguments, result, undefined));
+      if (isThenable(out)) return this.#runAsync(signal, POST, out, result);
+      return this.#applyPost(out, result);
     } catch (error) {
       return this.#recover(error, signal);
     }
@@ -222,56 +281,198 @@ export class FunctionCalling extends Operation {
     signal: AbortSignal,
     step: number,
     pending: PromiseLike<unknown>,
+    ran: unknown,
   ): Promise<unknown> {
     const tool = this.tool;
     try {
       let result: unknown;
-      if (step === PRE) {
-        this.#applyPre(await abortable(pending, signal));
+      if (step === POST) return this.#applyPost(await abortable(pending, signal), ran);
+      if (step === FUNC) result = await abortable(pending, signal);
+      else {
+        if (step === PRE) {
+          const asked = this.#applyPre(await abortable(pending, signal), signal);
+          if (asked !== undefined) await abortable(asked, signal);
+        } else await abortable(pending, signal);
         signal.throwIfAborted();
         result = tool.execute(this.arguments, toolContext(signal, this.callId, this.#effects));
         if (isThenable(result)) result = await abortable(result, signal);
-      } else {
-        result = await abortable(pending, signal);
       }
-      if (step !== POST && tool.postprocessor) {
-        result = tool.postprocessor(
-          result,
-          tool.postprocessorOptions,
-          new CallContext(signal, tool.name, this.arguments, this, this.#effects),
-        );
-        if (isThenable(result)) result = await abortable(result, signal);
-      }
-      return result;
+      const postprocessor = tool.postprocessor;
+      if (postprocessor === null) return result;
+      let out = postprocessor(new HookContext(this, signal, this.arguments, result, undefined));
+      if (isThenable(out)) out = await abortable(out, signal);
+      return this.#applyPost(out, result);
     } catch (error) {
       return await this.#recover(error, signal);
     }
   }
 
-  // X14: arguments a preprocessor replaced are validated again; when it returned nothing, the
-  // validated arguments stand (the preprocessor only ever saw a copy).
-  #applyPre(replaced: unknown): void {
-    if (replaced !== undefined) {
-      this.arguments = validateArguments(this.tool, replaced, "after preprocessing");
+  /**
+   * Applies the preprocessor's decision: a deny throws `ToolDeniedError`; `updatedArgs` are
+   * validated again (X14: when it returned no rewrite, the validated arguments stand — the
+   * preprocessor only ever saw a copy); an ask returns the promise of its approval. With
+   * `approved` (the decision on arguments a person just approved and edited), an ask is answered
+   * by that approval, unless the preprocessor rewrote them: then nobody approved what would run.
+   */
+  #applyPre(out: unknown, signal: AbortSignal, approved = false): Promise<void> | undefined {
+    if (out === undefined) return undefined;
+    const tool = this.tool;
+    const pre = tool.preprocessor!;
+    const read = readPreDecision(out, tool.name, "preprocessor", pre, "preprocessor");
+    if (read === undefined) return undefined;
+    const hook = (out as { [ASKED_BY]?: string })[ASKED_BY] ?? (pre.name || "preprocessor");
+    if (read.decision === "deny") {
+      throw this.#denied(read.reason as string, hook, read.interrupt === true, "hook");
     }
+    const ask = read.decision === "ask";
+    if (read.updatedArgs !== undefined) {
+      if (approved && ask && !samePlainData(read.updatedArgs, this.arguments)) {
+        throw this.#denied(
+          "The tool's hooks rewrote the approved arguments and ask about the result; approve the arguments they settle on",
+          "approval",
+          false,
+          "approval",
+        );
+      }
+      this.#rewrite(read.updatedArgs, "after preprocessing");
+    }
+    if (!ask) {
+      if (read.context !== undefined) this[NOTE](read.context);
+      return undefined;
+    }
+    return approved ? undefined : this.#approval(read, hook, signal);
+  }
+
+  #denied(
+    reason: string,
+    hook: string,
+    interrupt: boolean,
+    by: "hook" | "approval",
+  ): ToolDeniedError {
+    const callId = this.callId ?? this.id;
+    return new ToolDeniedError({ toolName: this.tool.name, callId, reason, hook, interrupt, by });
+  }
+
+  /**
+   * Asks for approval of the current arguments: through `approve` (the act path's approval path,
+   * or the caller's handler), else `ApprovalRequiredError`. A rejection throws `ToolDeniedError`
+   * (`by: "approval"`). An approval with other arguments has them validated and judged by the
+   * preprocessor again (see `#applyPre`).
+   */
+  async #approval(ask: PreDecisionRead, hook: string, signal: AbortSignal): Promise<void> {
+    const tool = this.tool;
+    const args = plainDataCopy(
+      this.arguments,
+      `Cannot ask approval for tool ${JSON.stringify(tool.name)}`,
+      "arguments",
+      true,
+    ) as Readonly<Record<string, unknown>>;
+    const pending: { -readonly [K in keyof PendingApproval]: PendingApproval[K] } = {
+      runId: "",
+      callId: this.callId ?? this.id,
+      toolName: tool.name,
+      args,
+      requestedAt: Date.now(),
+      argsHash: argsHash(args),
+      policy: hook,
+      ...(ask.ask === undefined ? {} : foldAskTerms(undefined, ask.ask)),
+    };
+    if (ask.reason !== undefined) pending.reason = ask.reason;
+    const approval: PendingApproval = Object.freeze(pending);
+    const approve = this.#hooks?.approve;
+    if (approve === undefined) throw new ApprovalRequiredError(approval);
+    const answer = normalizeAnswer(
+      await abortable(Promise.resolve().then(() => approve(approval, { signal })), signal),
+    );
+    if (!answer.approve) {
+      throw this.#denied(
+        answer.reason ?? "rejected by the approver",
+        answer.by === undefined ? "approval" : `approval by ${answer.by}`,
+        answer.interrupt === true,
+        "approval",
+      );
+    }
+    const edited = answer.updatedArgs;
+    if (edited === undefined || samePlainData(edited, args)) return;
+    this.#rewrite(edited, "after approval");
+    let out = tool.preprocessor!(
+      new HookContext(this, signal, { ...this.arguments }, undefined, undefined),
+    );
+    if (isThenable(out)) out = await abortable(out, signal);
+    this.#applyPre(out, signal, true);
+  }
+
+  /** Replaces the arguments with a hook's, validated again (X14). */
+  #rewrite(args: Record<string, unknown>, when: string): void {
+    const hooks = this.#hooks ??= { approve: undefined, context: null, rewritten: false };
+    if (!hooks.rewritten && samePlainData(args, this.arguments)) return;
+    this.arguments = validateArguments(this.tool, args, when);
+    hooks.rewritten = true;
+  }
+
+  /** Applies the postprocessor's decision to the function's result. */
+  #applyPost(out: unknown, result: unknown): unknown {
+    if (out === undefined) return result;
+    const post = this.tool.postprocessor!;
+    const read = readResultDecision(
+      out,
+      this.tool.name,
+      "post",
+      "postprocessor",
+      post,
+      "postprocessor",
+    );
+    if (read === undefined) return result;
+    if (read.context !== undefined) this[NOTE](read.context);
+    return "updatedResult" in read ? read.updatedResult : result;
   }
 
   async #recover(error: unknown, signal: AbortSignal): Promise<unknown> {
     const tool = this.tool;
-    if (isAbortError(error, signal) || !tool.errorProcessor) throw error;
-    const recovered = await tool.errorProcessor(
-      error,
-      this.arguments,
-      new CallContext(signal, tool.name, this.arguments, this, this.#effects),
+    const processor = tool.errorProcessor;
+    // A denial and a pending approval are decisions, not failures: no error hook sees them.
+    if (
+      processor === null || isAbortError(error, signal) || error instanceof ToolDeniedError ||
+      error instanceof ApprovalRequiredError
+    ) throw error;
+    const out = await processor(new HookContext(this, signal, this.arguments, undefined, error));
+    const read = readResultDecision(
+      out,
+      tool.name,
+      "error",
+      "errorProcessor",
+      processor,
+      "errorProcessor",
     );
-    if (recovered === undefined) throw error;
-    return recovered;
+    if (read === undefined) throw error;
+    if (read.context !== undefined) this[NOTE](read.context);
+    if (!("updatedResult" in read)) throw error;
+    return read.updatedResult;
   }
 }
 
+/** Options of {@linkcode FunctionCalling.invoke}. */
+export interface FunctionCallingRunOptions extends EventRunOptions {
+  /**
+   * Answers an `ask` of the tool's hooks (inline approval). Without it an ask ends the call
+   * FAILED with `ApprovalRequiredError`. `Branch.act` passes its own, which goes through the
+   * session's approval path.
+   */
+  approve?: ApprovalHandler;
+}
+
+const NO_CONTEXT: readonly string[] = Object.freeze([]);
+
+/** The state of one run's hooks (see `FunctionCalling#hooks`). */
+interface HookState {
+  readonly approve: ApprovalHandler | undefined;
+  context: string[] | null;
+  rewritten: boolean;
+}
 const PRE = 0;
 const FUNC = 1;
 const POST = 2;
+const ASKED = 3;
 
 /**
  * Waits for a pending tool step, unless the call's signal aborts first (then rejects with its
@@ -294,32 +495,54 @@ function toolContext(
 }
 
 /**
- * The processors' context. `callId` is read from the call when asked for: a call without a
- * caller-supplied id then draws its own id (a random UUID) only if a processor or hook reads it.
+ * The processors' context (every tool hook's shape). The call's fields are getters read from the
+ * call when asked for: a call without a caller-supplied id draws its own id (a random UUID) only
+ * if a processor or hook reads `callId`.
  */
-class CallContext implements ProcessorContext {
-  readonly signal: AbortSignal;
-  readonly toolName: string;
+class HookContext implements ToolHookContext {
   readonly args: Record<string, unknown>;
-  readonly effects: ToolEffectsChannel | undefined;
+  readonly signal: AbortSignal;
+  readonly result: unknown;
+  readonly error: unknown;
   readonly #call: FunctionCalling;
 
   constructor(
-    signal: AbortSignal,
-    toolName: string,
-    args: Record<string, unknown>,
     call: FunctionCalling,
-    effects: ToolEffectsChannel | undefined,
+    signal: AbortSignal,
+    args: Record<string, unknown>,
+    result: unknown,
+    error: unknown,
   ) {
-    this.signal = signal;
-    this.toolName = toolName;
     this.args = args;
-    this.effects = effects;
+    this.signal = signal;
+    this.result = result;
+    this.error = error;
     this.#call = call;
+  }
+
+  // Read from the call when asked for: a hook that reads one field costs the others nothing.
+  get toolName(): string {
+    return this.#call.tool.name;
+  }
+
+  get action(): string {
+    return actionOf(this.args);
+  }
+
+  get source(): ToolSource {
+    return this.#call.tool.source;
+  }
+
+  get effects(): ToolEffectsChannel | undefined {
+    return this.#call[EFFECTS];
   }
 
   get callId(): string {
     return this.#call.callId ?? this.#call.id;
+  }
+
+  [NOTE](text: string): void {
+    this.#call[NOTE](text);
   }
 }
 

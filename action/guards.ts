@@ -8,6 +8,7 @@
  */
 
 import { PermissionDeniedError } from "../core/mod.ts";
+import type { ToolPreDeny } from "../core/tool_hook.ts";
 import { realpathLoose } from "./_realpath.ts";
 import {
   baseName,
@@ -47,10 +48,12 @@ export interface GuardInput {
 }
 
 /**
- * The hook {@linkcode guardPaths} makes: a security pre hook that resolves or rejects (on a
- * session's `tool.pre`, a rejection blocks the call).
+ * The hook {@linkcode guardPaths} makes: a pre hook that resolves to a deny decision or to
+ * nothing. It is the same function as an `AgentSpec` security pre hook, a `Tool` preprocessor or
+ * a session `tool.pre` handler, and denies the same way in each (`ToolDeniedError`; from a
+ * security hook `SecurityDeniedError`).
  */
-export type PathGuardHook = (context: GuardInput) => Promise<void>;
+export type PathGuardHook = (context: GuardInput) => Promise<ToolPreDeny | undefined>;
 
 /** Options of {@linkcode guardPaths}. */
 export interface GuardPathsOptions {
@@ -135,8 +138,8 @@ export function isProtectedBasename(name: string): boolean {
 /**
  * Makes a security pre hook that reads `args.path`, `filePath`, `file_path` and `notebook_path`
  * (Claude Code's spellings) — every one that is present, not only the first (a tool may use
- * another key than the one checked) — and throws
- * `PermissionDeniedError` unless each path is acceptable. Checks, in order:
+ * another key than the one checked) — and returns a deny decision (`{ decision: "deny", reason }`)
+ * unless each path is acceptable. Checks, in order (the reasons):
  * NUL byte → `Refusing to access path containing a NUL byte: "<raw>"`; the path itself a
  * symlink → `Refusing to access symlink: '<raw>'`; protected basename →
  * `Refusing to access protected path: '<name>'`; deny rule → `Path matches deny rule: <raw>`;
@@ -157,12 +160,11 @@ export function isProtectedBasename(name: string): boolean {
  *
  * const guard = guardPaths({ allowedPaths: ["/ws"], lexicalOnly: true });
  * assert.equal(await guard({ args: { path: "src/weird;name.py" } }), undefined);
- * await assert.rejects(guard({ args: { path: "../../etc/passwd" } }), {
- *   message: "Path not in allowed list: ../../etc/passwd",
+ * assert.deepEqual(await guard({ args: { path: "../../etc/passwd" } }), {
+ *   decision: "deny",
+ *   reason: "Path not in allowed list: ../../etc/passwd",
  * });
- * await assert.rejects(guard({ args: { path: "/ws-evil/x" } }), {
- *   name: "PermissionDeniedError",
- * });
+ * assert.equal((await guard({ args: { path: "/ws-evil/x" } }))?.decision, "deny");
  * ```
  */
 export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
@@ -191,14 +193,24 @@ export function guardPaths(options?: GuardPathsOptions): PathGuardHook {
   }
   const denyRules = denied.map(compileDenyRule);
   const named = {
-    async guardPaths(context: GuardInput): Promise<void> {
+    async guardPaths(context: GuardInput): Promise<ToolPreDeny | undefined> {
       const args = context?.args;
       // Every path key present is checked: a tool may read another key than the one a
       // lenient guard would look at first (`{ path: "ok", filePath: "../../x" }`).
-      for (const key of PATH_KEYS) {
-        const raw = args?.[key];
-        if (raw !== undefined && raw !== null) await check(raw);
+      try {
+        for (const key of PATH_KEYS) {
+          const raw = args?.[key];
+          if (raw !== undefined && raw !== null) await check(raw);
+        }
+      } catch (error) {
+        // A refusal is a deny decision; any other failure (a broken file system) propagates:
+        // a security hook that fails denies, a session hook that fails blocks.
+        if (error instanceof PermissionDeniedError) {
+          return { decision: "deny", reason: error.message };
+        }
+        throw error;
       }
+      return undefined;
     },
   };
   const check = async (raw: unknown): Promise<void> => {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ToolNotFoundError } from "../core/mod.ts";
+import { type ApprovalHandler, ToolNotFoundError } from "../core/mod.ts";
 import { attachToolHooks } from "./_attach.ts";
 import { durationClock } from "../core/_util.ts";
 import { FunctionCalling, type FunctionCallingInit } from "./function_calling.ts";
@@ -34,6 +34,11 @@ export interface InvokeOptions {
    */
   suppressErrors?: boolean;
   /**
+   * Answers an `ask` of the tool's hooks inline (as `ActOptions.approve` does for `Branch.act`).
+   * Without it an ask rejects with `ApprovalRequiredError` (the call ends FAILED).
+   */
+  approve?: ApprovalHandler;
+  /**
    * Where a staged run's change set is decided (handed to the tool and its processors as
    * `effects`); `Branch.act` and the agent loop give the session's.
    */
@@ -46,9 +51,10 @@ export interface InvokeOptions {
  * `invoke()` follows the same failure convention as `Branch.act`: a call that fails rejects with
  * its error. Before anything runs: `TypeError` for a malformed request, `ToolNotFoundError` for an
  * unknown tool, `ToolArgumentsError` for arguments that fail the schema. After it started (the
- * `FunctionCalling` then ends FAILED): a security denial `GateDeniedError`, a
- * `ToolArgumentsError` after pre hooks, or what a preprocessor, the function or a postprocessor
- * threw that no error hook recovered. An abort through `options.signal` rejects with the abort
+ * `FunctionCalling` then ends FAILED): a hook's deny `ToolDeniedError` (`SecurityDeniedError`
+ * from a security hook), an ask nobody answered `ApprovalRequiredError`, a `ToolArgumentsError`
+ * after pre hooks, or what a preprocessor, the function or a postprocessor threw that no error
+ * hook recovered. An abort through `options.signal` rejects with the abort
  * reason (the call ends CANCELLED). With `suppressErrors: true`, a failure after the start
  * resolves with the FAILED `FunctionCalling` instead (the error in `execution.error`).
  *
@@ -58,12 +64,12 @@ export interface InvokeOptions {
  * import { z } from "zod";
  * import assert from "node:assert/strict";
  *
- * const spec = new AgentSpec().post("greet", ({ result }) => `${result}!`);
+ * const spec = new AgentSpec().post("greet", ({ result }) => ({ updatedResult: `${result}!` }));
  * const manager = new ActionManager({ spec });
  * manager.register(new Tool({
  *   name: "greet",
- *   execute: ({ who }) => `hello ${who}`,
- *   inputSchema: z.object({ who: z.string() }),
+ *   func: ({ who }) => `hello ${who}`,
+ *   requestOptions: z.object({ who: z.string() }),
  * }));
  * const call = await manager.invoke({ function: "greet", arguments: { who: "ada" } });
  * assert.equal(call.status, "completed");
@@ -71,7 +77,7 @@ export interface InvokeOptions {
  * await assert.rejects(manager.invoke({ function: "nope", arguments: {} }), {
  *   name: "ToolNotFoundError",
  * });
- * manager.register(new Tool({ name: "fail", execute: () => { throw new Error("boom"); } }));
+ * manager.register(new Tool({ name: "fail", func: () => { throw new Error("boom"); } }));
  * await assert.rejects(manager.invoke({ function: "fail" }), { message: "boom" });
  * const failed = await manager.invoke({ function: "fail" }, { suppressErrors: true });
  * assert.equal(failed.status, "failed");
@@ -144,7 +150,7 @@ export class ActionManager {
     } catch (error) {
       return Promise.reject(error);
     }
-    return call[RUN_CALL](options?.signal, options?.suppressErrors !== true);
+    return call[RUN_CALL](options?.signal, options?.suppressErrors !== true, options?.approve);
   }
 
   #call(

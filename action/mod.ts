@@ -2,7 +2,9 @@
  * The Tool scope: per-Tool mutable interception. A {@linkcode Tool} owns its
  * preprocessor, postprocessor and error processor; a {@linkcode FunctionCalling} runs them in
  * order; an {@linkcode ActionManager} registers tools and, when it carries an
- * {@linkcode AgentSpec}, attaches the spec's hook chains to every tool. Web-standard only.
+ * {@linkcode AgentSpec}, attaches the spec's hook chains to every tool. Every hook takes one
+ * context object and returns a decision — the vocabulary of the session's `tool.*` hooks
+ * (`ToolPreDecision`, `ToolPostDecision`, `ToolErrorDecision`). Web-standard only.
  *
  * @example A tool with hook chains, without a Session
  * ```ts
@@ -11,10 +13,15 @@
  * import assert from "node:assert/strict";
  *
  * const spec = new AgentSpec()
- *   .securityPre("run", ({ args }) => {
- *     if (/\brm\b/.test(String(args.command))) throw new Error("Blocked destructive command");
- *   })
- *   .pre("run", ({ args }) => ({ ...args, command: String(args.command).trim() }));
+ *   .securityPre("run", ({ args }) =>
+ *     /\brm\b/.test(String(args.command))
+ *       ? { decision: "deny", reason: "Blocked destructive command" }
+ *       : undefined
+ *   )
+ *   .pre("run", ({ args }) => ({
+ *     decision: "allow",
+ *     updatedArgs: { ...args, command: String(args.command).trim() },
+ *   }));
  * const manager = new ActionManager({ spec });
  * manager.register(new Tool({
  *   name: "run",
@@ -33,6 +40,7 @@
  */
 
 export {
+  ApprovalRequiredError,
   Entity,
   EventStatus,
   GateDeniedError,
@@ -40,10 +48,26 @@ export {
   PermissionDeniedError,
   SecurityDeniedError,
   ToolArgumentsError,
+  ToolDeniedError,
+  ToolHookReturnError,
   ToolNotFoundError,
 } from "../core/mod.ts";
 export { isAbortError, isEventStatus } from "../core/operation.ts";
-export type { ArgumentIssue } from "../core/errors.ts";
+export type { ArgumentIssue, ToolHookReturnInit } from "../core/errors.ts";
+export type {
+  ApprovalAnswer,
+  ApprovalHandler,
+  PendingApproval,
+  ToolCallContext,
+  ToolErrorContext,
+  ToolErrorDecision,
+  ToolPostDecision,
+  ToolPreAllow,
+  ToolPreAsk,
+  ToolPreDecision,
+  ToolPreDeny,
+  ToolResultContext,
+} from "../core/mod.ts";
 export type { EntityInit, EventRunOptions, Execution } from "../core/mod.ts";
 export * from "./tool.ts";
 export * from "./function_calling.ts";

@@ -7,10 +7,21 @@
 
 import { SPEC_VERSION } from "./_spec_version.ts";
 import type { ToolEffectsChannel, ToolEffectsHook } from "./coding/file_change.ts";
+import type {
+  ToolCallContext,
+  ToolErrorContext,
+  ToolErrorDecision,
+  ToolPostDecision,
+  ToolPreDecision,
+  ToolResultContext,
+} from "../core/tool_hook.ts";
 
 /**
  * What every Tool-scope hook receives: one object, the same shape in every phase (`result` is
- * set for post hooks, `error` for error hooks).
+ * set for post hooks, `error` for error hooks). It is the session's `tool.*` payload shape
+ * ({@linkcode ToolCallContext}: `toolName`, `callId`, `args`, `signal`, `source`) plus `action`,
+ * so a hook written against `ToolCallContext` runs here, as a `Tool` processor and as a
+ * session `tool.pre` handler alike.
  *
  * @example Read the context in a pre hook
  * ```ts
@@ -19,20 +30,24 @@ import type { ToolEffectsChannel, ToolEffectsHook } from "./coding/file_change.t
  *
  * const seen: string[] = [];
  * const spec = new AgentSpec().pre("search", (context: ToolHookContext) => {
- *   seen.push(`${context.toolName} ${context.callId}`);
- *   return { ...context.args, maxResults: 5 };
+ *   seen.push(`${context.toolName} ${context.callId} ${context.source.kind}`);
+ *   return { decision: "allow", updatedArgs: { ...context.args, maxResults: 5 } };
  * });
  * assert.equal(spec.registered("pre").length, 1);
  * ```
  */
-export interface ToolHookContext {
-  /** The canonical tool name (a trailing `_tool` dropped). */
+export interface ToolHookContext extends ToolCallContext {
+  /**
+   * The canonical tool name for `AgentSpec` hooks (a trailing `_tool` dropped); the tool's name
+   * for its processors.
+   */
   readonly toolName: string;
   /** The call's `action` argument when it is a string, else `""`. */
   readonly action: string;
   /**
    * The arguments: for pre hooks the current ones (rewritten by the hooks before), for post and
-   * error hooks the final ones the function ran with. Each hook gets its own shallow copy.
+   * error hooks the final ones the function ran with. Each pre hook gets its own shallow copy;
+   * return `updatedArgs` to change them.
    */
   readonly args: Record<string, unknown>;
   /** The call id (the one given to `invoke`/`act`, else the call's own id). */
@@ -51,30 +66,50 @@ export interface ToolHookContext {
 }
 
 /** The context of a post hook: {@linkcode ToolHookContext} with the result so far. */
-export interface PostToolHookContext extends ToolHookContext {
-  /** The result so far (the function's, or the previous post hook's replacement). */
+export interface PostToolHookContext extends ToolHookContext, ToolResultContext {
+  /** The arguments the function ran with. */
+  readonly args: Record<string, unknown>;
+  /** The result so far (the function's, or the previous post hook's `updatedResult`). */
   readonly result: unknown;
 }
 
 /** The context of an error hook: {@linkcode ToolHookContext} with the failure. */
-export interface ErrorToolHookContext extends ToolHookContext {
+export interface ErrorToolHookContext extends ToolHookContext, ToolErrorContext {
+  /** The arguments the call ran (or was to run) with. */
+  readonly args: Record<string, unknown>;
   /** What the preprocessor, function or postprocessor threw. */
   readonly error: unknown;
 }
 
 /**
- * A pre hook (also a security pre hook). An object return replaces the arguments; other returns
- * are ignored; a throw prevents the call.
+ * A pre hook (also a security pre hook, and a `Tool`'s preprocessor): returns a
+ * {@linkcode ToolPreDecision} — `{ decision: "allow", updatedArgs?, context? }` lets the call
+ * go on (with rewritten arguments), `{ decision: "ask", reason? }` asks a person first (the
+ * approval path of `Branch.act`, or `approve` of `ActionManager.invoke`), `{ decision: "deny",
+ * reason }` refuses it (`ToolDeniedError`; `SecurityDeniedError` from a security hook) — or
+ * nothing (no opinion). A throw fails the call (denies it, from a security hook). Any other
+ * return is a `ToolHookReturnError`.
  */
 export type PreToolHook = (
   context: ToolHookContext,
-) => Record<string, unknown> | void | Promise<Record<string, unknown> | void>;
+) => ToolPreDecision | void | PromiseLike<ToolPreDecision | void>;
 
-/** A post hook: a non-`undefined` return replaces the result. */
-export type PostToolHook = (context: PostToolHookContext) => unknown;
+/**
+ * A post hook (and a `Tool`'s postprocessor): returns a {@linkcode ToolPostDecision} —
+ * `updatedResult` replaces the result, `context` reaches the model — or nothing.
+ */
+export type PostToolHook = (
+  context: PostToolHookContext,
+) => ToolPostDecision | void | PromiseLike<ToolPostDecision | void>;
 
-/** An error hook: a non-`undefined` return recovers with that result. */
-export type ErrorToolHook = (context: ErrorToolHookContext) => unknown;
+/**
+ * An error hook (and a `Tool`'s error processor): returns a {@linkcode ToolErrorDecision} —
+ * `updatedResult` recovers with that result, `context` reaches the model — or nothing (the
+ * error stands). A throw replaces the error.
+ */
+export type ErrorToolHook = (
+  context: ErrorToolHookContext,
+) => ToolErrorDecision | void | PromiseLike<ToolErrorDecision | void>;
 
 /** Any tool hook. */
 export type ToolHook = PreToolHook | PostToolHook | ErrorToolHook;
@@ -115,7 +150,8 @@ export interface RegisteredToolHook {
 /**
  * Declarative tool hooks. `pre`, `securityPre`, `post` and `onError` append a hook for a tool
  * (`"*"` for every tool) and return the same spec. Lookup order everywhere: `"*"`, the exact
- * name, then `"<name>_tool"`.
+ * name, then `"<name>_tool"`. Every hook takes one context object and returns a decision (see
+ * {@linkcode PreToolHook}, {@linkcode PostToolHook}, {@linkcode ErrorToolHook}).
  *
  * @example Declare hooks
  * ```ts
@@ -123,8 +159,8 @@ export interface RegisteredToolHook {
  * import assert from "node:assert/strict";
  *
  * const spec = new AgentSpec({ name: "demo" })
- *   .pre("search", ({ args }) => ({ ...args, maxResults: 5 }))
- *   .post("*", ({ result }) => result);
+ *   .pre("search", ({ args }) => ({ decision: "allow", updatedArgs: { ...args, maxResults: 5 } }))
+ *   .post("*", ({ result }) => ({ updatedResult: result }));
  * assert.deepEqual(spec.registered().map((h) => `${h.phase} ${h.toolName}`), ["pre search", "post *"]);
  * ```
  */
@@ -165,7 +201,7 @@ export class AgentSpec {
     return this.#add("post", toolName, handler);
   }
 
-  /** Appends an error hook (they run). */
+  /** Appends an error hook: they run in order until one recovers (`updatedResult`). */
   onError(toolName: string, handler: ErrorToolHook): this {
     return this.#add("error", toolName, handler);
   }

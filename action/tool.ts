@@ -1,6 +1,6 @@
 /**
  * `Tool`: a callable with a zod request schema, an OpenAI-style function schema and per-Tool
- * pre, post and error processors.
+ * pre, post and error processors (tool hooks: one context object in, one decision out).
  *
  * @module
  */
@@ -10,6 +10,7 @@
 import { toJSONSchema, ZodObject, ZodType } from "zod";
 import { Entity, type EntityInit, toJsonSafe, type ToolSource } from "../core/mod.ts";
 import type { ToolEffectsChannel } from "./coding/file_change.ts";
+import type { ErrorToolHook, PostToolHook, PreToolHook, ToolHookContext } from "./spec.ts";
 
 /** What a tool function receives besides its arguments. */
 export interface ToolContext {
@@ -25,39 +26,33 @@ export interface ToolContext {
   readonly effects?: ToolEffectsChannel;
 }
 
-/** What processors receive besides their main input. */
-export interface ProcessorContext extends ToolContext {
-  /** The tool's name. */
-  readonly toolName: string;
-  /** The call id: the one the caller supplied, else the `FunctionCalling`'s own id. */
-  readonly callId: string;
-  /** The current arguments (for a postprocessor: the final arguments the function ran with). */
-  readonly args: Record<string, unknown>;
-}
-
-/** Runs before the function; an object return replaces the arguments. */
-export type ToolPreprocessor = (
-  args: Record<string, unknown>,
-  options: Record<string, unknown>,
-  context: ProcessorContext,
-) => unknown;
-
-/** Runs after the function; its return replaces the result. */
-export type ToolPostprocessor = (
-  result: unknown,
-  options: Record<string, unknown>,
-  context: ProcessorContext,
-) => unknown;
+/**
+ * What processors receive: the one context object of every tool hook.
+ *
+ * @deprecated Use {@linkcode ToolHookContext} (the same object; processors and `AgentSpec`
+ * hooks take one context since 0.3).
+ */
+export type ProcessorContext = ToolHookContext;
 
 /**
- * Runs when the invocation fails: a non-`undefined` return becomes the result, otherwise
- * the error stands. A throw replaces the error.
+ * Runs before the function: a {@linkcode PreToolHook} — it takes one context object and returns
+ * a decision (`{ decision: "allow", updatedArgs }` replaces the arguments, `"ask"` asks a
+ * person, `"deny"` refuses the call) or nothing.
  */
-export type ToolErrorProcessor = (
-  error: unknown,
-  args: Record<string, unknown>,
-  context: ProcessorContext,
-) => unknown;
+export type ToolPreprocessor = PreToolHook;
+
+/**
+ * Runs after the function: a {@linkcode PostToolHook} — `{ updatedResult }` replaces the result,
+ * `{ context }` reaches the model.
+ */
+export type ToolPostprocessor = PostToolHook;
+
+/**
+ * Runs when the invocation fails: an {@linkcode ErrorToolHook} — `{ updatedResult }` recovers with
+ * that result; nothing lets the error stand; a throw replaces the error. A denial and an
+ * approval that is pending are decisions, not failures: they never reach it.
+ */
+export type ToolErrorProcessor = ErrorToolHook;
 
 /**
  * The function a tool wraps. Declared as a method type so a `Tool<{ n: number }>` can be used
@@ -105,15 +100,14 @@ export interface ToolInit<A extends Record<string, unknown> = Record<string, unk
   parameters?: Record<string, unknown>;
   /** Where the tool comes from; `{ kind: "local" }` by default. Hook payloads carry it. */
   source?: ToolSource;
-  /** Runs before the function; an object return replaces the arguments. */
+  /**
+   * Runs before the function: `(context) => decision` (see {@linkcode ToolPreprocessor}). The
+   * old `(args, options, context) => args` shape is refused.
+   */
   preprocessor?: ToolPreprocessor | null;
-  /** Second argument of the preprocessor. */
-  preprocessorOptions?: Record<string, unknown>;
-  /** Runs after the function; its return replaces the result. */
+  /** Runs after the function: `(context) => { updatedResult?, context? }`. */
   postprocessor?: ToolPostprocessor | null;
-  /** Second argument of the postprocessor. */
-  postprocessorOptions?: Record<string, unknown>;
-  /** Runs on any invocation failure. */
+  /** Runs on an invocation failure: `(context) => { updatedResult?, context? }`. */
   errorProcessor?: ToolErrorProcessor | null;
 }
 
@@ -159,13 +153,9 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
   readonly strict: boolean;
   /** Runs before the function. */
   readonly preprocessor: ToolPreprocessor | null;
-  /** Second argument of the preprocessor. */
-  readonly preprocessorOptions: Record<string, unknown>;
   /** Runs after the function. */
   readonly postprocessor: ToolPostprocessor | null;
-  /** Second argument of the postprocessor. */
-  readonly postprocessorOptions: Record<string, unknown>;
-  /** Runs on any invocation failure. */
+  /** Runs on an invocation failure. */
   readonly errorProcessor: ToolErrorProcessor | null;
   /** Where the tool comes from (`{ kind: "local" }` unless an adapter says otherwise). */
   readonly source: ToolSource;
@@ -200,6 +190,32 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
       if (value != null && typeof value !== "function") {
         throw new TypeError(
           `Cannot create tool ${JSON.stringify(name)}: ${key} must be a function`,
+        );
+      }
+      // The shape before 0.3 took (value, options, context) or (error, args, context); a
+      // processor now takes one context object, so a second parameter would never be given.
+      if (typeof value === "function" && value.length > 1) {
+        throw new TypeError(
+          `Cannot create tool ${
+            JSON.stringify(name)
+          }: ${key} declares ${value.length} parameters; a processor takes one context object and returns a decision since 0.3 ((context) => ${
+            key === "preprocessor" ? '{ decision: "allow", updatedArgs }' : "{ updatedResult }"
+          }; read the arguments from context.args${
+            key === "preprocessor"
+              ? ""
+              : key === "postprocessor"
+              ? ", the result from context.result"
+              : ", the error from context.error"
+          })`,
+        );
+      }
+    }
+    for (const key of ["preprocessorOptions", "postprocessorOptions"] as const) {
+      if ((init as Record<string, unknown>)[key] !== undefined) {
+        throw new TypeError(
+          `Cannot create tool ${
+            JSON.stringify(name)
+          }: ${key} was removed in 0.3; a processor takes one context object, so close over its options instead`,
         );
       }
     }
@@ -245,9 +261,7 @@ export class Tool<A extends Record<string, unknown> = Record<string, unknown>, R
     this.inputSchema = inputSchema ?? null;
     this.strict = init.strict ?? init.strictFuncCall ?? false;
     this.preprocessor = init.preprocessor ?? null;
-    this.preprocessorOptions = { ...init.preprocessorOptions };
     this.postprocessor = init.postprocessor ?? null;
-    this.postprocessorOptions = { ...init.postprocessorOptions };
     this.errorProcessor = init.errorProcessor ?? null;
     this.source = source === LOCAL_SOURCE ? source : Object.freeze({ ...source });
     this.#parameters = parameters === undefined ? null : structuredClone(parameters);

@@ -11,6 +11,7 @@ import type { ToolSource } from "../core/tool_source.ts";
 import { findSchemaProblem, jsonSchemaValidator } from "../action/_json_schema.ts";
 import type { AgentSpec } from "../action/spec.ts";
 import { Tool, type ToolContext } from "../action/tool.ts";
+import { neverAborted } from "../core/_abort.ts";
 import { summarize } from "../core/json_safe.ts";
 import { Branch } from "../session/branch.ts";
 import type { ActOptions } from "../session/act.ts";
@@ -318,6 +319,7 @@ export function wrapTools<T extends Record<string, AiSdkToolLike>>(
           args,
           argsSummary: summarize(args),
           branchId: branch.id,
+          signal: sdk?.abortSignal ?? neverAborted(),
           source: SOURCE,
         });
         if (fold.verdict !== "ask") return false;

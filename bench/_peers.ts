@@ -15,6 +15,7 @@ import { AsyncSeriesHook } from "tapable";
 import Emittery from "emittery";
 import { HookBus } from "../hooks/mod.ts";
 import type { SignalSink } from "../core/mod.ts";
+import type { ToolSource } from "../core/tool_source.ts";
 
 /** The payload every `tool.post` emit carries. */
 export const PAYLOAD: {
@@ -25,7 +26,11 @@ export const PAYLOAD: {
   resultSummary: string;
   durationMs: number;
   n: number;
+  signal: AbortSignal;
+  source: ToolSource;
 } = {
+  signal: new AbortController().signal,
+  source: { kind: "local" },
   callId: "c1",
   toolName: "reader",
   args: Object.freeze({ path: "README.md" }),
@@ -41,7 +46,11 @@ export const PRE_PAYLOAD: {
   callId: string;
   args: Readonly<Record<string, unknown>>;
   argsSummary: string;
+  signal: AbortSignal;
+  source: ToolSource;
 } = {
+  signal: new AbortController().signal,
+  source: { kind: "local" },
   toolName: "reader",
   callId: "c1",
   args: Object.freeze({ path: "README.md" }),

@@ -21,12 +21,22 @@
 import { HookBus } from "../hooks/mod.ts";
 import { KS, sink, warm } from "./_peers.ts";
 import { BATCH } from "./_table.ts";
+import type { ToolSource } from "../core/tool_source.ts";
 
 type Args = Readonly<Record<string, unknown>>;
-type Payload = { toolName: string; callId: string; args: Args; argsSummary: string };
+type Payload = {
+  toolName: string;
+  callId: string;
+  args: Args;
+  argsSummary: string;
+  signal: AbortSignal;
+  source: ToolSource;
+};
 type Rewrite = (payload: Payload) => { decision: "allow"; updatedArgs: Record<string, unknown> };
 
 const PAYLOAD: Payload = Object.freeze({
+  signal: new AbortController().signal,
+  source: { kind: "local" } as const,
   toolName: "bash",
   callId: "c1",
   args: Object.freeze({ command: "ls", n: 0 }),
@@ -134,6 +144,8 @@ for (const k of KS) {
 }
 
 const POST = {
+  signal: new AbortController().signal,
+  source: { kind: "local" } as const,
   callId: "c1",
   toolName: "bash",
   args: {},

@@ -29,6 +29,8 @@ function heapUsed(): number {
 }
 
 const PAYLOAD = {
+  signal: new AbortController().signal,
+  source: { kind: "local" } as const,
   callId: "c1",
   toolName: "reader",
   args: {},

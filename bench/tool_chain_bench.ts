@@ -19,11 +19,11 @@ const clock = { total: 0 };
 
 const spec = new AgentSpec()
   .securityPre("add", ({ args: input }) => {
-    if (typeof input.a !== "number") throw new Error("Cannot add: a is not a number");
+    if (typeof input.a !== "number") return { decision: "deny", reason: "a is not a number" };
     sink.total++;
   })
-  .pre("add", ({ args: input }) => ({ ...input, b: input.b }))
-  .post("add", ({ result }) => result);
+  .pre("add", ({ args: input }) => ({ decision: "allow", updatedArgs: { ...input, b: input.b } }))
+  .post("add", ({ result }) => ({ updatedResult: result }));
 
 for (const [k, manager] of [[0, new ActionManager()], [3, new ActionManager({ spec })]] as const) {
   const group = `tool-chain/${k}`;

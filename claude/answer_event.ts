@@ -19,6 +19,10 @@ import { isRecord, messageOf } from "../core/_util.ts";
 import { EMIT_RESULTS, type ResultSink } from "../hooks/_emit_results.ts";
 import type { EmitOptions } from "../hooks/bus.ts";
 import type { AddMessageOptions } from "../session/branch.ts";
+import type { ToolSource } from "../core/tool_source.ts";
+
+/** Where the tools of a Claude Code event come from (the `source` of their `tool.*` payloads). */
+const CLAUDE_SOURCE: ToolSource = Object.freeze({ kind: "claude-code" });
 
 /** The answer to one event: the JSON to print or send back, and the exit code. */
 export interface ClaudeEventAnswer {
@@ -216,7 +220,7 @@ async function answer_(
         fold = await abortable(
           session.hooks.decide(
             "tool.pre",
-            { toolName, callId, args, argsSummary: summarize(args) },
+            { toolName, callId, args, argsSummary: summarize(args), signal, source: CLAUDE_SOURCE },
             { signal },
           ),
           signal,
@@ -276,6 +280,8 @@ async function answer_(
             result: event.tool_response,
             resultSummary: summarize(event.tool_response),
             durationMs: null,
+            signal,
+            source: CLAUDE_SOURCE,
           }, { signal }),
           signal,
         );
@@ -303,6 +309,7 @@ async function answer_(
     case "PostToolUseFailure": {
       const toolName = text(event.tool_name, "tool_name", true) as string;
       const callId = text(event.tool_use_id, "tool_use_id", false) ?? `claude-${Date.now()}`;
+      const args = isRecord(event.tool_input) ? event.tool_input : {};
       const base = { event: name, callId, toolName };
       let fold;
       try {
@@ -310,9 +317,11 @@ async function answer_(
           session.hooks.decide("tool.error", {
             callId,
             toolName,
-            ...(isRecord(event.tool_input) ? { args: event.tool_input } : {}),
+            args,
             error: event.error ?? null,
             durationMs: typeof event.duration_ms === "number" ? event.duration_ms : null,
+            signal,
+            source: CLAUDE_SOURCE,
           }, { signal }),
           signal,
         );
@@ -323,6 +332,7 @@ async function answer_(
           decision: { ...base, verdict: "none", error: messageOf(error) },
         };
       }
+      // Claude Code cannot take a recovered result here; the context reaches the model.
       const context = fold.context.length ? fold.context.join("\n") : undefined;
       return context === undefined
         ? { output: {}, exitCode: 0, decision: { ...base, verdict: "none" } }

@@ -150,6 +150,7 @@ function hookLabel(loaded: ClaudeLoadedHook): string {
  * policy(session);
  * const decision = await session.hooks.decide("tool.pre", {
  *   toolName: "bash", callId: "c1", args: { command: "ls" }, argsSummary: "",
+ *   signal: new AbortController().signal, source: { kind: "local" },
  * });
  * assert.equal(decision.verdict, "deny");
  * assert.equal(decision.reason, "no shell today");

@@ -605,13 +605,15 @@ async function pathSecret(text: string, workspace: string): Promise<string | nul
   if (named) return named;
   // The library's path guard, rooted in the workspace: symlinks, protected names, hard links.
   const guard = guardPaths({ fs: { ...nodeFileSystem, cwd: () => workspace } });
+  let message: string;
   try {
-    await guard({ args: { path: text } });
+    const verdict = await guard({ args: { path: text } });
+    if (verdict === undefined) return null;
+    message = verdict.reason;
   } catch (error) {
-    const message = (error as Error).message;
-    if (/symlink|protected|hard-linked|NUL/.test(message)) return message;
+    message = (error as Error).message;
   }
-  return null;
+  return /symlink|protected|hard-linked|NUL/.test(message) ? message : null;
 }
 
 async function checkSecrets(payload: SecretsGuardPayload, workspace: string): Promise<void> {

@@ -2,6 +2,8 @@
 // scopes, which never import each other): a bus calls them instead of `emit(event)` when the
 // sink has them.
 
+import { isAbortSignal } from "./_abort.ts";
+
 /**
  * Key of a sink's `(event) => undefined | Promise<unknown>`: stores and delivers `event` like
  * `emit(event)`, returning `undefined` when nothing is left pending (no promise, no microtask),
@@ -17,3 +19,19 @@ export const RECORD: unique symbol = Symbol("hookscope.record");
  * the payload before returning (the caller may change it afterwards).
  */
 export const RECORD_HOOK: unique symbol = Symbol("hookscope.recordHook");
+
+/**
+ * The payload as a signal records it: a shallow copy without its `signal` (the `tool.*` payloads
+ * carry the call's AbortSignal for the handlers; a record keeps data, not a live signal). The
+ * payload itself when it has no `signal` and `frozen` is true (a frozen payload needs no copy).
+ */
+export function recordedPayload(
+  payload: Record<string, unknown>,
+  frozen: boolean,
+): Record<string, unknown> {
+  const signal = payload.signal;
+  if (signal === undefined || !isAbortSignal(signal)) return frozen ? payload : { ...payload };
+  const copy = { ...payload };
+  delete copy.signal;
+  return copy;
+}

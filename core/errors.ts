@@ -297,6 +297,61 @@ export class HookPhaseError extends Error {
   }
 }
 
+/** What a {@linkcode ToolHookReturnError} is made from. */
+export interface ToolHookReturnInit {
+  /** The tool. */
+  toolName: string;
+  /** The phase the hook ran in. */
+  phase: "pre" | "post" | "error";
+  /** What the hook is, for the message (`"preprocessor"`, `"pre hook"`, `"security pre hook"`, …). */
+  label: string;
+  /** The hook's name, when it has one. */
+  hook?: string;
+  /** What is wrong and how to fix it. */
+  problem: string;
+}
+
+/**
+ * A Tool-scope hook (a `Tool` processor, an `AgentSpec` hook) returned something that is not a
+ * decision: tool hooks return the decision vocabulary of the session's `tool.*` hooks
+ * (`ToolPreDecision`, `ToolPostDecision`, `ToolErrorDecision`) or nothing. Before 0.3 they
+ * returned replacement arguments or results bare; such a return is refused with this error, whose
+ * message says what to return instead. The call does not run (pre) or fails (post, error).
+ *
+ * @example
+ * ```ts
+ * import { ToolHookReturnError } from "@hookscope/core/action";
+ * import assert from "node:assert/strict";
+ *
+ * const error = new ToolHookReturnError({
+ *   toolName: "add", phase: "pre", label: "pre hook", hook: "double",
+ *   problem: "it returned an object without \"decision\"",
+ * });
+ * assert.ok(error instanceof TypeError);
+ * assert.equal(error.message, 'Cannot apply pre hook "double" of tool "add": it returned an object without "decision"');
+ * ```
+ */
+export class ToolHookReturnError extends TypeError {
+  /** The tool. */
+  readonly toolName: string;
+  /** The phase the hook ran in. */
+  readonly phase: "pre" | "post" | "error";
+  /** The hook's name, when it has one. */
+  readonly hook?: string;
+  /** Makes the error. */
+  constructor(init: ToolHookReturnInit) {
+    super(
+      `Cannot apply ${init.label}${init.hook ? ` ${JSON.stringify(init.hook)}` : ""} of tool ${
+        describeValue(init.toolName)
+      }: ${init.problem}`,
+    );
+    this.name = "ToolHookReturnError";
+    this.toolName = init.toolName;
+    this.phase = init.phase;
+    if (init.hook) this.hook = init.hook;
+  }
+}
+
 /** Quotes strings and names other values' types, for error messages. */
 function describeValue(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);

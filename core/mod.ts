@@ -25,3 +25,4 @@ export * from "./logger.ts";
 export * from "./redact.ts";
 export * from "./signal.ts";
 export * from "./tool_source.ts";
+export * from "./tool_hook.ts";

@@ -29,13 +29,17 @@ bus.on("tool.post", () => {
 bus.on("tool.post", () => console.log("   never printed"));
 
 await bus.emit("session.start", { sessionId: "demo" });
+// What every tool.* payload carries besides the call: its signal and where the tool comes from.
+const call = { signal: new AbortController().signal, source: { kind: "local" } } as const;
 await bus.emit("tool.pre", {
+  ...call,
   toolName: "bash",
   callId: "c1",
   args: { command: "ls" },
   argsSummary: '{"command":"ls"}',
 });
 await bus.emit("tool.post", {
+  ...call,
   callId: "c1",
   toolName: "bash",
   args: { command: "ls" },
@@ -45,6 +49,7 @@ await bus.emit("tool.post", {
 });
 try {
   await bus.emit("tool.pre", {
+    ...call,
     toolName: "bash",
     callId: "c2",
     args: { command: "rm -rf /" },

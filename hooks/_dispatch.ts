@@ -35,10 +35,13 @@ import { Chains } from "./_chains.ts";
 import { EMIT_RESULTS, type ResultSink, type WithResultSink } from "./_emit_results.ts";
 import {
   Fold,
+  type FoldKind,
   foldOf,
   GATE,
+  NO_ERROR_DECISION,
   NO_PRE_DECISION,
   postFold,
+  RECOVER,
   STOP,
   type ToolErrorFold,
   type ToolPostFold,
@@ -221,7 +224,8 @@ export class Dispatcher extends Chains {
    * `decide()` without options on a point with no option-aware registration: a sync prefix in
    * which handlers that return nothing cost a call each and allocate nothing.
    */
-  decide(point: HookPoint, body: Record<string, unknown>, gate: boolean): Outcome {
+  decide(point: HookPoint, body: Record<string, unknown>, kind: FoldKind): Outcome {
+    const gate = kind === GATE;
     const entries = this.entries[point];
     this.taken = true;
     const context = this.context;
@@ -245,7 +249,7 @@ export class Dispatcher extends Chains {
         ? (NO_PRE_PROMISE ??= Promise.resolve(NO_PRE_DECISION))
         : recorded.then(() => NO_PRE_DECISION);
     }
-    const fold = postFold(point, body.result);
+    const fold = kind === RECOVER ? NO_ERROR_DECISION : postFold(body.result);
     return recorded === RESOLVED ? Promise.resolve(fold) : recorded.then(() => fold);
   }
 
@@ -429,7 +433,7 @@ export class Dispatcher extends Chains {
       }
     }
     if (fold === null) return recorded;
-    const result = run.gate ? fold.toPre() : fold.toPost();
+    const result = run.gate ? fold.toPre() : fold.recover ? fold.toError() : fold.toPost();
     return recorded === RESOLVED ? Promise.resolve(result) : recorded.then(() => result);
   }
 

@@ -1,11 +1,20 @@
 // The decision fold: what the handlers of a folding point return, read once, checked and folded
 // (deny > ask > allow > none for `tool.pre`; result replacements and context for `tool.post`;
-// context for `tool.error`).
+// the first recovery and context for `tool.error`).
 // Private to the hooks folder; the dispatch loops (`_dispatch.ts`) drive it.
 
-import { deepFrozenCopy, isPlainObject, plainDataCopy, samePlainData } from "../core/_freeze.ts";
+import { deepFrozenCopy, plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import type { Entry } from "./_entry.ts";
 import { messageOf } from "../core/_util.ts";
+import {
+  type AskTerms,
+  AskTermsError,
+  copyPreDecision,
+  foldAskTerms,
+  NO_DECISION,
+  type PreDecisionCopy,
+  preDecisionProblem,
+} from "../core/_tool_decision.ts";
 
 /** One shadow-mode verdict that was recorded, not applied. */
 export interface ShadowVerdict {
@@ -61,16 +70,22 @@ export interface ToolPostFold {
 
 /** The folded outcome of one `tool.error` chain (see `HookBus.decide`). */
 export interface ToolErrorFold {
+  /** Whether a handler recovered the call (returned `updatedResult`). */
+  readonly recovered: boolean;
+  /** The first handler's `updatedResult` (`undefined` when none recovered). */
+  readonly result: unknown;
   /** `context` strings, in chain order. */
   readonly context: readonly string[];
 }
 
 /** A gate fold: allow / ask / deny decisions with argument rewrites (`tool.pre`'s). */
 export const GATE = 1;
-/** A result fold: result replacements and context (`tool.post`'s; `tool.error` takes the context only). */
+/** A result fold: result replacements and context (`tool.post`'s). */
 export const RESULT = 2;
+/** A recovery fold: the first `updatedResult` recovers, context is collected (`tool.error`'s). */
+export const RECOVER = 3;
 /** Which fold a point's decisions go through. */
-export type FoldKind = typeof GATE | typeof RESULT;
+export type FoldKind = typeof GATE | typeof RESULT | typeof RECOVER;
 
 /**
  * The fold of `point`'s decisions, or `undefined` when its handlers' results are ignored. A gate
@@ -83,8 +98,9 @@ export function foldOf(point: string): FoldKind | undefined {
     case "tool.pre":
       return GATE;
     case "tool.post":
-    case "tool.error":
       return RESULT;
+    case "tool.error":
+      return RECOVER;
   }
   return undefined;
 }
@@ -104,14 +120,17 @@ export const NO_PRE_DECISION: ToolPreFold = Object.freeze({
   shadow: NO_SHADOW,
 });
 
-const NO_ERROR_DECISION: ToolErrorFold = Object.freeze({ context: NO_STRINGS });
-
-/** The fold of a result chain (of `point`) in which no handler had an opinion. */
-export function postFold(point: string, result: unknown): ToolPostFold | ToolErrorFold {
-  return point === "tool.error"
-    ? NO_ERROR_DECISION
-    : { replaced: false, result, context: NO_STRINGS };
+/** The fold of a result chain in which no handler had an opinion. */
+export function postFold(result: unknown): ToolPostFold {
+  return { replaced: false, result, context: NO_STRINGS };
 }
+
+/** The fold of a recovery chain in which no handler had an opinion. */
+export const NO_ERROR_DECISION: ToolErrorFold = Object.freeze({
+  recovered: false,
+  result: undefined,
+  context: NO_STRINGS,
+});
 
 /** The state of one decision fold. */
 export class Fold {
@@ -131,6 +150,8 @@ export class Fold {
   readonly payload: Record<string, unknown>;
   /** The point, for messages. */
   readonly point: string;
+  /** A recovery fold (`tool.error`): the first `updatedResult` counts, the payload stays. */
+  readonly recover: boolean;
   /** Which pass of the chain runs (1 first; see TOOL_PRE_PASSES). */
   pass = 1;
   /** Whether a hook of this pass changed the arguments it received. */
@@ -143,6 +164,7 @@ export class Fold {
   constructor(payload: Record<string, unknown>, point: string) {
     this.payload = payload;
     this.point = point;
+    this.recover = point === "tool.error";
     this.result = payload.result;
     this.seen = payload.args;
   }
@@ -190,11 +212,11 @@ export class Fold {
     let d: PreDecisionCopy;
     let problem: string | null;
     try {
-      d = readPreDecision(value);
-      problem = checkPreDecision(d);
+      d = copyPreDecision(value);
+      problem = preDecisionProblem(d);
     } catch (error) {
       d = NO_DECISION;
-      problem = error instanceof BadTerms
+      problem = error instanceof AskTermsError
         ? error.message
         : `reading it threw (${messageOf(error)})`;
     }
@@ -257,27 +279,16 @@ export class Fold {
    * intersection denies the call (nobody could approve it) and ends the chain.
    */
   #foldAsk(ask: AskTerms, entry: Entry): typeof STOP | null {
-    let at = ask.expiresAt;
-    if (ask.expiresInMs !== undefined) {
-      const relative = Date.now() + ask.expiresInMs;
-      at = at === undefined ? relative : Math.min(at, relative);
-    }
-    if (at !== undefined) {
-      this.expiresAt = this.expiresAt === undefined ? at : Math.min(this.expiresAt, at);
-    }
-    const names = ask.answerableBy;
-    if (names === undefined) return null;
-    const kept = this.answerableBy === undefined
-      ? names
-      : this.answerableBy.filter((name) => names.includes(name));
-    if (kept.length > 0) {
-      this.answerableBy = kept;
+    const terms = foldAskTerms(this, ask);
+    if (terms !== null) {
+      this.expiresAt = terms.expiresAt;
+      this.answerableBy = terms.answerableBy;
       return null;
     }
     this.verdict = 3;
     this.reason = `nobody may answer: the asking hooks name no common answerer (${
       JSON.stringify(this.answerableBy)
-    } and ${JSON.stringify(names)})`;
+    } and ${JSON.stringify(ask.answerableBy)})`;
     this.hook = entry.name;
     this.interrupt = false;
     return STOP;
@@ -290,8 +301,15 @@ export class Fold {
     const v = value as { updatedResult?: unknown; context?: unknown };
     const context = v.context;
     if (typeof context === "string") (this.context ??= []).push(context);
-    // A failed call has no result to replace.
-    if (!("updatedResult" in v) || this.point === "tool.error") return null;
+    if (!("updatedResult" in v)) return null;
+    if (this.recover) {
+      // The first recovery counts; the next handlers still see the failure.
+      if (!this.replaced) {
+        this.result = deepFrozenCopy(v.updatedResult);
+        this.replaced = true;
+      }
+      return null;
+    }
     this.result = deepFrozenCopy(v.updatedResult);
     this.replaced = true;
     return { ...this.payload, result: this.result };
@@ -322,105 +340,17 @@ export class Fold {
     return fold;
   }
 
-  toPost(): ToolPostFold | ToolErrorFold {
-    const context = this.context ?? NO_STRINGS;
-    if (this.point === "tool.error") return { context };
-    return { replaced: this.replaced, result: this.result, context };
+  toPost(): ToolPostFold {
+    return { replaced: this.replaced, result: this.result, context: this.context ?? NO_STRINGS };
+  }
+
+  toError(): ToolErrorFold {
+    return {
+      recovered: this.replaced,
+      result: this.replaced ? this.result : undefined,
+      context: this.context ?? NO_STRINGS,
+    };
   }
 }
 
 const VERDICTS = ["none", "allow", "ask", "deny"] as const;
-
-/**
- * A returned gate decision, each property read exactly once. The copy never leaves `Fold.pre`
- * (nothing else holds it), so it is immutable by type, not by `Object.freeze`, which measured
- * 3–4× the cost of a 20-hook allow chain (`decision-verdicts/20`).
- */
-interface PreDecisionCopy {
-  readonly decision: unknown;
-  readonly reason: unknown;
-  readonly updatedArgs: unknown;
-  readonly context: unknown;
-  readonly interrupt: unknown;
-  /** An ask's terms, checked (read only for asks that carry some). */
-  readonly ask: AskTerms | undefined;
-}
-
-/** An ask's expiry and answerers, as read and checked once. */
-interface AskTerms {
-  readonly expiresInMs: number | undefined;
-  readonly expiresAt: number | undefined;
-  readonly answerableBy: readonly string[] | undefined;
-}
-
-const NO_DECISION: PreDecisionCopy = Object.freeze({
-  decision: undefined,
-  reason: undefined,
-  updatedArgs: undefined,
-  context: undefined,
-  interrupt: undefined,
-  ask: undefined,
-});
-
-/** Thrown by `readAskTerms` for terms that are not what {@linkcode AskTerms} allows. */
-class BadTerms extends Error {}
-
-function readPreDecision(value: object): PreDecisionCopy {
-  const v = value as Record<string, unknown>;
-  const decision = v.decision;
-  return {
-    decision,
-    reason: v.reason,
-    updatedArgs: v.updatedArgs,
-    context: v.context,
-    interrupt: v.interrupt,
-    ask: decision === "ask" ? readAskTerms(v) : undefined,
-  };
-}
-
-/** An ask's terms, each read once and checked; `undefined` when it carries none. */
-function readAskTerms(v: Record<string, unknown>): AskTerms | undefined {
-  const expiresInMs = v.expiresInMs;
-  const expiresAt = v.expiresAt;
-  const answerableBy = v.answerableBy;
-  if (expiresInMs === undefined && expiresAt === undefined && answerableBy === undefined) {
-    return undefined;
-  }
-  const time = (value: unknown, positive: boolean) =>
-    value === undefined ||
-    (typeof value === "number" && Number.isFinite(value) && (!positive || value > 0));
-  if (!time(expiresInMs, true)) throw new BadTerms("expiresInMs must be a positive number");
-  if (!time(expiresAt, false)) throw new BadTerms("expiresAt must be a time in ms since the epoch");
-  let names: string[] | undefined;
-  if (answerableBy !== undefined) {
-    if (
-      !Array.isArray(answerableBy) || answerableBy.length === 0 ||
-      answerableBy.some((name) => typeof name !== "string" || name === "")
-    ) {
-      throw new BadTerms("answerableBy must be a non-empty array of non-empty names");
-    }
-    names = [...new Set(answerableBy as string[])];
-  }
-  return {
-    expiresInMs: expiresInMs as number | undefined,
-    expiresAt: expiresAt as number | undefined,
-    answerableBy: names,
-  };
-}
-
-function checkPreDecision(d: PreDecisionCopy): string | null {
-  if (d.decision !== "allow" && d.decision !== "ask" && d.decision !== "deny") {
-    return `decision must be "allow", "ask" or "deny"; got ${
-      typeof d.decision === "string" ? JSON.stringify(d.decision) : typeof d.decision
-    }`;
-  }
-  if (d.decision === "deny" && (typeof d.reason !== "string" || d.reason === "")) {
-    return `a deny needs a non-empty string reason`;
-  }
-  if (d.reason !== undefined && typeof d.reason !== "string") return `reason must be a string`;
-  if (d.context !== undefined && typeof d.context !== "string") return `context must be a string`;
-  if (d.updatedArgs !== undefined && !isPlainObject(d.updatedArgs)) {
-    return `updatedArgs must be a plain object`;
-  }
-  return null;
-}

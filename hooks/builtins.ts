@@ -56,7 +56,10 @@ export function logApiMetrics(payload: HookPayloads["api.post_call"]): void {
  *
  * const bus = new HookBus();
  * bus.on("tool.pre", logToolCall);
- * await bus.emit("tool.pre", { toolName: "reader", callId: "c1", args: {}, argsSummary: "{}" });
+ * await bus.emit("tool.pre", {
+ *   toolName: "reader", callId: "c1", args: {}, argsSummary: "{}",
+ *   signal: new AbortController().signal, source: { kind: "local" },
+ * });
  * assert.equal(bus.handlersFor("tool.pre").length, 1);
  * ```
  */

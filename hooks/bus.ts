@@ -114,8 +114,8 @@ function checkSink(observer: unknown): SignalSink | null {
  * - `emit()` runs handlers one after another, awaiting only what is thenable.
  *   {@linkcode StopHook} stops the rest; any other failure is reported and the next handler runs.
  *   `emit("tool.pre")` is `blockingEmit()`: a failure rejects and stops the chain.
- * - `decide()` folds the typed decisions of `tool.pre` / `tool.post` handlers (the act path
- *   uses it).
+ * - `decide()` folds the typed decisions of `tool.pre` / `tool.post` / `tool.error` handlers
+ *   (the act path uses it).
  * - Each emission uses the handler list as it was when the emission began.
  * - After the chain (completed or stopped), a bound observer records a {@linkcode HookSignal};
  *   recording failures are reported, never thrown. `message.add` is never recorded: the
@@ -137,6 +137,7 @@ function checkSink(observer: unknown): SignalSink | null {
  * bus.on("tool.post", () => { order.push(3); });
  * await bus.emit("tool.post", {
  *   callId: "c", toolName: "t", args: {}, result: 1, resultSummary: "1", durationMs: 1,
+ *   signal: new AbortController().signal, source: { kind: "local" },
  * });
  * assert.deepEqual(order, [1, 2]);
  * assert.ok(recorded[0] instanceof HookSignal);
@@ -192,7 +193,10 @@ export class HookBus {
    * bus.on("tool.post", () => { seen.push("plain"); });
    * bus.on("tool.post", () => { seen.push("first"); }, { priority: 10, once: true });
    * bus.on("tool.post", () => { seen.push("bash only"); }, { match: "ba*" });
-   * const payload = { callId: "c", toolName: "reader", args: {}, result: 1, resultSummary: "1", durationMs: 1 };
+   * const payload = {
+   *   callId: "c", toolName: "reader", args: {}, result: 1, resultSummary: "1", durationMs: 1,
+   *   signal: new AbortController().signal, source: { kind: "local" },
+   * } as const;
    * await bus.emit("tool.post", payload);
    * await bus.emit("tool.post", payload);
    * assert.deepEqual(seen, ["first", "plain", "plain"]);
@@ -288,7 +292,7 @@ export class HookBus {
   }
 
   /**
-   * Runs the `tool.pre` or `tool.post` chain and folds what its handlers return.
+   * Runs the `tool.pre`, `tool.post` or `tool.error` chain and folds what its handlers return.
    *
    * `tool.pre`: each handler sees `args` as rewritten by the handlers before it; the verdict is
    * deny > ask > allow > none whatever the order; a deny ends the chain; a throw (or a timeout)
@@ -300,8 +304,10 @@ export class HookBus {
    * strictest of all passes; a chain still rewriting at pass {@linkcode TOOL_PRE_PASSES} ends
    * with `error` set to an {@linkcode UnsettledArgumentsError}.
    * `tool.post`: `updatedResult` replaces the result for the next handlers; `context` strings
-   * are collected. `tool.error`: `context` strings are collected (a failed call has no result
-   * to replace). A chain in which no handler returns a decision allocates nothing.
+   * are collected.
+   * `tool.error`: every handler runs (a throw is reported, as by `emit`); the first
+   * `updatedResult` recovers the call; `context` strings are collected.
+   * A chain in which no handler returns a decision allocates nothing.
    *
    * @example Rewrites compose, deny wins
    * ```ts
@@ -311,7 +317,10 @@ export class HookBus {
    * const bus = new HookBus();
    * bus.on("tool.pre", ({ args }) => ({ decision: "allow", updatedArgs: { ...args, n: Number(args.n) + 1 } }));
    * bus.on("tool.pre", ({ args }) => args.n === 2 ? { decision: "deny", reason: "two" } : undefined);
-   * const fold = await bus.decide("tool.pre", { toolName: "t", callId: "c", args: { n: 1 }, argsSummary: "" });
+   * const fold = await bus.decide("tool.pre", {
+   *   toolName: "t", callId: "c", args: { n: 1 }, argsSummary: "",
+   *   signal: new AbortController().signal, source: { kind: "local" },
+   * });
    * assert.equal(fold.verdict, "deny");
    * assert.equal(fold.reason, "two");
    * ```
@@ -328,17 +337,23 @@ export class HookBus {
     options?: EmitOptions,
   ): Promise<ToolPostFold>;
   /**
-   * Runs the `tool.error` chain and folds its context.
+   * Runs the `tool.error` chain and folds its recovery and context.
    *
-   * @example Context for a failed call
+   * @example Context for a failed call, and a recovery
    * ```ts
    * import { HookBus } from "@hookscope/core";
    * import assert from "node:assert/strict";
    *
    * const bus = new HookBus();
    * bus.on("tool.error", ({ toolName }) => ({ context: `${toolName} failed: check the path` }));
-   * const fold = await bus.decide("tool.error", { toolName: "reader", callId: "c", error: new Error("ENOENT"), durationMs: 1 });
+   * bus.on("tool.error", ({ error }) => ({ updatedResult: { missing: String(error) } }));
+   * const fold = await bus.decide("tool.error", {
+   *   toolName: "reader", callId: "c", args: {}, error: new Error("ENOENT"), durationMs: 1,
+   *   signal: new AbortController().signal, source: { kind: "local" },
+   * });
    * assert.deepEqual(fold.context, ["reader failed: check the path"]);
+   * assert.equal(fold.recovered, true);
+   * assert.deepEqual(fold.result, { missing: "Error: ENOENT" });
    * ```
    */
   decide(
@@ -365,7 +380,7 @@ export class HookBus {
     const d = this.#d;
     type Folded = Promise<ToolPreFold | ToolPostFold | ToolErrorFold>;
     if (!this.#special[point] && options?.signal === undefined) {
-      return d.decide(point, body, fold === GATE) as Folded;
+      return d.decide(point, body, fold) as Folded;
     }
     return d.start(point, body, DECIDE, options, 0) as Folded;
   }

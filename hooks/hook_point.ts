@@ -5,7 +5,8 @@
  */
 
 import { UnknownHookPointError } from "./errors.ts";
-import type { ToolSource } from "./decision.ts";
+import type { ToolCallContext, ToolErrorContext, ToolResultContext } from "../core/tool_hook.ts";
+import type { ToolSource } from "../core/tool_source.ts";
 
 /**
  * The twelve Session hook points. Only some have production emit sites; see
@@ -121,6 +122,7 @@ export interface MessagePayload {
  *
  * const payload: HookPayloads["tool.pre"] = {
  *   toolName: "reader", callId: "c1", args: { path: "a.md" }, argsSummary: '{"path":"a.md"}',
+ *   signal: new AbortController().signal, source: { kind: "local" },
  * };
  * assert.equal(payload.toolName, "reader");
  * ```
@@ -180,22 +182,22 @@ export interface HookPayloads {
     chunkType: string;
     chunkSummary: string;
   };
-  /** A tool call is about to run; a throwing handler blocks it. */
-  "tool.pre": {
-    toolName: string;
-    callId: string;
+  /**
+   * A tool call is about to run ({@linkcode ToolCallContext}: `toolName`, `callId`, `args`,
+   * `signal`, `source`): handlers return a `ToolPreDecision`; a throwing handler blocks it.
+   */
+  "tool.pre": ToolCallContext & {
     /** The arguments the tool will receive (a deep-frozen copy; rewritten by earlier handlers). */
     args: Readonly<Record<string, unknown>>;
     /** A cut rendering of the arguments, for logs only: never decide on it. */
     argsSummary: string;
     branchId?: string;
-    /** Where the tool came from. */
-    source?: ToolSource;
   };
-  /** A tool call succeeded. */
-  "tool.post": {
-    callId: string;
-    toolName: string;
+  /**
+   * A tool call succeeded ({@linkcode ToolResultContext}: the call and its `result`): handlers
+   * return a `ToolPostDecision`.
+   */
+  "tool.post": ToolResultContext & {
     /** The arguments the tool received (a deep-frozen copy). */
     args: Readonly<Record<string, unknown>>;
     /** The tool's result (a deep-frozen copy; replaced by earlier handlers' `updatedResult`). */
@@ -204,16 +206,14 @@ export interface HookPayloads {
     resultSummary: string;
     durationMs: number | null;
     branchId?: string;
-    /** Where the tool came from. */
-    source?: ToolSource;
   };
-  /** A tool call failed. */
-  "tool.error": {
-    callId: string;
-    toolName: string;
-    /** The arguments the failed call ran with (a deep-frozen copy), when known. */
-    args?: Readonly<Record<string, unknown>>;
-    error: unknown;
+  /**
+   * A tool call failed ({@linkcode ToolErrorContext}: the call and its `error`): handlers return
+   * a `ToolErrorDecision` (`updatedResult` recovers, `context` reaches the model).
+   */
+  "tool.error": ToolErrorContext & {
+    /** The arguments the call was to run with (a deep-frozen copy). */
+    args: Readonly<Record<string, unknown>>;
     durationMs: number | null;
     branchId?: string;
   };

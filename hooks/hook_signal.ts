@@ -6,12 +6,13 @@
 
 import { Signal, type SignalInit } from "../core/signal.ts";
 import type { HookPoint } from "./hook_point.ts";
+import { recordedPayload } from "../core/_record.ts";
 
 /** What a {@linkcode HookSignal} is made from. */
 export interface HookSignalInit extends Omit<SignalInit, "data"> {
   /** The point that was emitted. */
   point?: HookPoint | null;
-  /** The emitted payload (copied shallowly and frozen). */
+  /** The emitted payload (copied shallowly, without a `tool.*` payload's `signal`, and frozen). */
   payload?: Record<string, unknown>;
 }
 
@@ -35,7 +36,10 @@ const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
 export class HookSignal extends Signal {
   /** The emitted point, or `null`. */
   readonly point: HookPoint | null;
-  /** A frozen shallow copy of the emitted payload (the payload itself when already frozen). */
+  /**
+   * A frozen shallow copy of the emitted payload without the call's `signal` (the payload itself
+   * when already frozen and without one).
+   */
   readonly payload: Readonly<Record<string, unknown>>;
 
   /** Makes the envelope. */
@@ -44,11 +48,13 @@ export class HookSignal extends Signal {
     this.data = null;
     this.point = init?.point ?? null;
     const payload = init?.payload;
-    // A frozen payload is kept as is (a frozen shallow copy of it would be equal in every way).
-    this.payload = payload === undefined
-      ? EMPTY
-      : Object.isFrozen(payload)
-      ? payload
-      : Object.freeze({ ...payload });
+    // A frozen payload without a signal is kept as is (a frozen shallow copy of it would be
+    // equal in every way).
+    if (payload === undefined) this.payload = EMPTY;
+    else {
+      const frozen = Object.isFrozen(payload);
+      const kept = recordedPayload(payload, frozen);
+      this.payload = kept === payload ? payload : Object.freeze(kept);
+    }
   }
 }

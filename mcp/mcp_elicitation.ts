@@ -204,6 +204,7 @@ export function mcpElicitation(
             args: args as unknown as Readonly<Record<string, unknown>>,
             argsSummary: summarize(args),
             branchId: branch.id,
+            signal,
             source,
           }, { signal });
           for (const shadow of fold.shadow ?? []) {

@@ -8,6 +8,7 @@
 
 import type { ApprovalAnswer } from "../core/approval.ts";
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
+import { neverAborted } from "../core/_abort.ts";
 import { summarize } from "../core/json_safe.ts";
 import type { ToolSource } from "../core/tool_source.ts";
 import type { AgentSpec } from "../action/spec.ts";
@@ -255,6 +256,7 @@ export function wrapAgentTools<A extends AgentLike>(
           args,
           argsSummary: summarize(args),
           branchId: branch.id,
+          signal: neverAborted(),
           source: SOURCE,
         });
         if (fold.verdict !== "ask") {

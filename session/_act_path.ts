@@ -5,19 +5,28 @@
 import {
   type ApprovalAnswer,
   type ApprovalEffects,
+  type ApprovalHandler,
   argsHash,
   type PendingApproval,
 } from "../core/approval.ts";
-import { ApprovalRequiredError, SecurityDeniedError, ToolDeniedError } from "../core/errors.ts";
+import {
+  ApprovalRequiredError,
+  SecurityDeniedError,
+  ToolDeniedError,
+  type ToolDeniedInit,
+} from "../core/errors.ts";
+import { neverAborted } from "../core/_abort.ts";
+import { normalizeAnswer } from "../core/_approval_answer.ts";
 import { PayloadTooDeepError } from "../core/_depth.ts";
 import { EventStatus, isAbortError } from "../core/operation.ts";
 import { deepFrozenCopy, plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import { summarize } from "../core/json_safe.ts";
 import type { FunctionCalling } from "../action/function_calling.ts";
+import { ARGS_REWRITTEN } from "../action/_start.ts";
 import type { ActionRequestInit } from "../action/manager.ts";
-import type { HookBus, ToolPreFold } from "../hooks/bus.ts";
-import type { ToolSource } from "../hooks/decision.ts";
-import { HookPoint } from "../hooks/hook_point.ts";
+import type { HookBus, ToolErrorFold, ToolPostFold, ToolPreFold } from "../hooks/bus.ts";
+import type { ToolSource } from "../core/tool_source.ts";
+import { type HookPayloads, HookPoint } from "../hooks/hook_point.ts";
 import { isBlocked, markBlocked } from "./_blocked.ts";
 import { ActDeadline } from "./_operation.ts";
 import { answerInline } from "./_inline_answer.ts";
@@ -267,58 +276,6 @@ function verdictData(
   return Object.freeze(data);
 }
 
-/**
- * The approver's answer as a frozen copy, each property read once; `updatedArgs` as deep-frozen
- * plain data (`NotPlainDataError` otherwise).
- */
-function normalizeAnswer(answer: unknown): ApprovalAnswer {
-  if (answer === true) return APPROVED;
-  if (answer === false) return REJECTED;
-  if (answer !== null && typeof answer === "object") {
-    const a = answer as Record<string, unknown>;
-    const approve = a.approve;
-    const by = a.by;
-    if (approve === true) {
-      const updatedArgs = a.updatedArgs;
-      const out: { approve: true; updatedArgs?: Record<string, unknown>; by?: string } = {
-        approve: true,
-      };
-      if (updatedArgs !== undefined) {
-        if (updatedArgs === null || typeof updatedArgs !== "object" || Array.isArray(updatedArgs)) {
-          throw new TypeError(`Cannot apply approval: updatedArgs must be a plain object`);
-        }
-        out.updatedArgs = plainDataCopy(
-          updatedArgs,
-          "Cannot apply approval",
-          "updatedArgs",
-          true,
-        ) as Record<string, unknown>;
-      }
-      if (typeof by === "string") out.by = by;
-      if (typeof a.effectsHash === "string") {
-        (out as { effectsHash?: string }).effectsHash = a.effectsHash;
-      }
-      return Object.freeze(out);
-    }
-    if (approve === false) {
-      const reason = a.reason;
-      const interrupt = a.interrupt;
-      const out: { approve: false; reason?: string; interrupt?: boolean; by?: string } = {
-        approve: false,
-      };
-      if (typeof reason === "string") out.reason = reason;
-      if (interrupt === true) out.interrupt = true;
-      if (typeof by === "string") out.by = by;
-      return Object.freeze(out);
-    }
-  }
-  throw new TypeError(
-    `Cannot apply approval: the approve handler must return a boolean or { approve: boolean, … }; got ${
-      answer === null ? "null" : typeof answer
-    }`,
-  );
-}
-
 async function deny(
   host: ActHost,
   op: ActDeadline,
@@ -356,10 +313,27 @@ async function runAction(
   const signal = op.signal;
   const bus = host.hooks;
   const emitOptions = signal === undefined ? undefined : { signal };
+  // What every tool.* payload carries besides the call: its signal and the tool's source, the
+  // fields a tool hook reads wherever it is registered.
+  const call: CallFields = {
+    toolName,
+    callId,
+    signal: signal ?? neverAborted(),
+    source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
+  };
   // `frozenArgs`: what the hooks judged and the tool will run with (plain data, frozen);
   // `runArgs`: the tool's own mutable copy of it.
   let frozenArgs: Readonly<Record<string, unknown>> = args;
   let context: string[] | null = null;
+  const addContext = (texts: readonly string[]): void => {
+    for (const text of texts) if (!(context ??= []).includes(text)) context.push(text);
+  };
+  const judge = bus === null
+    ? null
+    : (judged: Readonly<Record<string, unknown>>) => judgeCall(host, bus, op, call, judged);
+  // The arguments a person approved on this call (their argsHash): a Tool-scope ask about the
+  // same arguments is answered by that approval, so nobody is asked twice about one call.
+  let approvedHash: string | undefined;
   try {
     const allowed = await op.run(
       "gate",
@@ -377,14 +351,12 @@ async function runAction(
         by: "gate",
       });
     }
-    if (bus !== null) {
-      const judge = (judged: Readonly<Record<string, unknown>>) =>
-        judgeCall(host, bus, op, toolName, callId, judged);
+    if (judge !== null) {
       const fold = await judge(args);
       if (fold.updatedArgs !== undefined) frozenArgs = fold.updatedArgs;
       if (fold.context.length > 0) context = [...fold.context];
       if (fold.verdict === "ask") {
-        const approved = await askApproval(host, op, options, {
+        frozenArgs = await approveAsk(host, op, options, judge, addContext, {
           toolName,
           callId,
           args: frozenArgs,
@@ -393,30 +365,7 @@ async function runAction(
           expiresAt: fold.expiresAt,
           answerableBy: fold.answerableBy,
         });
-        if (approved !== undefined && !samePlainData(approved, frozenArgs)) {
-          // The approver changed the arguments: the whole chain judges them again. A deny or a
-          // failure stops the call. When the chain leaves them as they are, an ask is answered
-          // by this approval (it named exactly these arguments). When it rewrites them, the
-          // rewrite runs only if the chain would run it without asking: nobody approved it.
-          const again = await judge(approved);
-          frozenArgs = approved;
-          if (again.updatedArgs !== undefined && !samePlainData(again.updatedArgs, approved)) {
-            if (again.verdict === "ask") {
-              return await deny(host, op, {
-                toolName,
-                callId,
-                reason:
-                  "The tool.pre hooks rewrote the approved arguments and ask about the result; approve the arguments they settle on",
-                hook: "approval",
-                by: "approval",
-              });
-            }
-            frozenArgs = again.updatedArgs;
-          }
-          for (const text of again.context) {
-            if (!(context ??= []).includes(text)) context.push(text);
-          }
-        }
+        approvedHash = argsHash(frozenArgs);
       }
     }
   } catch (error) {
@@ -434,30 +383,54 @@ async function runAction(
     deny: (init) => deny(host, op, init),
     emit: (signal) => safeEmit(host, signal, op, "observer (effects)"),
   });
+  // An ask of the Tool scope (a `Tool` preprocessor, an `AgentSpec` hook) goes through the same
+  // approval path as a `tool.pre` ask: recorded, answered inline or left pending.
+  const approve: ApprovalHandler = async (pending) => {
+    if (approvedHash !== undefined && pending.argsHash === approvedHash) return APPROVED;
+    const ran = await approveAsk(host, op, options, judge, addContext, {
+      toolName,
+      callId,
+      args: pending.args,
+      reason: pending.reason,
+      hook: pending.policy,
+      expiresAt: pending.expiresAt,
+      answerableBy: pending.answerableBy,
+    });
+    approvedHash = argsHash(ran);
+    return ran === pending.args
+      ? APPROVED
+      : { approve: true, updatedArgs: ran as Record<string, unknown> };
+  };
 
   const started = performance.now();
-  let call: FunctionCalling | null = null;
+  let fc: FunctionCalling | null = null;
   let failure: unknown = null;
   let failed = false;
   try {
-    call = await op.run(
+    fc = await op.run(
       `tool "${toolName}"`,
       host.actions.invoke(
         { function: toolName, arguments: runArgs },
         signal
-          ? { signal, callId, suppressErrors: true, effects }
-          : { callId, suppressErrors: true, effects },
+          ? { signal, callId, suppressErrors: true, effects, approve }
+          : { callId, suppressErrors: true, effects, approve },
       ),
     );
-    if (call.status !== EventStatus.COMPLETED) {
+    if (fc.status !== EventStatus.COMPLETED) {
       failed = true;
-      failure = call.execution.error;
+      failure = fc.execution.error;
     }
   } catch (error) {
     failed = true;
     failure = error;
   }
-  const durationMs = call?.execution.durationMs ?? performance.now() - started;
+  const durationMs = fc?.execution.durationMs ?? performance.now() - started;
+  // `context` strings of the Tool scope's hooks, after the `tool.pre` ones; the arguments its
+  // hooks rewrote are the ones that ran.
+  if (fc !== null) {
+    if (fc.context.length > 0) addContext(fc.context);
+    if (fc[ARGS_REWRITTEN]) frozenArgs = deepFrozenCopy(fc.arguments);
+  }
 
   // The change set waits for a person: the call is pending (the tool kept its staged layer),
   // whatever the tool's processors made of the stop.
@@ -468,61 +441,100 @@ async function runAction(
     // A person's rejection of the change set ended the run; `ToolDenied` is recorded already.
     return await stopped(host, op, failure, toolName, callId, args);
   }
-  if (failed && failure instanceof ToolDeniedError && !op.aborted) {
-    // An AgentSpec security hook denied inside the tool's chain: a denial like any other.
-    const error = failure instanceof SecurityDeniedError
-      ? new SecurityDeniedError(failure.control, failure.reason, {
-        cause: failure.cause,
-        toolName,
-        callId,
-      })
-      : failure;
-    return await stopped(host, op, error, toolName, callId, args, true);
+  if (
+    failed && !op.aborted &&
+    (failure instanceof ToolDeniedError || failure instanceof ApprovalRequiredError)
+  ) {
+    // A Tool-scope hook denied (or its ask was rejected, or is pending): a denial like any other.
+    // A denial the act path made itself (a rejected approval) is already recorded.
+    const error = failure instanceof ToolDeniedError ? ofCall(failure, toolName, callId) : failure;
+    return await stopped(host, op, error, toolName, callId, args, !isBlocked(failure));
   }
   if (failed) {
-    let errorContext: readonly string[] = [];
+    let recovered: ToolErrorFold | null = null;
     if (bus !== null) {
-      const emitted = bus.decide(HookPoint.TOOL_ERROR, {
-        callId,
-        toolName,
+      const payload: HookPayloads["tool.error"] = {
+        ...call,
         args: frozenArgs,
         error: failure,
         durationMs,
         branchId: host.id,
-      }, op.aborted ? undefined : emitOptions);
-      if (op.aborted) emitted.catch(() => {});
-      else errorContext = (await op.run("tool.error", emitted, true)).context;
+      };
+      if (op.aborted) bus.emit(HookPoint.TOOL_ERROR, payload).catch(() => {});
+      else {
+        const fold = await op.run(
+          "tool.error",
+          bus.decide(HookPoint.TOOL_ERROR, payload, emitOptions),
+          true,
+        );
+        if (fold.context.length > 0) addContext(fold.context);
+        if (fold.recovered) recovered = fold;
+      }
     }
     const aborted = op.aborted ||
       (options?.signal !== undefined && isAbortError(failure, options.signal));
     if (aborted) throw failure;
-    return await failedOutcome(host, op, options, failure, toolName, callId, args, errorContext);
+    if (recovered !== null) {
+      // A `tool.error` handler recovered the call: it ends with that result, as a Tool-scope
+      // error hook's recovery would (`tool.post` does not run: the tool did not succeed).
+      return await ranOutcome(
+        host,
+        op,
+        toolName,
+        callId,
+        args,
+        frozenArgs,
+        recovered.result,
+        context,
+      );
+    }
+    return await failedOutcome(host, op, options, failure, toolName, callId, args, context ?? []);
   }
 
-  let output = call!.response;
+  let output = fc!.response;
   if (bus !== null) {
-    let post: Promise<{ replaced: boolean; result?: unknown; context: readonly string[] }>;
+    let post: Promise<ToolPostFold>;
     try {
       post = bus.decide(HookPoint.TOOL_POST, {
-        callId,
-        toolName,
+        ...call,
         args: frozenArgs,
         result: deepFrozenCopy(output),
         resultSummary: summarize(output),
         durationMs,
         branchId: host.id,
-        source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
       }, emitOptions);
     } catch (error) {
       // A result nested too deeply for a hook payload: a failure the model can read.
       if (!(error instanceof PayloadTooDeepError)) throw error;
-      return await failedOutcome(host, op, options, error, toolName, callId, args, []);
+      return await failedOutcome(host, op, options, error, toolName, callId, args, context ?? []);
     }
     const fold = await op.run("tool.post", post, true);
     if (fold.replaced) output = fold.result;
     if (fold.context.length > 0) (context ??= []).push(...fold.context);
   }
-  await safeEmit(host, call, op, "observer (FunctionCalling)");
+  await safeEmit(host, fc, op, "observer (FunctionCalling)");
+  return await ranOutcome(host, op, toolName, callId, args, frozenArgs, output, context);
+}
+
+/** The tool.* payload fields every hook reads: the call, its signal and the tool's source. */
+interface CallFields {
+  readonly toolName: string;
+  readonly callId: string;
+  readonly signal: AbortSignal;
+  readonly source: ToolSource;
+}
+
+/** A call that ran (or was recovered): its exchange written, its result told. */
+async function ranOutcome(
+  host: ActHost,
+  op: ActDeadline,
+  toolName: string,
+  callId: string,
+  args: Readonly<Record<string, unknown>>,
+  ranArgs: Readonly<Record<string, unknown>>,
+  output: unknown,
+  context: string[] | null,
+): Promise<ActOutcome> {
   const exchange: { -readonly [K in keyof Exchange]: Exchange[K] } = {
     toolName,
     callId,
@@ -530,11 +542,68 @@ async function runAction(
     output,
     context,
   };
-  if (frozenArgs !== args) exchange.ranArgs = frozenArgs;
+  if (ranArgs !== args) exchange.ranArgs = ranArgs;
   await writeExchange(host, exchange, op);
-  const result: ActionResult = { function: toolName, arguments: args, output };
+  const result: ActionResult = {
+    function: toolName,
+    arguments: args as Record<string, unknown>,
+    output,
+  };
   if (context !== null) result.context = context;
   return { kind: "ran", result };
+}
+
+/** A Tool-scope denial with this call's tool name and id (a hook there may not know them). */
+function ofCall(error: ToolDeniedError, toolName: string, callId: string): ToolDeniedError {
+  if (error.toolName === toolName && error.callId === callId) return error;
+  if (error instanceof SecurityDeniedError) {
+    return new SecurityDeniedError(error.control, error.reason, {
+      cause: error.cause,
+      toolName,
+      callId,
+    });
+  }
+  const init: ToolDeniedInit = { toolName, callId, reason: error.reason, by: error.by };
+  if (error.hook !== undefined) init.hook = error.hook;
+  if (error.interrupt) init.interrupt = true;
+  return new ToolDeniedError(init, error.cause === undefined ? undefined : { cause: error.cause });
+}
+
+/**
+ * Asks for approval (see {@linkcode askApproval}) and resolves to the arguments that run. When
+ * the approver changed the arguments, the whole `tool.pre` chain judges them again: a deny or a
+ * failure stops the call; when the chain leaves them as they are, an ask is answered by this
+ * approval (it named exactly these arguments); when it rewrites them, the rewrite runs only if the
+ * chain would run it without asking: nobody approved it.
+ */
+async function approveAsk(
+  host: ActHost,
+  op: ActDeadline,
+  options: ActOptions | undefined,
+  judge: ((judged: Readonly<Record<string, unknown>>) => Promise<ToolPreFold>) | null,
+  addContext: (texts: readonly string[]) => void,
+  ask: Question,
+): Promise<Readonly<Record<string, unknown>>> {
+  const approved = await askApproval(host, op, options, ask);
+  if (approved === undefined || samePlainData(approved, ask.args)) return ask.args;
+  if (judge === null) return approved;
+  const again = await judge(approved);
+  let ran = approved;
+  if (again.updatedArgs !== undefined && !samePlainData(again.updatedArgs, approved)) {
+    if (again.verdict === "ask") {
+      return await deny(host, op, {
+        toolName: ask.toolName,
+        callId: ask.callId,
+        reason:
+          "The tool.pre hooks rewrote the approved arguments and ask about the result; approve the arguments they settle on",
+        hook: "approval",
+        by: "approval",
+      });
+    }
+    ran = again.updatedArgs;
+  }
+  addContext(again.context);
+  return ran;
 }
 
 /** A failed call: written (and told as an error output) only with `suppressErrors`. */
@@ -628,20 +697,18 @@ async function judgeCall(
   host: ActHost,
   bus: HookBus,
   op: ActDeadline,
-  toolName: string,
-  callId: string,
+  call: CallFields,
   judged: Readonly<Record<string, unknown>>,
 ): Promise<ToolPreFold> {
   const signal = op.signal;
+  const { toolName, callId } = call;
   const fold = await op.run(
     "tool.pre",
     bus.decide(HookPoint.TOOL_PRE, {
-      toolName,
-      callId,
+      ...call,
       args: judged,
       argsSummary: summarize(judged),
       branchId: host.id,
-      source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
     }, signal === undefined ? undefined : { signal }),
     true,
   ).catch((error) => {
@@ -789,4 +856,3 @@ async function requestAnswer(
 }
 
 const APPROVED: ApprovalAnswer = Object.freeze({ approve: true });
-const REJECTED: ApprovalAnswer = Object.freeze({ approve: false });

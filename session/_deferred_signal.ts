@@ -5,17 +5,21 @@
 
 import { HookSignal } from "../hooks/hook_signal.ts";
 import type { HookPoint } from "../hooks/hook_point.ts";
+import { recordedPayload } from "../core/_record.ts";
 
 /** The parts of a `HookSignal` taken at record time. */
 export class DeferredHookSignal {
   readonly point: string;
-  /** A private shallow copy (the payload itself when it is frozen), frozen when built. */
+  /**
+   * A private shallow copy without the call's `signal` (the payload itself when it is frozen and
+   * has none), frozen when built.
+   */
   readonly payload: Record<string, unknown>;
   readonly createdAt: number;
 
   constructor(point: string, payload: Record<string, unknown>) {
     this.point = point;
-    this.payload = Object.isFrozen(payload) ? payload : { ...payload };
+    this.payload = recordedPayload(payload, Object.isFrozen(payload));
     this.createdAt = Date.now();
   }
 

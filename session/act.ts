@@ -1,7 +1,8 @@
 /**
  * The tool action path of a branch, in this order:
  * validate → governance gate → `tool.pre` (blocking) → `ActionManager.invoke` (preprocessor →
- * tool → postprocessor) → `tool.post` on success or `tool.error` on any invocation failure.
+ * tool → postprocessor) → `tool.post` on success or `tool.error` on any invocation failure. Every
+ * hook on the way takes one context object and returns a decision.
  *
  * @module
  */
@@ -92,21 +93,25 @@ export interface ActHost {
  * 1. The request is validated (`TypeError`).
  * 2. The session gate is asked with a `ToolInvocation`; a denial records `GateDenied` (the
  *    observer) and `ToolDenied`, and the call is **denied** (below). No hook fires.
- * 3. `tool.pre` `{ toolName, callId, args, argsSummary, branchId, source }` runs and its typed
- *    decisions are folded (deny > ask > allow, rewrites in chain order):
+ * 3. `tool.pre` `{ toolName, callId, args, signal, source, argsSummary, branchId }` runs and its
+ *    typed decisions are folded (deny > ask > allow, rewrites in chain order):
  *    - a handler that throws (or times out) records `HookBlocked`: the call is **blocked**;
  *    - `deny` records `ToolDenied`: the call is **denied**;
  *    - `ask` with `options.approve` asks it (a rejection is a denial); without, records
  *      `ApprovalRequested`: the call is **pending**; the answer is recorded as `ApprovalAnswered`;
  *    - shadow-mode verdicts are recorded as `WouldDeny` / `WouldAsk`.
  * 4. `ActionManager.invoke` runs the tool with the final arguments (validated again by its
- *    schema: `ToolArgumentsError`), its preprocessor, function and postprocessor. An `AgentSpec`
- *    security hook that refuses (`SecurityDeniedError`) records `ToolDenied`: **denied**.
- * 5. Success (**ran**): `tool.post` `{ callId, toolName, args, result, resultSummary, durationMs,
- *    branchId, source }` (a handler's `updatedResult` replaces the output), the `FunctionCalling`
- *    is emitted to the observer. Any other failure (unknown tool, bad arguments, preprocessor,
- *    tool, postprocessor): `tool.error` `{ callId, toolName, error, durationMs, branchId }`
- *    (**failed**).
+ *    schema: `ToolArgumentsError`), its preprocessor, function and postprocessor, and the
+ *    `AgentSpec` hooks. Their decisions mean what a `tool.pre` decision means: a deny (an
+ *    `AgentSpec` security hook's: `SecurityDeniedError`) records `ToolDenied`: **denied**; an ask
+ *    goes through the approval path above (a call already approved for the same arguments is
+ *    not asked about again); their `context` strings reach the model after `tool.pre`'s.
+ * 5. Success (**ran**): `tool.post` `{ callId, toolName, args, signal, source, result,
+ *    resultSummary, durationMs, branchId }` (a handler's `updatedResult` replaces the output),
+ *    the `FunctionCalling` is emitted to the observer. Any other failure (unknown tool, bad
+ *    arguments, preprocessor, tool, postprocessor): `tool.error` `{ callId, toolName, args,
+ *    signal, source, error, durationMs, branchId }` (**failed**); a handler's `updatedResult`
+ *    recovers it (**ran**, without `tool.post`), its `context` reaches the model.
  *
  * Every outcome but pending writes its exchange once (request and response messages, the
  * response carrying the hooks' `context` strings); a failure only with `suppressErrors`. Then

@@ -94,7 +94,9 @@ const NO_EMIT_OPTIONS: EmitOptions = Object.freeze({});
  * import { AgentSpec, Tool } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
- * const spec = new AgentSpec({ name: "adder" }).post("add", ({ result }) => Number(result) * 10);
+ * const spec = new AgentSpec({ name: "adder" }).post("add", ({ result }) => ({
+ *   updatedResult: Number(result) * 10,
+ * }));
  * const session = new Session();
  * const agent = session.newBranch({ spec });
  * agent.actions.register(new Tool({ name: "add", execute: (a: Record<string, unknown>) => Number(a.x) + 1 }));

@@ -6,6 +6,8 @@
 
 import { summarize } from "../core/json_safe.ts";
 import { deadline } from "../core/_async.ts";
+import { neverAborted } from "../core/_abort.ts";
+import type { ToolSource } from "../core/tool_source.ts";
 import type { SessionStore, SignalRow } from "../store/session_store.ts";
 import type { Policy } from "./policy.ts";
 import { Session } from "./session.ts";
@@ -42,6 +44,8 @@ export interface DecisionChange {
   readonly changed: boolean;
 }
 
+const LOCAL_SOURCE: ToolSource = Object.freeze({ kind: "local" });
+
 /** One recorded `tool.pre`, ready to replay. */
 interface RecordedCall {
   /** The call. */
@@ -52,6 +56,8 @@ interface RecordedCall {
   readonly args: Readonly<Record<string, unknown>>;
   /** The arguments that ran (after rewrites), when known. */
   readonly ran?: Readonly<Record<string, unknown>>;
+  /** Where the tool came from, as recorded. */
+  readonly source?: ToolSource;
   /** What was decided. */
   readonly recorded: ReplayVerdict;
   /** When. */
@@ -90,6 +96,7 @@ async function recordedCalls(
       toolName: string;
       args?: Record<string, unknown>;
       ran?: Record<string, unknown>;
+      source?: ToolSource;
       recorded: ReplayVerdict;
       ts: number;
     }
@@ -112,6 +119,9 @@ async function recordedCalls(
           calls.set(payload.callId, {
             toolName: payload.toolName,
             ...(isRecord(payload.args) ? { ran: payload.args } : {}),
+            ...(isRecord(payload.source) && typeof payload.source.kind === "string"
+              ? { source: payload.source as unknown as ToolSource }
+              : {}),
             recorded: "none",
             ts: row.ts,
           });
@@ -157,6 +167,7 @@ async function recordedCalls(
       toolName: call.toolName,
       args,
       ...(call.ran ? { ran: call.ran } : {}),
+      ...(call.source ? { source: call.source } : {}),
       recorded,
       ts: call.ts,
     });
@@ -257,6 +268,8 @@ export async function* replayDecisions(
             callId: call.callId,
             args: call.args,
             argsSummary: summarize(call.args),
+            signal: neverAborted(),
+            source: call.source ?? LOCAL_SOURCE,
           }),
           timeoutMs,
         );

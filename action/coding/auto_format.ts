@@ -12,6 +12,7 @@ import { chmod, lstat, mkdir, open, realpath, rm, stat } from "node:fs/promises"
 import process from "node:process";
 import { isInside, resolvePath } from "../_path.ts";
 import type { PostToolHookContext } from "../spec.ts";
+import type { ToolPostDecision } from "../../core/tool_hook.ts";
 
 import { type ResolvedSandbox, runSandboxed, validateSandboxOptions } from "./_bwrap.ts";
 import { resolveSandbox } from "./_resolve_sandbox.ts";
@@ -34,8 +35,12 @@ export type AutoFormatInput =
   & Pick<PostToolHookContext, "args" | "result">
   & Partial<Pick<PostToolHookContext, "callId" | "signal" | "effects">>;
 
-/** The post hook {@linkcode autoFormat} makes (a `PostToolHook`). */
-export type AutoFormatHook = (context: AutoFormatInput) => Promise<unknown>;
+/**
+ * The post hook {@linkcode autoFormat} makes (a `PostToolHook`): it resolves to
+ * `{ updatedResult }` — the result with its `autoFormat` record — or to nothing when it does not
+ * apply.
+ */
+export type AutoFormatHook = (context: AutoFormatInput) => Promise<ToolPostDecision>;
 
 /** The default formatter deadline in milliseconds (the reference's 10 s). */
 export const DEFAULT_FORMAT_TIMEOUT_MS = 10_000;
@@ -192,7 +197,7 @@ function formatterEnv(): Record<string, string> {
  * inline (`act()`'s `approve`): the editor's write has landed already, so the call cannot wait
  * for a later answer, and without an inline answer the formatting is not applied. The record
  * then carries `effects: "overlay"`, `changes` and `checkpoint`; unstaged it says
- * `effects: "direct"`. It returns the result with an `autoFormat` record
+ * `effects: "direct"`. It returns `{ updatedResult }`, the result with an `autoFormat` record
  * ({@linkcode AutoFormatRecord}): `formatted`, `unchanged`, `failed` (with the reason: exit
  * code and stderr, deadline, spawn error) or `skipped` (outside `cwd`, no permission to run
  * under Deno, no sandbox), with the reason; the file is then untouched. In all other cases it
@@ -212,8 +217,8 @@ function formatterEnv(): Record<string, string> {
  *   formatters: { ".txt": ["fmt-tool"] },
  *   canRun: () => ({ granted: false, reason: "not in the allow list" }),
  * });
- * const result = await hook({ args: { filePath: "a.txt" }, result: { success: true } });
- * assert.deepEqual((result as { autoFormat: unknown }).autoFormat, {
+ * const decision = await hook({ args: { filePath: "a.txt" }, result: { success: true } });
+ * assert.deepEqual((decision?.updatedResult as { autoFormat: unknown }).autoFormat, {
  *   status: "skipped",
  *   command: ["fmt-tool"],
  *   file: "/nonexistent-workspace/a.txt",
@@ -299,7 +304,7 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
   const named = {
     async autoFormat(
       context: AutoFormatInput,
-    ): Promise<unknown> {
+    ): Promise<ToolPostDecision> {
       const args = context?.args;
       const result = context?.result;
       if (result === null || typeof result !== "object") return undefined;
@@ -314,14 +319,16 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
       let ranIn: "bubblewrap" | "none" | undefined;
       let staged: Pick<AutoFormatRecord, "effects" | "changes" | "checkpoint"> = {};
       const record = (status: AutoFormatRecord["status"], reason?: string) => ({
-        ...(result as Record<string, unknown>),
-        autoFormat: {
-          status,
-          command: argv,
-          file,
-          ...(reason === undefined ? {} : { reason }),
-          ...(ranIn === undefined ? {} : { sandbox: ranIn }),
-          ...staged,
+        updatedResult: {
+          ...(result as Record<string, unknown>),
+          autoFormat: {
+            status,
+            command: argv,
+            file,
+            ...(reason === undefined ? {} : { reason }),
+            ...(ranIn === undefined ? {} : { sandbox: ranIn }),
+            ...staged,
+          },
         },
       });
       if (!isInside(root, file)) return record("skipped", `File is outside ${cwd}: ${raw}`);

@@ -68,9 +68,11 @@ export function codingSpec(options?: CodingSpecOptions): AgentSpec {
   if (options?.secure ?? true) {
     const judge = {
       // The judge blocks only where effects do not cover the call.
-      async guardDestructive(context: Parameters<typeof guardDestructive>[0]): Promise<void> {
-        if (await stagedFor(spec)) return;
-        await guardDestructive(context);
+      async guardDestructive(
+        context: Parameters<typeof guardDestructive>[0],
+      ): ReturnType<typeof guardDestructive> {
+        if (await stagedFor(spec)) return undefined;
+        return await guardDestructive(context);
       },
     };
     spec.securityPre("bash", judge.guardDestructive);

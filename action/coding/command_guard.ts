@@ -6,7 +6,7 @@
  * @module
  */
 
-import { PermissionDeniedError } from "../../core/mod.ts";
+import type { ToolPreDeny } from "../../core/tool_hook.ts";
 import type { GuardInput } from "../guards.ts";
 import { loadShellParser, type ShellParser } from "./_shell_parse.ts";
 import { judgeShell } from "./_shell_judge.ts";
@@ -98,36 +98,36 @@ export async function judgeCommand(
 }
 
 /**
- * A security pre hook for shell tools (Tool scope): rejects with `PermissionDeniedError` when
- * {@linkcode judgeCommand} does not pass `args.command` (a non-string command is refused).
- * Arguments without a `command` key pass. It reads only `args`, so it also works as a session
- * `tool.pre` handler, where its rejection blocks the call (`destructiveCommandGuard()` returns a
- * typed deny instead).
+ * A pre hook for shell tools: a deny decision when {@linkcode judgeCommand} does not pass
+ * `args.command` (a non-string command is refused), else nothing. Arguments without a `command`
+ * key pass. It reads only `args` and returns a decision, so it denies the same way as an
+ * `AgentSpec` security pre hook (`SecurityDeniedError`), a `Tool` preprocessor or a session
+ * `tool.pre` handler (`ToolDeniedError`). `destructiveCommandGuard()` adds a tool-name filter
+ * and an `ask` option for session use.
  *
  * @example Refuse a destructive command
  * ```ts
  * import { guardDestructive } from "@hookscope/core/coding";
  * import assert from "node:assert/strict";
  *
- * await assert.rejects(guardDestructive({ args: { command: "rm -r /" } }), {
- *   name: "PermissionDeniedError",
- *   message: /^Blocked destructive command: rm -r \//,
- * });
+ * const verdict = await guardDestructive({ args: { command: "rm -r /" } });
+ * assert.equal(verdict?.decision, "deny");
+ * assert.match(verdict?.reason ?? "", /^Blocked destructive command: rm -r \//);
  * assert.equal(await guardDestructive({ args: { command: "ls -la" } }), undefined);
  * ```
  */
-export async function guardDestructive(context: GuardInput): Promise<void> {
+export async function guardDestructive(context: GuardInput): Promise<ToolPreDeny | undefined> {
   const args = context?.args;
-  if (args === null || typeof args !== "object" || !("command" in args)) return;
+  if (args === null || typeof args !== "object" || !("command" in args)) return undefined;
   const command = args.command;
   const verdict = await judgeCommand(command as string);
-  if (verdict) {
-    throw new PermissionDeniedError(
-      `Blocked destructive command: ${
-        String(command)
-      }\n${verdict.reason}\nIf you need this, explain why and ask the user to run it manually.`,
-    );
-  }
+  if (!verdict) return undefined;
+  return {
+    decision: "deny",
+    reason: `Blocked destructive command: ${
+      String(command)
+    }\n${verdict.reason}\nIf you need this, explain why and ask the user to run it manually.`,
+  };
 }
 
 /** Options of {@linkcode destructiveCommandGuard}. */

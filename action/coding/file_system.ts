@@ -22,9 +22,7 @@ import type { PathFileSystem } from "../guards.ts";
  * import assert from "node:assert/strict";
  *
  * const guard = guardPaths({ allowedPaths: [nodeFileSystem.cwd()], fs: nodeFileSystem });
- * await assert.rejects(guard({ args: { path: "../../../../etc/passwd" } }), {
- *   name: "PermissionDeniedError",
- * });
+ * assert.equal((await guard({ args: { path: "../../../../etc/passwd" } }))?.decision, "deny");
  * ```
  */
 export const nodeFileSystem: PathFileSystem = {

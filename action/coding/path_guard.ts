@@ -14,7 +14,7 @@ import {
 import { nodeFileSystem } from "./file_system.ts";
 
 /**
- * Makes the `guardPaths` security pre hook of `@hookscope/core/action` with
+ * Makes the `guardPaths` pre hook of `@hookscope/core/action` (a deny decision or nothing) with
  * {@linkcode nodeFileSystem} as the default `fs`: a path that is itself a symlink, resolves
  * outside the allowed roots through a symlink, or names a hard-linked file is refused. Pass
  * `fs` to use another file system, or `lexicalOnly: true` for an (insecure) lexical-only guard.
@@ -30,8 +30,9 @@ import { nodeFileSystem } from "./file_system.ts";
  * const root = await mkdtemp(join(tmpdir(), "guard-"));
  * await symlink("/etc/passwd", join(root, "link"));
  * const guard = guardHostPaths({ allowedPaths: [root] });
- * await assert.rejects(guard({ args: { path: "link" } }), {
- *   message: "Refusing to access symlink: 'link'",
+ * assert.deepEqual(await guard({ args: { path: "link" } }), {
+ *   decision: "deny",
+ *   reason: "Refusing to access symlink: 'link'",
  * });
  * await rm(root, { recursive: true });
  * ```

@@ -249,7 +249,7 @@ export type ToolTarget =
  * import { ActionManager, AgentSpec } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
- * const spec = new AgentSpec().post("*", ({ result }) => result);
+ * const spec = new AgentSpec().post("*", ({ result }) => ({ updatedResult: result }));
  * const toolkit = new CodingToolkit({ workspaceRoot: "/srv/project", tools: ["reader", "bash"], spec });
  * assert.equal(toolkit.spec, spec);
  * assert.deepEqual(toolkit.tools().map((tool) => tool.name), ["reader", "bash"]);

@@ -9,27 +9,28 @@ const schema = z.object({ n: z.number() });
 describe("FunctionCalling", () => {
   it("FunctionCalling.invoke() runs preprocessor, function, postprocessor in order", async () => {
     const order: string[] = [];
+    // Options a processor needs are closed over (the processors take one context object).
+    const step = 10;
+    const tag = "#";
     const tool = new Tool({
       name: "inc",
       inputSchema: schema,
-      preprocessor: (args, options) => {
-        order.push(`pre:${args.n}:${options.step}`);
-        return { n: Number(args.n) + Number(options.step) };
+      preprocessor: ({ args }) => {
+        order.push(`pre:${args.n}:${step}`);
+        return { decision: "allow", updatedArgs: { n: Number(args.n) + step } };
       },
-      preprocessorOptions: { step: 10 },
       execute: ({ n }) => {
-        order.push(`func:${n}`);
+        order.push(`execute:${n}`);
         return n + 1;
       },
-      postprocessor: (result, options, context) => {
-        order.push(`post:${result}:${options.tag}:${context.args.n}`);
-        return `${options.tag}${result}`;
+      postprocessor: ({ result, args }) => {
+        order.push(`post:${result}:${tag}:${args.n}`);
+        return { updatedResult: `${tag}${result}` };
       },
-      postprocessorOptions: { tag: "#" },
     });
     const call = new FunctionCalling({ tool, arguments: { n: 1 } });
     await call.invoke();
-    assert.deepEqual(order, ["pre:1:10", "func:11", "post:12:#:11"]);
+    assert.deepEqual(order, ["pre:1:10", "execute:11", "post:12:#:11"]);
     assert.equal(call.status, "completed");
     assert.equal(call.response, "#12");
     assert.deepEqual(call.arguments, { n: 11 });
@@ -56,7 +57,7 @@ describe("FunctionCalling", () => {
     const tool = new Tool({
       name: "t",
       inputSchema: schema,
-      preprocessor: () => ({ n: "not a number" }),
+      preprocessor: () => ({ decision: "allow", updatedArgs: { n: "not a number" } }),
       execute: () => {
         ran = true;
         return 1;
@@ -90,21 +91,20 @@ describe("FunctionCalling", () => {
       };
       const tool = new Tool({
         name: "t",
-        preprocessor: (args) => {
+        preprocessor: () => {
           fail("pre");
-          return args;
         },
         execute: () => {
           fail("func");
           return "value";
         },
-        postprocessor: (result) => {
+        postprocessor: ({ result }) => {
           fail("post");
-          return result;
+          return { updatedResult: result };
         },
-        errorProcessor: (error, args) => {
+        errorProcessor: ({ error, args }) => {
           seen.push((error as Error).message, args);
-          return `recovered from ${(error as Error).message}`;
+          return { updatedResult: `recovered from ${(error as Error).message}` };
         },
       });
       const call = new FunctionCalling({ tool, arguments: { k: 1 } });
@@ -140,7 +140,7 @@ describe("FunctionCalling", () => {
         }),
       errorProcessor: () => {
         errorProcessorRan = true;
-        return "no";
+        return { updatedResult: "no" };
       },
     });
     const call = new FunctionCalling({ tool, arguments: {} });

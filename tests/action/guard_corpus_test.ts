@@ -9,6 +9,7 @@ import {
 import { DESTRUCTIVE_COMMANDS, HARMLESS_COMMANDS } from "../fixtures/command_corpus.ts";
 import { z } from "zod";
 import { Session, Tool, ToolDeniedError, type ToolPreDecision } from "../../mod.ts";
+import { reasonOf } from "./_deny_reason.ts";
 
 describe("command guard corpus", () => {
   it("the corpus holds at least 150 destructive and 100 harmless commands, none twice", () => {
@@ -57,9 +58,11 @@ describe("command guard corpus", () => {
 
   it("guardDestructive() rejects every destructive command and passes every harmless one", async () => {
     for (const entry of DESTRUCTIVE_COMMANDS) {
-      await assert.rejects(guardDestructive({ args: { command: entry.command } }), {
-        name: "PermissionDeniedError",
-      }, entry.command);
+      assert.notEqual(
+        await reasonOf(guardDestructive({ args: { command: entry.command } })),
+        undefined,
+        entry.command,
+      );
     }
     for (const command of HARMLESS_COMMANDS) {
       assert.equal(await guardDestructive({ args: { command } }), undefined, command);

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { guardPaths, PROTECTED_BASENAMES } from "../../action/mod.ts";
-import { PermissionDeniedError } from "../../core/mod.ts";
+import { ToolDeniedError } from "../../core/mod.ts";
 import {
   codingSpec,
   guardDestructive,
@@ -12,6 +12,7 @@ import {
 import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { reasonOf } from "./_deny_reason.ts";
 
 const SUFFIX = "\nIf you need this, explain why and ask the user to run it manually.";
 
@@ -33,12 +34,9 @@ describe("guardDestructive", () => {
       "cat x > /dev/sda",
     ];
     for (const command of commands) {
-      await assert.rejects(guardDestructive({ args: { command } }), (error) => {
-        assert.ok(error instanceof PermissionDeniedError, command);
-        assert.ok(error.message.startsWith(`Blocked destructive command: ${command}\n`), command);
-        assert.ok(error.message.endsWith(SUFFIX), command);
-        return true;
-      });
+      const reason = await reasonOf(guardDestructive({ args: { command } }));
+      assert.ok(reason?.startsWith(`Blocked destructive command: ${command}\n`), command);
+      assert.ok(reason?.endsWith(SUFFIX), command);
     }
   });
 
@@ -56,10 +54,10 @@ describe("guardDestructive", () => {
       assert.equal(await guardDestructive({ args: { command } }), undefined, command);
     }
     assert.equal(await guardDestructive({ args: {} }), undefined);
-    await assert.rejects(guardDestructive({ args: { command: 42 } }), {
-      name: "PermissionDeniedError",
-      message: /Command is not a string \(number\)/,
-    });
+    assert.match(
+      await reasonOf(guardDestructive({ args: { command: 42 } })) ?? "",
+      /Command is not a string \(number\)/,
+    );
   });
 });
 
@@ -87,37 +85,37 @@ describe("guardPaths (lexical)", () => {
         "/",
       ]
     ) {
-      await assert.rejects(call(path), {
-        name: "PermissionDeniedError",
-        message: `Path not in allowed list: ${path}`,
-      });
+      assert.equal(await reasonOf(call(path)), `Path not in allowed list: ${path}`);
     }
   });
 
   it("guardPaths() refuses NUL bytes and non-string paths", async () => {
-    await assert.rejects(call("a\0b"), {
-      name: "PermissionDeniedError",
-      message: 'Refusing to access path containing a NUL byte: "a\\u0000b"',
-    });
-    await assert.rejects(call(7), { message: "Refusing to access non-string path: (number)" });
+    assert.equal(
+      await reasonOf(call("a\0b")),
+      'Refusing to access path containing a NUL byte: "a\\u0000b"',
+    );
+    assert.equal(await reasonOf(call(7)), "Refusing to access non-string path: (number)");
   });
 
   it("guardPaths() refuses protected basenames case-insensitively, even without roots", async () => {
     const open = guardPaths({ lexicalOnly: true });
     for (const name of PROTECTED_BASENAMES) {
       for (const variant of [name, name.toUpperCase()]) {
-        await assert.rejects(call(`config/${variant}`), {
-          message: `Refusing to access protected path: '${variant}'`,
-        });
-        await assert.rejects(open({ args: { path: `/anywhere/${variant}` } }), {
-          name: "PermissionDeniedError",
-        });
+        assert.equal(
+          await reasonOf(call(`config/${variant}`)),
+          `Refusing to access protected path: '${variant}'`,
+        );
+        assert.notEqual(
+          await reasonOf(open({ args: { path: `/anywhere/${variant}` } })),
+          undefined,
+        );
       }
     }
     for (const name of [".env.local", ".env.production", "prod.env", "server.pem", "id_rsa.bak"]) {
-      await assert.rejects(open({ args: { path: `/anywhere/${name}` } }), {
-        message: `Refusing to access protected path: '${name}'`,
-      });
+      assert.equal(
+        await reasonOf(open({ args: { path: `/anywhere/${name}` } })),
+        `Refusing to access protected path: '${name}'`,
+      );
     }
     assert.equal(await open({ args: { path: "/anywhere/env.ts" } }), undefined);
   });
@@ -138,7 +136,7 @@ describe("guardPaths (lexical)", () => {
         "my-token.txt",
       ]
     ) {
-      await assert.rejects(deny(path), { message: `Path matches deny rule: ${path}` }, path);
+      assert.equal(await reasonOf(deny(path)), `Path matches deny rule: ${path}`, path);
     }
     for (const path of ["/ws/secrets-public/a", "keys/server.crt.txt", "src/tok.ts"]) {
       assert.equal(await deny(path), undefined, path);
@@ -150,14 +148,15 @@ describe("guardPaths (lexical)", () => {
     const multi = guardPaths({ allowedPaths: ["/a", "/b"], lexicalOnly: true });
     assert.equal(await multi({ args: { path: "/b/file" } }), undefined);
     assert.equal(await multi({ args: { path: "rel" } }), undefined);
-    await assert.rejects(multi({ args: { path: "/c/file" } }), PermissionDeniedError);
+    assert.notEqual(await reasonOf(multi({ args: { path: "/c/file" } })), undefined);
   });
 
   it("guardPaths() fails closed for a relative root without a file system", async () => {
     const relative = guardPaths({ allowedPaths: ["."], lexicalOnly: true });
-    await assert.rejects(relative({ args: { path: "a.txt" } }), {
-      message: "Cannot resolve allowed path '.' without a file system; refusing 'a.txt'",
-    });
+    assert.equal(
+      await reasonOf(relative({ args: { path: "a.txt" } })),
+      "Cannot resolve allowed path '.' without a file system; refusing 'a.txt'",
+    );
     assert.throws(() => guardPaths({ allowedPaths: ["a\0"], lexicalOnly: true }), {
       name: "TypeError",
       message: /invalid path rule/,
@@ -169,12 +168,7 @@ describe("guardPaths (lexical)", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(segment, { maxLength: 8 }), fc.boolean(), async (parts, abs) => {
         const raw = (abs ? "/" : "") + parts.join("/");
-        let allowed = true;
-        try {
-          await call(raw);
-        } catch {
-          allowed = false;
-        }
+        const allowed = (await call(raw)) === undefined;
         const stack: string[] = raw.startsWith("/") ? [] : ["ws"];
         for (const part of raw.split("/")) {
           if (part === "" || part === ".") continue;
@@ -211,11 +205,8 @@ describe("guardDestructive (quoting and split flags)", () => {
         `git 'reset' --hard`,
       ]
     ) {
-      await assert.rejects(guardDestructive({ args: { command } }), (error: Error) => {
-        assert.equal(error.name, "PermissionDeniedError");
-        assert.ok(error.message.startsWith(`Blocked destructive command: ${command}\n`), command);
-        return true;
-      });
+      const reason = await reasonOf(guardDestructive({ args: { command } }));
+      assert.ok(reason?.startsWith(`Blocked destructive command: ${command}\n`), command);
     }
   });
 
@@ -236,9 +227,7 @@ describe("guardDestructive (quoting and split flags)", () => {
 
   it("guardDestructive() now refuses what the text patterns let through", async () => {
     for (const command of ["rm -r build", "git clean -f", "rm 'unterminated"]) {
-      await assert.rejects(guardDestructive({ args: { command } }), {
-        name: "PermissionDeniedError",
-      }, command);
+      assert.notEqual(await reasonOf(guardDestructive({ args: { command } })), undefined, command);
     }
   });
 });
@@ -254,9 +243,7 @@ describe("guardPaths (every path key)", () => {
         { path: "ok.txt", filePath: "a/.env" },
       ]
     ) {
-      await assert.rejects(guard({ args: args }), {
-        name: "PermissionDeniedError",
-      }, JSON.stringify(args));
+      assert.notEqual(await reasonOf(guard({ args: args })), undefined, JSON.stringify(args));
     }
     assert.equal(
       await guard({ args: { path: "a.txt", filePath: "b/c.txt", file_path: "/ws/d" } }),
@@ -271,9 +258,10 @@ describe("guardPaths (every path key)", () => {
       lexicalOnly: true,
     });
     assert.equal(await guard({ args: { path: "a".repeat(200) } }), undefined);
-    await assert.rejects(guard({ args: { path: `${"a".repeat(20)}b` } }), {
-      message: `Path matches deny rule: ${"a".repeat(20)}b`,
-    });
+    assert.equal(
+      await reasonOf(guard({ args: { path: `${"a".repeat(20)}b` } })),
+      `Path matches deny rule: ${"a".repeat(20)}b`,
+    );
     assert.throws(
       () =>
         guardPaths({
@@ -315,16 +303,15 @@ describe("guardPaths (secure by default: the host file system)", () => {
       const guard = hostGuardPaths({ allowedPaths: [ws] });
       const read = (path: string) => guard({ args: { path } });
       assert.equal(await read("ok.txt"), undefined);
-      await assert.rejects(read("linkdir/other.txt"), {
-        name: "PermissionDeniedError",
-        message: "Path not in allowed list: linkdir/other.txt",
-      });
-      await assert.rejects(read("hard.txt"), {
-        message: "Refusing to access a hard-linked file: 'hard.txt' (2 links)",
-      });
-      await assert.rejects(read("notes.txt"), {
-        message: "Refusing to access symlink: 'notes.txt'",
-      });
+      assert.equal(
+        await reasonOf(read("linkdir/other.txt")),
+        "Path not in allowed list: linkdir/other.txt",
+      );
+      assert.equal(
+        await reasonOf(read("hard.txt")),
+        "Refusing to access a hard-linked file: 'hard.txt' (2 links)",
+      );
+      assert.equal(await reasonOf(read("notes.txt")), "Refusing to access symlink: 'notes.txt'");
       // The lexical guard has to be asked for by name, and it cannot see any of this.
       const lexical = guardPaths({ allowedPaths: [ws], lexicalOnly: true });
       assert.equal(await lexical({ args: { path: "linkdir/other.txt" } }), undefined);
@@ -348,10 +335,8 @@ describe("guardPaths (secure by default: the host file system)", () => {
       const spec = codingSpec({ cwd: ws });
       const guard = spec.registered("securityPre", "reader")[0].handler as (
         context: { args: Record<string, unknown> },
-      ) => Promise<void>;
-      await assert.rejects(guard({ args: { path: "escape/x.txt" } }), {
-        name: "PermissionDeniedError",
-      });
+      ) => Promise<unknown>;
+      assert.notEqual(await reasonOf(guard({ args: { path: "escape/x.txt" } })), undefined);
     } finally {
       rmSync(box, { recursive: true, force: true });
     }
@@ -359,8 +344,8 @@ describe("guardPaths (secure by default: the host file system)", () => {
 });
 
 describe("guards on a session's tool.pre", () => {
-  it("guardDestructive as a tool.pre handler blocks the call: act rejects, HookBlocked, no run", async () => {
-    const { Session, HookBlocked } = await import("../../session/mod.ts");
+  it("guardDestructive as a tool.pre handler denies the call: act rejects with ToolDeniedError, ToolDenied, no run", async () => {
+    const { Session, HookBlocked, ToolDenied } = await import("../../session/mod.ts");
     const { Tool } = await import("../../action/mod.ts");
     const session = new Session();
     const ran: string[] = [];
@@ -370,11 +355,18 @@ describe("guards on a session's tool.pre", () => {
     session.hooks.on("tool.pre", guardDestructive);
     await assert.rejects(
       branch.act({ function: "bash", arguments: { command: "rm -rf /" } }),
-      PermissionDeniedError,
+      (error) => {
+        assert.ok(error instanceof ToolDeniedError);
+        assert.equal(error.by, "hook");
+        assert.equal(error.hook, "guardDestructive");
+        assert.match(error.reason, /^Blocked destructive command: rm -rf \//);
+        return true;
+      },
     );
     await branch.act({ function: "bash", arguments: { command: "ls" } });
     await session.drainSignals();
     assert.deepEqual(ran, ["ls"]);
-    assert.equal(session.observer.byType(HookBlocked).length, 1);
+    assert.equal(session.observer.byType(ToolDenied).length, 1);
+    assert.equal(session.observer.byType(HookBlocked).length, 0);
   });
 });

@@ -1,7 +1,8 @@
 // The Tool-scope part of ADR-0047 D5's action order, recorded stage by stage:
 // security pre hooks → user pre hooks → security again → the tool's own preprocessor →
 // re-validation (X14) → function → the tool's own postprocessor → post hooks (X13),
-// with error hooks (X12) on any failure. The gate and tool.pre/tool.post belong to Branch.act.
+// with error hooks (X12) on any failure (a denial is a decision, not a failure). The gate and
+// tool.pre/tool.post belong to Branch.act.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
@@ -32,35 +33,33 @@ function setup(plan: Plan): { manager: ActionManager; order: string[] } {
     .pre("work", ({ args }) => {
       order.push("pre hook");
       if (plan.failPre) throw new Error("pre hook failed");
-      if (plan.badArgs) return { n: "one" };
-      return { ...args, n: Number(args.n) + 1 };
+      if (plan.badArgs) return { decision: "allow", updatedArgs: { n: "one" } };
+      return { decision: "allow", updatedArgs: { ...args, n: Number(args.n) + 1 } };
     })
     .post("work", ({ action, args, result }) => {
       order.push(`post hook ${action} n=${args.n}`);
-      return { result };
+      return { updatedResult: { result } };
     })
     .onError("work", ({ error }) => {
       order.push(`error hook ${(error as Error).name}`);
-      return plan.recover ? "recovered" : undefined;
+      return plan.recover ? { updatedResult: "recovered" } : undefined;
     });
   const manager = new ActionManager({ spec });
   manager.register(
     new Tool({
       name: "work",
       inputSchema: z.object({ n: z.number(), action: z.string().optional() }),
-      preprocessor: (args) => {
+      preprocessor: () => {
         order.push("preprocessor");
-        return args;
       },
       execute: ({ n }) => {
         order.push("function");
         if (plan.failFunction) throw new RangeError("function failed");
         return n * 10;
       },
-      postprocessor: (result) => {
+      postprocessor: () => {
         order.push("postprocessor");
         if (plan.failPost) throw new TypeError("postprocessor failed");
-        return result;
       },
     }),
   );
@@ -88,13 +87,13 @@ describe("Tool-scope invocation order (D5)", () => {
     ]);
   });
 
-  it("a security denial stops before the user hooks; error hooks see the GateDeniedError", async () => {
-    const { manager, order } = setup({ deny: true });
+  it("a security denial stops before the user hooks; it is a decision, not a failure: no error hook sees it", async () => {
+    const { manager, order } = setup({ deny: true, recover: true });
     const call = await invoke(manager);
     assert.equal(call.status, "failed");
     assert.ok(call.execution.error instanceof GateDeniedError);
     assert.equal((call.execution.error as GateDeniedError).message, "policy: n=1 is not allowed");
-    assert.deepEqual(order, ["security", "error hook SecurityDeniedError"]);
+    assert.deepEqual(order, ["security"]);
   });
 
   it("an unknown tool rejects before any stage", async () => {

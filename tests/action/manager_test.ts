@@ -10,7 +10,7 @@ function echoTool(name = "echo", record?: string[]): Tool {
     name,
     inputSchema: z.object({ text: z.string() }),
     execute: ({ text }) => {
-      record?.push(`func:${text}`);
+      record?.push(`execute:${text}`);
       return text;
     },
   });
@@ -95,18 +95,21 @@ describe("ActionManager", () => {
       })
       .pre("echo", ({ toolName: tool, args }) => {
         order.push(`pre:${tool}`);
-        return { ...args, text: String(args.text).toUpperCase() };
+        return {
+          decision: "allow",
+          updatedArgs: { ...args, text: String(args.text).toUpperCase() },
+        };
       })
       .post("echo", ({ args, result }) => {
         order.push(`post:${args.text}`);
-        return { wrapped: result };
+        return { updatedResult: { wrapped: result } };
       });
     const manager = new ActionManager({ spec });
     manager.register(echoTool("echo", order));
     const call = await manager.invoke({ function: "echo", arguments: { text: "hi" } });
     assert.equal(call.status, "completed");
     assert.deepEqual(call.response, { wrapped: "HI" });
-    assert.deepEqual(order, ["security:hi", "pre:echo", "security:HI", "func:HI", "post:HI"]);
+    assert.deepEqual(order, ["security:hi", "pre:echo", "security:HI", "execute:HI", "post:HI"]);
   });
 
   it("ActionManager with a spec rejects a guard denial with GateDeniedError (FAILED when suppressed)", async () => {
@@ -142,7 +145,7 @@ describe("ActionManager", () => {
     const spec = new AgentSpec();
     const manager = new ActionManager({ spec });
     manager.register(echoTool("first"));
-    spec.post("*", ({ result }) => `${result}!`);
+    spec.post("*", ({ result }) => ({ updatedResult: `${result}!` }));
     manager.register(echoTool("second"));
     const a = await manager.invoke({ function: "first", arguments: { text: "a" } });
     const b = await manager.invoke({ function: "second", arguments: { text: "b" } });
@@ -168,10 +171,7 @@ describe("ActionManager", () => {
 
   it("ActionManager with a spec runs error hooks and recovers (X12)", async () => {
     const spec = new AgentSpec().onError("flaky", ({ toolName: tool, action, args, error }) => ({
-      tool,
-      action,
-      args,
-      recovered: (error as Error).message,
+      updatedResult: { tool, action, args, recovered: (error as Error).message },
     }));
     const manager = new ActionManager({ spec });
     manager.register(

@@ -34,15 +34,15 @@ describe("Tool-scope pre chains (security, user, security again)", () => {
       })
       .pre("t", ({ args }) => {
         order.push(`u1:${args.v}`);
-        return { v: Number(args.v) + 1 };
+        return { decision: "allow", updatedArgs: { v: Number(args.v) + 1 } };
       })
       .pre("t", ({ args }) => {
         order.push(`u2:${args.v}`);
-        return "ignored" as never;
+        return undefined;
       })
       .pre("t", ({ args }) => {
         order.push(`u3:${args.v}`);
-        return { v: Number(args.v) * 10 };
+        return { decision: "allow", updatedArgs: { v: Number(args.v) * 10 } };
       });
     const call = await managerWith(spec).invoke({ function: "t", arguments: { v: 1 } });
     assert.deepEqual(call.response, { v: 20 });
@@ -61,7 +61,10 @@ describe("Tool-scope pre chains (security, user, security again)", () => {
   it("lets a security hook replace the args for later controls", async () => {
     const seen: unknown[] = [];
     const spec = new AgentSpec()
-      .securityPre("t", ({ args }) => ({ ...args, redacted: true }))
+      .securityPre("t", ({ args }) => ({
+        decision: "allow",
+        updatedArgs: { ...args, redacted: true },
+      }))
       .securityPre("t", ({ args }) => {
         seen.push(args.redacted);
       });
@@ -133,7 +136,10 @@ describe("Tool-scope pre chains (security, user, security again)", () => {
     function noRoot({ args }: ToolHookContext): void {
       if (args.path === "/") throw new PermissionDeniedError("root is off limits");
     }
-    const spec = new AgentSpec().securityPre("t", noRoot).pre("t", () => ({ path: "/" }));
+    const spec = new AgentSpec().securityPre("t", noRoot).pre("t", () => ({
+      decision: "allow",
+      updatedArgs: { path: "/" },
+    }));
     await assert.rejects(managerWith(spec).invoke({ function: "t", arguments: { path: "ok" } }), {
       message: "noRoot: root is off limits",
     });
@@ -178,7 +184,7 @@ describe("Tool-scope hook context", () => {
       })
       .onError("*", ({ callId, signal, error }) => {
         seen.push(["error", callId, signal]);
-        return `recovered: ${(error as Error).message}`;
+        return { updatedResult: `recovered: ${(error as Error).message}` };
       });
     const manager = new ActionManager({ spec });
     manager.register(new Tool({ name: "ok", execute: () => "fine" }));
@@ -212,13 +218,13 @@ describe("Tool-scope hook context", () => {
     const posts: PostToolHookContext[] = [];
     const errors: ErrorToolHookContext[] = [];
     const spec = new AgentSpec()
-      .pre("t", ({ args }) => ({ ...args, k: 2 }))
+      .pre("t", ({ args }) => ({ decision: "allow", updatedArgs: { ...args, k: 2 } }))
       .post("t", (context) => {
         posts.push(context);
         return undefined;
       })
-      .post("t", ({ result }) => `${result}+`)
-      .post("t", ({ result }) => result === null ? "x" : `${result}+`)
+      .post("t", ({ result }) => ({ updatedResult: `${result}+` }))
+      .post("t", ({ result }) => ({ updatedResult: result === null ? "x" : `${result}+` }))
       .onError("t", (context) => {
         errors.push(context);
         return undefined;
@@ -248,11 +254,11 @@ describe("Tool-scope hook context", () => {
       })
       .onError("t", () => {
         order.push("b");
-        return 0;
+        return { updatedResult: 0 };
       })
       .onError("t", () => {
         order.push("c");
-        return 1;
+        return { updatedResult: 1 };
       });
     const manager = managerWith(spec, "t", () => {
       throw new Error("x");
@@ -306,7 +312,10 @@ describe("attaching a spec", () => {
 
   it("re-validates args replaced by a pre hook and skips the tool", async () => {
     let ran = false;
-    const spec = new AgentSpec().pre("n", () => ({ n: "seven" }));
+    const spec = new AgentSpec().pre(
+      "n",
+      () => ({ decision: "allow", updatedArgs: { n: "seven" } }),
+    );
     const manager = new ActionManager({ spec });
     manager.register(
       new Tool({
@@ -333,7 +342,7 @@ describe("attaching a spec", () => {
       })
       .post("t", ({ result }) => {
         order.push("spec post");
-        return `${result}|spec`;
+        return { updatedResult: `${result}|spec` };
       })
       .onError("t", ({ error }) => {
         order.push(`spec error ${(error as Error).message}`);
@@ -341,20 +350,19 @@ describe("attaching a spec", () => {
       });
     const base = new Tool({
       name: "t",
-      preprocessor: (args) => {
+      preprocessor: () => {
         order.push("own pre");
-        return args;
       },
       execute: ({ fail }) => {
         order.push("func");
         if (fail) throw new Error("failed");
         return "r";
       },
-      postprocessor: (r) => {
+      postprocessor: ({ result }) => {
         order.push("own post");
-        return `${r}|own`;
+        return { updatedResult: `${result}|own` };
       },
-      errorProcessor: (error) => {
+      errorProcessor: ({ error }) => {
         order.push("own error");
         throw new Error(`wrapped ${(error as Error).message}`);
       },
@@ -378,7 +386,7 @@ describe("attaching a spec", () => {
   });
 
   it("a FunctionCalling of a registered tool runs the chains on its own invoke()", async () => {
-    const spec = new AgentSpec().post("t", ({ result }) => `${result}!`);
+    const spec = new AgentSpec().post("t", ({ result }) => ({ updatedResult: `${result}!` }));
     const manager = managerWith(spec, "t", () => "hi");
     const call = new FunctionCalling({ tool: manager.get("t")!, arguments: {} });
     await call.invoke();
@@ -409,5 +417,5 @@ describe("attaching a spec", () => {
 });
 
 // A PreToolHook written against the context type compiles and can be shared between specs.
-const shared: PreToolHook = ({ args }) => ({ ...args });
+const shared: PreToolHook = ({ args }) => ({ decision: "allow", updatedArgs: { ...args } });
 void shared;

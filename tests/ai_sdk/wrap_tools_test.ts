@@ -235,7 +235,10 @@ describe("wrapTools in a multi-step generateText", () => {
     const ran: unknown[] = [];
     const spec = new AgentSpec().pre(
       "greet",
-      ({ args }) => ({ ...args, name: String(args.name).trim() }),
+      ({ args }) => ({
+        decision: "allow",
+        updatedArgs: { ...args, name: String(args.name).trim() },
+      }),
     );
     const tools = wrapTools({
       greet: tool({

@@ -25,6 +25,7 @@ import {
   type ClaudeHookSettings,
   ClaudePromptBlockedError,
 } from "../../claude/mod.ts";
+import { CALL } from "../_call_fields.ts";
 
 const fixtures = fileURLToPath(new URL("../fixtures/claude_hooks/", import.meta.url));
 const script = (name: string) => join(fixtures, name);
@@ -84,6 +85,7 @@ describe("claudeCodeHooks", () => {
     })(session);
     const fold = (command: string) =>
       session.hooks.decide("tool.pre", {
+        ...CALL,
         toolName: "bash",
         callId: "call-7",
         args: { command },
@@ -149,6 +151,7 @@ describe("claudeCodeHooks", () => {
     })(session);
     await session.defaultBranch.addMessage({ role: "user", content: "list the files please" });
     const fold = await session.hooks.decide("tool.pre", {
+      ...CALL,
       toolName: "bash",
       callId: "c1",
       args: { command: "ls" },
@@ -219,6 +222,7 @@ describe("claudeCodeHooks", () => {
     });
     policy(session);
     const fold = await session.hooks.decide("tool.pre", {
+      ...CALL,
       toolName: "editor",
       callId: "c1",
       args: { action: "write", filePath: "config/.env", content: "KEY=1" },
@@ -227,6 +231,7 @@ describe("claudeCodeHooks", () => {
     assert.equal(fold.verdict, "deny");
     assert.equal(fold.reason, `plugin at ${join(fixtures, "plugin")} refuses .env in ${dir}`);
     const fine = await session.hooks.decide("tool.pre", {
+      ...CALL,
       toolName: "editor",
       callId: "c2",
       args: { action: "write", filePath: "README.md", content: "x" },

@@ -10,6 +10,7 @@ import {
   UnknownHookPointError,
 } from "../../mod.ts";
 import { HOOK_POINT_WIRING, isHookPoint, toHookPoint } from "../../hooks/mod.ts";
+import { CALL } from "../_call_fields.ts";
 
 function recordingSink() {
   const events: unknown[] = [];
@@ -17,6 +18,7 @@ function recordingSink() {
 }
 
 const TOOL_POST = {
+  ...CALL,
   callId: "c1",
   toolName: "reader",
   args: {},
@@ -273,7 +275,7 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
     });
     bus.on("tool.pre", () => void order.push("never"));
     await assert.rejects(
-      bus.emit("tool.pre", { toolName: "bash", callId: "c", args: {}, argsSummary: "" }),
+      bus.emit("tool.pre", { ...CALL, toolName: "bash", callId: "c", args: {}, argsSummary: "" }),
       (e) => e === denied,
     );
     assert.deepEqual(order, ["first"]);
@@ -286,7 +288,7 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
       throw new TypeError("sync guard");
     });
     await assert.rejects(
-      bus.emit("tool.pre", { toolName: "x", callId: "c", args: {}, argsSummary: "" }),
+      bus.emit("tool.pre", { ...CALL, toolName: "x", callId: "c", args: {}, argsSummary: "" }),
       TypeError,
     );
   });
@@ -300,7 +302,7 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
       throw new StopHook();
     });
     bus.on("tool.pre", () => void order.push("never"));
-    await bus.emit("tool.pre", { toolName: "x", callId: "c", args: {}, argsSummary: "" });
+    await bus.emit("tool.pre", { ...CALL, toolName: "x", callId: "c", args: {}, argsSummary: "" });
     assert.deepEqual(order, ["stop"]);
     assert.equal(sink.events.length, 1);
     assert.equal((sink.events[0] as HookSignal).point, "tool.pre");
@@ -347,7 +349,7 @@ describe("HookBus dispatch and error semantics (ADR D2)", () => {
     }, { onError: (e, where) => void failures.push([String(e), where.stage]) });
     await bus.emit("session.start", { sessionId: "s" });
     bus.bind({ emit: () => Promise.reject(new Error("async observer down")) });
-    await bus.emit("tool.pre", { toolName: "t", callId: "c", args: {}, argsSummary: "" });
+    await bus.emit("tool.pre", { ...CALL, toolName: "t", callId: "c", args: {}, argsSummary: "" });
     assert.deepEqual(failures, [
       ["Error: observer down", "record"],
       ["Error: async observer down", "record"],

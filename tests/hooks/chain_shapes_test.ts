@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { HookBus, StopHook } from "../../mod.ts";
+import { CALL } from "../_call_fields.ts";
 
 // `emit` runs a chain synchronously and hands over to the async loop at the first handler that
 // throws or returns a thenable; chains of async functions take their own awaiting loop.
@@ -8,6 +9,7 @@ import { HookBus, StopHook } from "../../mod.ts";
 // handler, so each path keeps the same order, isolation, StopHook and blocking rules.
 
 const TOOL_POST = {
+  ...CALL,
   callId: "c1",
   toolName: "reader",
   args: {},
@@ -15,7 +17,7 @@ const TOOL_POST = {
   resultSummary: "ok",
   durationMs: 1,
 };
-const TOOL_PRE = { toolName: "reader", callId: "c1", args: {}, argsSummary: "{}" };
+const TOOL_PRE = { ...CALL, toolName: "reader", callId: "c1", args: {}, argsSummary: "{}" };
 const LENGTHS = [1, 2, 3, 5, 19, 20, 21, 25];
 
 type Kind = "sync" | "thenable" | "async" | "throw" | "stop" | "reject" | "asyncStop";

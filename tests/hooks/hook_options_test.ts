@@ -2,8 +2,10 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { HookBus, HookConfigError, HookTimeoutError, registerHandler } from "../../mod.ts";
 import { buildSessionBus, loadHookEntries } from "../../hooks/mod.ts";
+import { CALL } from "../_call_fields.ts";
 
 const POST = (toolName: string) => ({
+  ...CALL,
   callId: "c",
   toolName,
   args: {},
@@ -12,6 +14,7 @@ const POST = (toolName: string) => ({
   durationMs: 1,
 });
 const PRE = (toolName: string, args: Record<string, unknown> = {}) => ({
+  ...CALL,
   callId: "c",
   toolName,
   args,

@@ -9,8 +9,10 @@ import fc from "fast-check";
 import { globMatches } from "../../core/_glob.ts";
 import { HookBus } from "../../hooks/mod.ts";
 import { SessionObserver } from "../../session/mod.ts";
+import { CALL } from "../_call_fields.ts";
 
 const post = (toolName: string) => ({
+  ...CALL,
   callId: "c",
   toolName,
   args: {},
@@ -19,7 +21,7 @@ const post = (toolName: string) => ({
   durationMs: 1,
 });
 
-const pre = (toolName: string) => ({ callId: "c", toolName, args: {}, argsSummary: "{}" });
+const pre = (toolName: string) => ({ ...CALL, callId: "c", toolName, args: {}, argsSummary: "{}" });
 
 /** The obvious (backtracking) reading of a glob, for short inputs only. */
 function reference(glob: string, text: string): boolean {

@@ -23,6 +23,7 @@ import {
   persistSessionEnd,
   persistSessionStart,
 } from "../../session/mod.ts";
+import { CALL } from "../_call_fields.ts";
 
 describe("loader: registry", () => {
   it("the process-global registry is pre-seeded with the built-ins under their export names", () => {
@@ -196,6 +197,7 @@ describe("loader: buildSessionBus()", () => {
     assert.equal(bus.observer, observer);
     assert.equal(bus.context.sessionId, "s1");
     await bus.emit("tool.post", {
+      ...CALL,
       callId: "c",
       toolName: "t",
       args: {},

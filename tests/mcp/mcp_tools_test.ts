@@ -130,7 +130,10 @@ describe("mcpTools over the in-memory transport", () => {
 
   it("a tool added at run time is registered on the manager and gets the spec's hooks", async () => {
     const { server, client, received } = await inMemory(() => {});
-    const spec = new AgentSpec().pre("*", ({ args }) => ({ ...args, n: 21 }));
+    const spec = new AgentSpec().pre("*", ({ args }) => ({
+      decision: "allow",
+      updatedArgs: { ...args, n: 21 },
+    }));
     const manager = new ActionManager({ spec });
     const set = await mcpTools(client, { manager });
     assert.equal(manager.has("double"), false);
@@ -276,7 +279,10 @@ describe("mcpTools over stdio (a real subprocess)", () => {
     await client.connect(transport);
     try {
       const session = new Session();
-      const spec = new AgentSpec().pre("late", ({ args }) => ({ n: Number(args.n) + 1 }));
+      const spec = new AgentSpec().pre("late", ({ args }) => ({
+        decision: "allow",
+        updatedArgs: { n: Number(args.n) + 1 },
+      }));
       const branch = session.newBranch({ spec });
       const set = await mcpTools(client, { manager: branch.actions });
       assert.equal(set.server, "fixture-stdio");

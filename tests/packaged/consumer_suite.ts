@@ -188,7 +188,14 @@ describe(`packaged @hookscope/core on ${RUNTIME}`, () => {
     const bus = new HookBus();
     const seen: string[] = [];
     bus.on("tool.pre", ({ toolName }) => void seen.push(toolName));
-    await bus.emit("tool.pre", { toolName: "x", args: {}, callId: "c", argsSummary: "" });
+    await bus.emit("tool.pre", {
+      toolName: "x",
+      args: {},
+      callId: "c",
+      argsSummary: "",
+      signal: new AbortController().signal,
+      source: { kind: "local" },
+    });
     assert.deepEqual(seen, ["x"]);
   });
 

@@ -12,6 +12,7 @@ import {
   Session,
   Tool,
   ToolArgumentsError,
+  type ToolErrorDecision,
   type ToolInvocation,
   ToolNotFoundError,
 } from "../../mod.ts";
@@ -31,7 +32,7 @@ interface RigOptions {
   preprocessorThrows?: boolean;
   functionThrows?: boolean;
   postprocessorThrows?: boolean;
-  errorHook?: (error: unknown) => unknown;
+  errorHook?: (error: unknown) => ToolErrorDecision;
   preprocessorArgs?: (args: Record<string, unknown>) => Record<string, unknown>;
 }
 
@@ -71,20 +72,21 @@ function rig(options: RigOptions = {}): Rig {
     new Tool({
       name: "write",
       inputSchema: z.object({ path: z.string(), text: z.string() }),
-      preprocessor: (args) => {
+      preprocessor: ({ args }) => {
         stages.push("preprocessor");
         if (options.preprocessorThrows) throw new Error("preprocessor broke");
-        return options.preprocessorArgs ? options.preprocessorArgs(args) : args;
+        return options.preprocessorArgs
+          ? { decision: "allow", updatedArgs: options.preprocessorArgs(args) }
+          : undefined;
       },
       execute: (args: { path: string; text: string }) => {
         stages.push("function");
         if (options.functionThrows) throw new Error("disk full");
         return { written: args.text.length, path: args.path };
       },
-      postprocessor: (result) => {
+      postprocessor: () => {
         stages.push("postprocessor");
         if (options.postprocessorThrows) throw new Error("postprocessor broke");
-        return result;
       },
     }),
   );
@@ -231,7 +233,7 @@ describe("Branch.act() in the D5 order", () => {
   it("failing function with an error hook that recovers: tool.post with the recovered result (X12)", async () => {
     const { branch, stages, payloads } = rig({
       functionThrows: true,
-      errorHook: (error) => ({ recovered: String((error as Error).message) }),
+      errorHook: (error) => ({ updatedResult: { recovered: String((error as Error).message) } }),
     });
     const result = await branch.act(REQUEST);
     assert.deepEqual(result.output, { recovered: "disk full" });
@@ -317,7 +319,10 @@ describe("Branch.act() in the D5 order", () => {
 
 describe("Branch.act() without a session, and actAll()", () => {
   it("a standalone branch runs the tool with its hook chains and emits nothing", async () => {
-    const spec = new AgentSpec().pre("echo", ({ args }) => ({ ...args, v: `${args.v}!` }));
+    const spec = new AgentSpec().pre("echo", ({ args }) => ({
+      decision: "allow",
+      updatedArgs: { ...args, v: `${args.v}!` },
+    }));
     const branch = new Branch({ spec });
     branch.actions.register(
       new Tool({ name: "echo", execute: (a: Record<string, unknown>) => a.v }),

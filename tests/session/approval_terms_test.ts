@@ -26,7 +26,14 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const CALL = { toolName: "deploy", callId: "c1", args: {}, argsSummary: "" };
+const CALL = {
+  toolName: "deploy",
+  callId: "c1",
+  args: {},
+  argsSummary: "",
+  signal: new AbortController().signal,
+  source: { kind: "local" },
+} as const;
 
 describe("a tool.pre ask sets expiry and who may answer (the fold)", () => {
   it("one ask: expiresInMs counts from the ask, answerableBy is kept", async () => {

@@ -254,29 +254,40 @@ describe("typed decisions on the act path (X22)", () => {
 });
 
 describe("tool.error context", () => {
-  it('decide("tool.error") folds context in chain order, ignores updatedResult, and goes on past a throw', async () => {
+  it('decide("tool.error") folds context in chain order, the first updatedResult recovers, and goes on past a throw', async () => {
     const { session } = setup();
-    session.hooks.on("tool.error", () => ({ context: "first", updatedResult: "ignored" }));
+    session.hooks.on("tool.error", () => ({ context: "first", updatedResult: "recovered" }));
     session.hooks.on("tool.error", () => {
       throw new Error("a broken reporter");
     }, { onFailure: "continue" });
-    session.hooks.on("tool.error", ({ args }) => ({ context: `args: ${JSON.stringify(args)}` }));
+    session.hooks.on("tool.error", ({ args }) => ({
+      context: `args: ${JSON.stringify(args)}`,
+      updatedResult: "a later recovery is not taken",
+    }));
     session.hooks.on("tool.error", () => undefined);
+    const call = { signal: new AbortController().signal, source: { kind: "local" } } as const;
     const fold = await session.hooks.decide("tool.error", {
+      ...call,
       callId: "c1",
       toolName: "bash",
       args: { command: "ls" },
       error: new Error("boom"),
       durationMs: 1,
     });
-    assert.deepEqual(fold, { context: ["first", 'args: {"command":"ls"}'] });
+    assert.deepEqual(fold, {
+      recovered: true,
+      result: "recovered",
+      context: ["first", 'args: {"command":"ls"}'],
+    });
     const none = await new Session().hooks.decide("tool.error", {
+      ...call,
       callId: "c2",
       toolName: "bash",
+      args: {},
       error: null,
       durationMs: null,
     });
-    assert.deepEqual(none, { context: [] });
+    assert.deepEqual(none, { recovered: false, result: undefined, context: [] });
   });
 
   it("in the agent loop's act (suppressErrors) the context reaches the failed call's response", async () => {

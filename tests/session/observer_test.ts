@@ -11,6 +11,7 @@ import {
   SessionObserver,
   toolInvocation,
 } from "../../session/mod.ts";
+import { CALL } from "../_call_fields.ts";
 
 class Plan {
   steps: number;
@@ -118,6 +119,7 @@ describe("SessionObserver.emit() order (ADR-0047 D3)", () => {
     observer.gate((p) => !(p instanceof HookSignal && p.point === "tool.post"));
     const bus = new HookBus(observer);
     await bus.emit("tool.post", {
+      ...CALL,
       callId: "c",
       toolName: "t",
       args: {},

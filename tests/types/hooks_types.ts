@@ -16,6 +16,7 @@ import {
   type ToolPreDecision,
 } from "../../hooks/mod.ts";
 import type { ActOptions, Branch } from "../../session/mod.ts";
+import { CALL } from "../_call_fields.ts";
 
 /** Never called: the body only has to type-check. */
 export function typeChecks(bus: HookBus, branch: Branch): void {
@@ -50,9 +51,10 @@ export function typeChecks(bus: HookBus, branch: Branch): void {
 
   // Emitted payloads must be complete.
   // @ts-expect-error callId, args and argsSummary are missing
-  void bus.emit("tool.pre", { toolName: "x" });
+  void bus.emit("tool.pre", { ...CALL, toolName: "x" });
   // @ts-expect-error result is missing from tool.post
   void bus.emit("tool.post", {
+    ...CALL,
     toolName: "x",
     callId: "c",
     args: {},

@@ -55,9 +55,8 @@ describe("autoFormat staged (effects: overlay)", () => {
       effectsDir: state,
     });
   const format = async (h: ReturnType<typeof autoFormat>, file: string, extra = {}) =>
-    ((await h({ args: { filePath: file }, result: { success: true }, ...extra })) as {
-      autoFormat: Record;
-    }).autoFormat;
+    ((await h({ args: { filePath: file }, result: { success: true }, ...extra }))
+      ?.updatedResult as { autoFormat: Record }).autoFormat;
 
   it("formats through a change set and a checkpoint the toolkit can undo", async () => {
     const file = write("staged.py", MESSY);

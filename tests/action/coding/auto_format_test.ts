@@ -13,6 +13,7 @@ import process from "node:process";
 import { relative } from "node:path";
 import {
   autoFormat,
+  type AutoFormatHook,
   CodingToolkit,
   runPermission,
   type SandboxOptions,
@@ -26,6 +27,14 @@ const bwrapMayRun = runPermission("bwrap").granted;
 const SANDBOX: SandboxOptions = bwrapMayRun ? { readable: [dirname(formatter)] } : { kind: "none" };
 const RAN_IN = bwrapMayRun ? "bubblewrap" : "none";
 const CLEAN = "a = 1\nb = 2\n";
+
+/** The result the hook's decision replaces the tool's with (`undefined` when it does not apply). */
+async function updated(
+  hook: AutoFormatHook,
+  context: Parameters<AutoFormatHook>[0],
+): Promise<unknown> {
+  return (await hook(context))?.updatedResult;
+}
 
 type Formatted = {
   success: boolean;
@@ -52,7 +61,7 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter] },
     });
     const file = write("fmt.py", MESSY);
-    const result = await hook({
+    const result = await updated(hook, {
       args: { action: "write", filePath: file },
       result: {
         success: true,
@@ -86,7 +95,7 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter] },
     });
     const file = write("clean.py", CLEAN);
-    const result = await hook({
+    const result = await updated(hook, {
       args: { filePath: file },
       result: {
         success: true,
@@ -103,7 +112,7 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter, "--fail"] },
     });
     const file = write("fail.py", MESSY);
-    const result = await hook({
+    const result = await updated(hook, {
       args: { filePath: file },
       result: {
         success: true,
@@ -125,7 +134,7 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter, "--hang"] },
     });
     const file = write("hang.py", MESSY);
-    const result = await hook({
+    const result = await updated(hook, {
       args: { filePath: file },
       result: {
         success: true,
@@ -147,7 +156,7 @@ describe("autoFormat", () => {
       },
     });
     const file = write("skip.py", MESSY);
-    const result = await hook({
+    const result = await updated(hook, {
       args: { filePath: file },
       result: {
         success: true,
@@ -182,7 +191,7 @@ describe("autoFormat", () => {
       formatters: { ".py": ["python3", "-c", "print('CHANGED')"] },
     });
     const file = write("deno-skip.py", MESSY);
-    const result = await hook({
+    const result = await updated(hook, {
       args: { filePath: file },
       result: {
         success: true,
@@ -203,17 +212,20 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter] },
     });
     const file = write("untouched.py", MESSY);
-    assert.equal(await hook({ args: { filePath: file }, result: { success: false } }), undefined);
-    assert.equal(await hook({ args: { filePath: file }, result: "text" }), undefined);
     assert.equal(
-      await hook({ args: { filePath: "notes.md" }, result: { success: true } }),
+      await updated(hook, { args: { filePath: file }, result: { success: false } }),
       undefined,
     );
-    assert.equal(await hook({ args: {}, result: { success: true } }), undefined);
+    assert.equal(await updated(hook, { args: { filePath: file }, result: "text" }), undefined);
+    assert.equal(
+      await updated(hook, { args: { filePath: "notes.md" }, result: { success: true } }),
+      undefined,
+    );
+    assert.equal(await updated(hook, { args: {}, result: { success: true } }), undefined);
     assert.equal(read(file), MESSY);
     const outside = join(box.outside, "o.py");
     writeFileSync(outside, MESSY);
-    const skipped = await hook({
+    const skipped = await updated(hook, {
       args: { filePath: "../outside/o.py" },
       result: {
         success: true,
@@ -252,7 +264,7 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter, "--flood"] },
     });
     const file = write("flood.py", MESSY);
-    const result = await hook({ args: { filePath: file }, result: { success: true } });
+    const result = await updated(hook, { args: { filePath: file }, result: { success: true } });
     assert.equal((result as Formatted).autoFormat?.status, "failed");
     assert.equal(
       (result as Formatted).autoFormat?.reason,
@@ -273,13 +285,16 @@ describe("autoFormat", () => {
     mkdirSync(join(box.outside, "dir"));
     writeFileSync(join(box.outside, "dir", "deep.py"), MESSY);
     symlinkSync(join(box.outside, "dir"), join(box.ws, "linkdir"));
-    const viaLink = await hook({ args: { filePath: "link.py" }, result: { success: true } });
+    const viaLink = await updated(hook, {
+      args: { filePath: "link.py" },
+      result: { success: true },
+    });
     assert.equal((viaLink as Formatted).autoFormat?.status, "failed");
     assert.equal(
       (viaLink as Formatted).autoFormat?.reason,
       "Refusing to format a symlink: link.py",
     );
-    const viaDir = await hook({
+    const viaDir = await updated(hook, {
       args: { filePath: "linkdir/deep.py" },
       result: {
         success: true,
@@ -303,7 +318,7 @@ describe("autoFormat", () => {
       sandbox: { kind: "none" },
       formatters: { ".py": ["node", formatter, "--append", join(box.ws, file)] },
     });
-    const result = await hook({ args: { filePath: file }, result: { success: true } });
+    const result = await updated(hook, { args: { filePath: file }, result: { success: true } });
     assert.equal((result as Formatted).autoFormat?.status, "failed");
     assert.equal(
       (result as Formatted).autoFormat?.reason,
@@ -316,7 +331,7 @@ describe("autoFormat", () => {
     const cwd = relative(process.cwd(), box.ws);
     const hook = autoFormat({ cwd, sandbox: SANDBOX, formatters: { ".py": ["node", formatter] } });
     const file = write("relative.py", MESSY);
-    const result = await hook({ args: { filePath: file }, result: { success: true } });
+    const result = await updated(hook, { args: { filePath: file }, result: { success: true } });
     assert.equal((result as Formatted).autoFormat?.status, "formatted");
     assert.equal(read(file), CLEAN);
   });
@@ -353,7 +368,10 @@ describe("autoFormat", () => {
     const victim = join(box.outside, "hard-victim.py");
     writeFileSync(victim, MESSY);
     linkSync(victim, join(box.ws, "hard.py"));
-    const result = await hook({ args: { filePath: "hard.py" }, result: { success: true } });
+    const result = await updated(hook, {
+      args: { filePath: "hard.py" },
+      result: { success: true },
+    });
     assert.equal((result as Formatted).autoFormat?.status, "failed");
     assert.equal(
       (result as Formatted).autoFormat?.reason,
@@ -369,7 +387,7 @@ describe("autoFormat", () => {
       sandbox: { readable: [dirname(formatter)] },
       formatters: { ".py": ["node", formatter, "--append", join(box.ws, file)] },
     });
-    const result = await hook({ args: { filePath: file }, result: { success: true } });
+    const result = await updated(hook, { args: { filePath: file }, result: { success: true } });
     const record = (result as Formatted).autoFormat;
     if (!bwrapMayRun) {
       // Deno without run permission for bwrap: the default (sandboxed) hook does not run at all.
@@ -397,7 +415,7 @@ describe("autoFormat", () => {
       formatters: { ".py": ["node", formatter] },
       canRun: () => ({ granted: true }),
     });
-    const result = await hook({ args: { filePath: file }, result: { success: true } });
+    const result = await updated(hook, { args: { filePath: file }, result: { success: true } });
     const record = (result as Formatted).autoFormat;
     assert.equal(record?.status, "skipped");
     assert.match(String(record?.reason), /^Cannot run the formatter without a sandbox: /);

@@ -180,7 +180,7 @@ describe("CodingToolkit spec and bind", () => {
     const seen: string[] = [];
     const spec = new AgentSpec().pre("bash", ({ toolName: tool, args }) => {
       seen.push(`pre ${tool} ${String(args.command)}`);
-      return args;
+      return { decision: "allow", updatedArgs: args };
     });
     const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["bash"], spec });
     assert.equal(toolkit.spec, spec);
@@ -188,7 +188,7 @@ describe("CodingToolkit spec and bind", () => {
     const tools = toolkit.bind(manager);
     assert.deepEqual(tools.map((tool) => tool.name), ["bash"]);
     assert.equal(manager.get("bash"), tools[0]);
-    spec.post("*", ({ result }) => ({ ...(result as object), tagged: true }));
+    spec.post("*", ({ result }) => ({ updatedResult: { ...(result as object), tagged: true } }));
     const result = await run(manager, "bash", { command: "echo hi" });
     assert.equal(result.stdout, "hi\n");
     assert.equal(result.tagged, true);
@@ -198,10 +198,14 @@ describe("CodingToolkit spec and bind", () => {
   it("the toolkit's hooks live on its spec (its own, or the one it was given)", async () => {
     const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["bash"] });
     assert.equal("pre" in toolkit, false);
-    toolkit.spec.post("bash", ({ result }) => ({ ...(result as object), own: true }));
+    toolkit.spec.post("bash", ({ result }) => ({
+      updatedResult: { ...(result as object), own: true },
+    }));
     const shared = new AgentSpec();
     const other = new CodingToolkit({ workspaceRoot: box.ws, tools: ["bash"], spec: shared });
-    shared.post("bash", ({ result }) => ({ ...(result as object), shared: true }));
+    shared.post("bash", ({ result }) => ({
+      updatedResult: { ...(result as object), shared: true },
+    }));
     assert.equal(other.spec, shared);
     assert.notEqual(toolkit.spec, shared);
     const mine = await run(managerFor(box.ws, toolkit), "bash", { command: "echo a" });

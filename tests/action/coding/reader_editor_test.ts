@@ -183,7 +183,10 @@ describe("CodingToolkit reader and editor", () => {
       .post("*", () => {
         order.push("star");
       })
-      .pre("reader", ({ args }) => ({ ...args, path: "src/main.py" }));
+      .pre("reader", ({ args }) => ({
+        decision: "allow",
+        updatedArgs: { ...args, path: "src/main.py" },
+      }));
     const result = await run(manager, "reader", { action: "read", path: "ignored.txt" });
     assert.equal(result.content, "1\tprint('hi')", JSON.stringify(result));
     assert.deepEqual(order, ["star", "exact", "alias"]);

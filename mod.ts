@@ -14,7 +14,7 @@
  * `ToolErrorDecision`) out — as a `Tool` processor, an `AgentSpec` hook or a session `tool.*`
  * handler.
  *
- * This entry exports what an application writes (90 names): the classes it constructs, the
+ * This entry exports what an application writes (79 names): the classes it constructs, the
  * handler and decision types it implements, the signals it observes and the errors it catches.
  * Everything else — host interfaces, fold internals, tuning constants, free-function twins of
  * methods, utilities — is in the entry of its scope (`./hooks`, `./session`, `./service`,
@@ -84,7 +84,6 @@ export {
   Branch,
   type BranchOptions,
   BranchOwnershipError,
-  bridgeModelToSession,
   type DecisionChange,
   type Gate,
   GateDenied,
@@ -108,13 +107,9 @@ export {
 
 // Service scope: models, their hook registry and endpoints.
 export {
-  APICalling,
   type Endpoint,
   EndpointError,
   FunctionEndpoint,
-  HookedEvent,
-  HookEventType,
-  HookPhaseError,
   HookRegistry,
   IModel,
   type IModelOptions,
@@ -129,19 +124,13 @@ export {
   ActionManager,
   type ActionRequestInit,
   AgentSpec,
-  type ErrorToolHook,
   EventStatus,
-  FunctionCalling,
-  GateDeniedError,
   guardPaths,
   PermissionDeniedError,
-  type PostToolHook,
-  type PreToolHook,
   SecurityDeniedError,
   Tool,
   ToolArgumentsError,
   type ToolContext,
-  type ToolHookContext,
   ToolNotFoundError,
 } from "./action/mod.ts";
 

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { ActionManager, AgentSpec, GateDeniedError, Tool } from "../../mod.ts";
+import { ActionManager, AgentSpec, SecurityDeniedError, Tool } from "../../mod.ts";
 import { NotPlainDataError } from "../../session/mod.ts";
 import { guardDestructive } from "../../action/coding/mod.ts";
 
@@ -48,7 +48,7 @@ describe("Tool-scope security hooks judge the arguments that run", () => {
     const { manager, victim, ran } = setup(spec);
     await assert.rejects(
       manager.invoke({ function: "bash", arguments: { command: "ls" } }),
-      (e) => e instanceof GateDeniedError && /Blocked destructive command/.test(e.reason),
+      (e) => e instanceof SecurityDeniedError && /Blocked destructive command/.test(e.reason),
     );
     assert.deepEqual(ran, []);
     assert.ok(existsSync(victim));
@@ -79,7 +79,8 @@ describe("Tool-scope security hooks judge the arguments that run", () => {
     await assert.rejects(
       manager.invoke({ function: "bash", arguments: { command: "ls" } }),
       (e) =>
-        e instanceof GateDeniedError && e.control === "appender" && /did not settle/.test(e.reason),
+        e instanceof SecurityDeniedError && e.control === "appender" &&
+        /did not settle/.test(e.reason),
     );
     assert.deepEqual(ran, []);
   });

@@ -2,8 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { AIMessage, createAgent, fakeModel, HumanMessage, tool } from "langchain";
 import { z } from "zod";
-import { HookPhaseError, Session } from "../../mod.ts";
-import { HookRegistry } from "../../service/mod.ts";
+import { Session } from "../../mod.ts";
+import { HookPhaseError, HookRegistry } from "../../service/mod.ts";
 import {
   hookscopeMiddleware,
   type LangChainModelCall,

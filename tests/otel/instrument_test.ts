@@ -6,7 +6,8 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { bridgeModelToSession, FunctionEndpoint, IModel, Session, Tool } from "../../mod.ts";
+import { FunctionEndpoint, IModel, Session, Tool } from "../../mod.ts";
+import { bridgeModelToSession } from "../../session/mod.ts";
 import { instrument } from "../../otel/mod.ts";
 import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
 import {

@@ -4,7 +4,6 @@ import { z } from "zod";
 import {
   AgentSpec,
   Branch,
-  FunctionCalling,
   GateDenied,
   HookBlocked,
   HookSignal,
@@ -16,6 +15,7 @@ import {
   type ToolInvocation,
   ToolNotFoundError,
 } from "../../mod.ts";
+import { FunctionCalling } from "../../action/mod.ts";
 import { ToolDeniedError } from "../../core/errors.ts";
 import { ToolDenied } from "../../session/signal.ts";
 

@@ -1,6 +1,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { bridgeModelToSession, HookBus, HookSignal, IModel, Session } from "../../mod.ts";
+import { HookBus, HookSignal, IModel, Session } from "../../mod.ts";
+import { bridgeModelToSession } from "../../session/mod.ts";
 import { HOOK_POINT_WIRING } from "../../hooks/mod.ts";
 import { redactSecrets } from "../../service/mod.ts";
 import {

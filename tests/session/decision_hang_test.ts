@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { AgentSpec, FunctionCalling, HookTimeoutError, Session, Tool } from "../../mod.ts";
+import { AgentSpec, HookTimeoutError, Session, Tool } from "../../mod.ts";
+import { FunctionCalling } from "../../action/mod.ts";
 
 /** A step that never settles and says when it started. */
 interface Stuck {

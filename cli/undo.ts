@@ -100,10 +100,10 @@ async function undoIn(
       return 0;
     } catch (error) {
       if (error instanceof EffectsCommitError) {
-        throw new CliError(`hookscope undo: ${error.message}`);
+        throw new CliError(error.message);
       }
       throw error;
     }
   }
-  throw new CliError(`hookscope undo: no checkpoint for call ${callId} (in ${bases.join(", ")})`);
+  throw new CliError(`no checkpoint for call ${callId} (in ${bases.join(", ")})`);
 }

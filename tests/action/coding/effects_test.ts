@@ -525,7 +525,10 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     assert.match(out[0], /Undid call cli-1/);
     assert.equal(treeHash(ws, false), before);
     assert.equal(await main(["undo", db, "nope", "--effects-dir", dir], io), 1);
-    assert.match(out.at(-1) ?? "", /no checkpoint for call nope/);
+    assert.equal(out.at(-1), `hookscope undo: no checkpoint for call nope (in ${dir})`);
+    // Undone already: said once, with the command named once.
+    assert.equal(await main(["undo", db, "cli-1", "--effects-dir", dir], io), 1);
+    assert.equal(out.at(-1), "hookscope undo: The change set of call cli-1 was undone already");
   });
 
   it("a session's tool.effects handlers decide too when the tools are bound to a branch", async () => {

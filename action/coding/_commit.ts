@@ -708,8 +708,10 @@ export async function undoChanges(
         changes.push({ path: entry.path, kind: "deleted" });
       }
     } else {
+      // What the undo does to the workspace: an entry the call had deleted comes back (created).
+      const now = await lstatOrNull(abs(store, entry.path));
       ops.push({ kind: "put", path: entry.path, source: `${dir}/${entry.copy}`, move: false });
-      changes.push({ path: entry.path, kind: "modified" });
+      changes.push({ path: entry.path, kind: now ? "modified" : "created" });
     }
   }
   await applyJournaled(store, ops);

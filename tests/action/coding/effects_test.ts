@@ -523,6 +523,9 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     const io = { out: (t: string) => out.push(t), err: (t: string) => out.push(t) };
     assert.equal(await main(["undo", db, "cli-1", "--effects-dir", dir], io), 0, out.join("\n"));
     assert.match(out[0], /Undid call cli-1/);
+    // Listed as what the undo did: the deleted folder comes back, the written file is put back.
+    assert.ok(out.includes("  created victim"), out.join("\n"));
+    assert.ok(out.includes("  modified notes.md"), out.join("\n"));
     assert.equal(treeHash(ws, false), before);
     assert.equal(await main(["undo", db, "nope", "--effects-dir", dir], io), 1);
     assert.equal(out.at(-1), `hookscope undo: no checkpoint for call nope (in ${dir})`);

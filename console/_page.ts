@@ -56,6 +56,7 @@ header { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; padding
 header h1 { font-size: 1.1rem; margin: 0; }
 header form { display: flex; gap: .4rem; align-items: center; flex-wrap: wrap; }
 main { display: grid; grid-template-columns: minmax(18rem, 1fr) minmax(12rem, 16rem) minmax(20rem, 2fr); gap: 1rem; padding: 1rem; }
+main > section { min-width: 0; overflow-wrap: anywhere; }
 @media (max-width: 60rem) { main { grid-template-columns: 1fr; } }
 h2 { font-size: 1rem; margin: 0 0 .5rem; }
 ul, ol { list-style: none; margin: 0; padding: 0; }
@@ -71,7 +72,7 @@ button.approve { background: #2a7a2a; color: #fff; border-color: #2a7a2a; }
 button.reject { background: #b00020; color: #fff; border-color: #b00020; }
 button:focus-visible, input:focus-visible, textarea:focus-visible, a:focus-visible { outline: 3px solid #3b82f6; outline-offset: 1px; }
 textarea { width: 100%; min-height: 6rem; font: 13px monospace; box-sizing: border-box; }
-#sessions a { display: block; padding: .3rem .4rem; border-radius: 4px; color: #0b4f9c; word-break: break-all; }
+#sessions a { display: block; padding: .3rem .4rem; border-radius: 4px; color: #0b4f9c; }
 #sessions a[aria-current="true"] { background: #dde8f6; }
 #timeline > li { border-bottom: 1px solid #e2e2dc; padding: .25rem 0; font-size: 13px; }
 #timeline .kind { font-weight: 600; margin-right: .4rem; }

@@ -381,10 +381,18 @@ describe("the console in a real browser", () => {
   });
 
   it("is usable with the keyboard alone, labels every field, and fits a phone", async () => {
-    const { stopped } = await stoppedSession("keyboard");
+    const { stopped, session } = await stoppedSession("keyboard");
+    // A message with no place to break it (a tool's JSON answer with base64 in it) must not
+    // widen the page.
+    const unbroken = `{"success":true,"kind":"deleted","blob":"${"QUJD".repeat(100)}"}`;
+    await session.branches[0].addMessage({ role: "assistant", content: unbroken });
+    await session.drainSignals();
     await page.goto(`${base}/#/s/keyboard`);
     const card = page.locator(`#pending li[data-run="${stopped.runId}"]`);
     await card.waitFor({ timeout: 20_000 });
+    await page.locator("#timeline li", { hasText: '"kind":"deleted"' }).first().waitFor({
+      timeout: 20_000,
+    });
     // Every field has a label; every button a name.
     const unlabelled = await page.evaluate(() => {
       const d = (globalThis as unknown as {

@@ -25,7 +25,7 @@ export const CONSOLE_HTML: string = `<!doctype html>
 <main>
   <section aria-labelledby="pending-title">
     <h2 id="pending-title">Waiting for a person</h2>
-    <p id="pending-empty">Nothing waits.</p>
+    <p id="pending-empty">Loading…</p>
     <ul id="pending" class="cards"></ul>
   </section>
   <section aria-labelledby="sessions-title">
@@ -225,6 +225,7 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     if (typing) { state.heldPending = rows; return; }
     lastPending = key;
     list.replaceChildren(...rows.map(pendingCard));
+    $("pending-empty").textContent = "Nothing waits.";
     $("pending-empty").hidden = rows.length > 0;
     if (focusedId && $(focusedId)) $(focusedId).focus();
   }
@@ -417,6 +418,8 @@ export const CONSOLE_JS: string = String.raw`"use strict";
       } catch (error) {
         if (stream !== controller) return;
         showError(error.status === 401 ? NEED_TOKEN : "Live updates interrupted (" + error.message + "); reconnecting");
+        // Not "Nothing waits.": what waits is not known until the token is given.
+        if (error.status === 401 && !state.pendingRows) $("pending-empty").textContent = "Enter the answer token to see what waits.";
         delay = Math.min(delay * 2, error.status === 401 ? 30000 : 5000);
       }
       if (stream === controller) await new Promise((resume) => setTimeout(resume, delay));

@@ -332,6 +332,24 @@ describe("the console in a real browser", () => {
     await store.saveRun({ ...others, status: "completed", pending: [] });
   });
 
+  it("without a token it asks for one instead of saying nothing waits", async () => {
+    const { stopped } = await stoppedSession("no-token-yet");
+    const fresh = await context.newPage(); // its own sessionStorage: no token
+    try {
+      await fresh.goto(base, { timeout: 30_000 });
+      await fresh.getByText("Enter the answer token to see what waits.").waitFor({
+        timeout: 20_000,
+      });
+      assert.equal(await fresh.locator("#pending li").count(), 0);
+    } finally {
+      await fresh.close();
+    }
+    // Signed in, the call is there.
+    await page.locator(`#pending li[data-run="${stopped.runId}"]`).waitFor({ timeout: 20_000 });
+    const run = await store.getRun(stopped.runId);
+    await store.saveRun({ ...run!, status: "completed", pending: [] });
+  });
+
   it("arguments with HTML and script in them are shown as text", async () => {
     const run = waitingRun("xss-run", { sessionId: "xss" }, ["x1"]);
     run.pending[0].sessionId = "xss";

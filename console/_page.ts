@@ -167,6 +167,8 @@ export const CONSOLE_JS: string = String.raw`"use strict";
       const a = row.answer;
       li.append(el("p", { class: "answer" }, (a.approve ? "Approved" : "Rejected") + (a.by ? " by " + a.by : "") + " at " + time(a.answeredAt) + (a.reason ? " — " + a.reason : "")));
       if (a.updatedArgs) li.append(argsDiff(row.args, a.updatedArgs));
+      // An answer is stored, not acted on: the stopped run goes on only when someone resumes it.
+      li.append(el("p", { class: "meta next" }, "The run goes on when it is resumed, once every call of it is answered: hookscope resume DB " + row.runId + " (or session.resume() where the agent runs)."));
       return li;
     }
     if (expired) {

@@ -452,6 +452,12 @@ describe("the console in a real browser", () => {
       timeout: 20_000,
     });
     assert.equal((await store.getRun(stopped.runId))?.answers.note_1?.by, "ana");
+    // An answer is stored, not acted on: the card says what makes the run go on.
+    assert.match(
+      await page.locator(`#pending li.answered[data-run="${stopped.runId}"] .next`).textContent() ??
+        "",
+      new RegExp(`hookscope resume DB ${stopped.runId}`),
+    );
     // A phone: one column, nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
     try {

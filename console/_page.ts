@@ -67,6 +67,7 @@ pre { white-space: pre-wrap; word-break: break-word; background: #f0f0ea; paddin
 .meta { color: #555; font-size: 13px; }
 .hash { word-break: break-all; }
 .actions { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; margin-top: .4rem; }
+.reject-group { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; }
 button { font: inherit; padding: .3rem .7rem; border-radius: 4px; border: 1px solid #888; background: #fff; cursor: pointer; }
 button.approve { background: #2a7a2a; color: #fff; border-color: #2a7a2a; }
 button.reject { background: #b00020; color: #fff; border-color: #b00020; }
@@ -201,9 +202,11 @@ export const CONSOLE_JS: string = String.raw`"use strict";
       edit.replaceWith(el("div", { class: "editor" }, el("label", { for: areaId }, "Arguments to run instead (checked again by the guards)"), area, go));
       area.focus();
     });
+    // The reason belongs to the rejection: its label, field and button stay together.
+    const rejecting = el("span", { class: "reject-group" }, el("label", { for: reasonId }, "Reason"), reason, reject);
     // A change set cannot be edited: the command has run already.
-    if (row.effects) actions.append(approve, el("label", { for: reasonId }, "Reason"), reason, reject);
-    else actions.append(approve, el("label", { for: reasonId }, "Reason"), reason, reject, edit);
+    if (row.effects) actions.append(approve, rejecting);
+    else actions.append(approve, edit, rejecting);
     li.append(actions);
     return li;
   }

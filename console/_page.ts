@@ -67,7 +67,8 @@ pre { white-space: pre-wrap; word-break: break-word; background: #f0f0ea; paddin
 .meta { color: #555; font-size: 13px; }
 .hash { word-break: break-all; }
 .actions { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; margin-top: .4rem; }
-.reject-group { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; }
+.reject-group { display: flex; gap: .4rem; align-items: center; flex: 1 1 14rem; }
+.reject-group input { flex: 1 1 4rem; min-width: 0; }
 button { font: inherit; padding: .3rem .7rem; border-radius: 4px; border: 1px solid #888; background: #fff; cursor: pointer; }
 button.approve { background: #2a7a2a; color: #fff; border-color: #2a7a2a; }
 button.reject { background: #b00020; color: #fff; border-color: #b00020; }

@@ -31,7 +31,7 @@ import {
 import { createServer, type Server } from "node:http";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
-import { extname, join, normalize } from "node:path";
+import { dirname, extname, join, normalize } from "node:path";
 import { build, transform } from "esbuild";
 import { denoBinary, type PackageJson, readJson, REPO, stage, type Staged } from "./stage.ts";
 import { buildNpm, type NpmBuild } from "./npm_pack.ts";
@@ -247,6 +247,24 @@ function stageSource(work: string): Staged {
   symlinkSync(join(REPO, "node_modules"), join(source, "node_modules"));
   execFileSync("git", ["init", "-q"], { cwd: source }); // for the file selection (ls-files)
   return stage({ source, out });
+}
+
+/**
+ * The relative links of the staged README.md and docs/*.md that name no staged file: JSR and npm
+ * show the README as the package's page, and a user reads the docs from the installed package.
+ */
+function brokenLinks(staged: Staged): string[] {
+  const broken: string[] = [];
+  for (const doc of staged.files.filter((f) => f === "README.md" || /^docs\/[^/]+\.md$/.test(f))) {
+    const text = readFileSync(join(staged.dir, doc), "utf8");
+    for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = match[1].split("#")[0];
+      if (target === "" || /^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // an anchor, a URL
+      const file = normalize(join(dirname(doc), decodeURIComponent(target)));
+      if (!staged.files.includes(file)) broken.push(`${doc}: ${match[1]}`);
+    }
+  }
+  return broken;
 }
 
 async function denoConsumer(work: string, staged: Staged): Promise<void> {
@@ -499,6 +517,12 @@ async function main(): Promise<void> {
       record("stage the published file set", false, String((error as Error).stack ?? error));
       return;
     }
+    const broken = brokenLinks(staged);
+    record(
+      "the README's and docs' relative links name files in the published set",
+      broken.length === 0,
+      `links to files that are not published:\n${broken.join("\n")}`,
+    );
     // The examples' type checks (two deno processes) run while the consumers run.
     const t1 = Date.now();
     const examples = only.has("examples") ? checkExamples() : Promise.resolve([]);

@@ -76,5 +76,10 @@ export async function readLimited(
   return new TextDecoder("utf-8", { fatal: true }).decode(all);
 }
 
+/** The header `serve` sets on every protocol answer; the forwarders take nothing without it. */
+export const ANSWER_HEADER = "x-hookscope-answer";
+/** Its value. */
+export const ANSWER_HEADER_VALUE = "claude-hook";
+
 /** The largest event accepted, in bytes. */
 export const MAX_EVENT_BYTES = 1 << 20;

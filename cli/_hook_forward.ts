@@ -8,7 +8,14 @@
  * @module
  */
 
-import { asciiJson, failedAnswer, MAX_EVENT_BYTES, readLimited } from "./_claude_wire.ts";
+import {
+  ANSWER_HEADER,
+  ANSWER_HEADER_VALUE,
+  asciiJson,
+  failedAnswer,
+  MAX_EVENT_BYTES,
+  readLimited,
+} from "./_claude_wire.ts";
 import { UsageError } from "./_output.ts";
 
 /** What a forward needs. */
@@ -106,7 +113,8 @@ export function forwardArgs(args: readonly string[]): ForwardOptions | null {
  * Reads one event on stdin, POSTs it to `serve` and prints the answer; returns the exit code. A
  * failure (no complete event, the server unreachable or answering an error, no answer in time)
  * fails closed as `hook` does: a `PreToolUse` is denied and a `UserPromptSubmit` blocked, with
- * the reason; input that is not even an event exits 2 with the reason on stderr.
+ * the reason; input that is not even an event exits 2 with the reason on stderr. An answer counts
+ * only when it is `serve`'s (HTTP 200 with its `x-hookscope-answer` header, one JSON object).
  */
 export async function forwardHook(options: ForwardOptions, io: ForwardIO): Promise<number> {
   let url: URL;
@@ -119,13 +127,8 @@ export async function forwardHook(options: ForwardOptions, io: ForwardIO): Promi
   }
   if (url.pathname === "/" || url.pathname === "") url.pathname = "/claude/hooks";
   const headers: Record<string, string> = { "content-type": "application/json" };
-  if (options.tokenEnv !== undefined) {
-    const token = io.env(options.tokenEnv);
-    if (!token) {
-      throw new UsageError(`hookscope hook: the environment variable ${options.tokenEnv} is empty`);
-    }
-    headers.authorization = `Bearer ${token}`;
-  }
+  const token = options.tokenEnv === undefined ? undefined : io.env(options.tokenEnv);
+  if (token) headers.authorization = `Bearer ${token}`;
   let event: unknown = null;
   const fail = (reason: string): number => {
     const { output, blocks } = failedAnswer(event, `hookscope hook: ${reason}`);
@@ -141,6 +144,10 @@ export async function forwardHook(options: ForwardOptions, io: ForwardIO): Promi
   } catch (error) {
     return fail(`cannot read the event: ${(error as Error)?.message ?? error}`);
   }
+  if (options.tokenEnv !== undefined && !token) {
+    // Read when the hook runs: the event gets its fail-closed answer.
+    return fail(`the environment variable ${options.tokenEnv} is empty`);
+  }
   try {
     // The event is sent as it was read: serve parses and checks it.
     const response = await fetch(url, {
@@ -153,7 +160,20 @@ export async function forwardHook(options: ForwardOptions, io: ForwardIO): Promi
     if (!response.ok) {
       return fail(`the server answered HTTP ${response.status}: ${body.slice(0, 200)}`);
     }
-    io.out(asciiJson(JSON.parse(body)));
+    // Only serve's own answer counts: anything else at that address fails closed.
+    if (response.headers.get(ANSWER_HEADER) !== ANSWER_HEADER_VALUE) {
+      return fail(`no answer of hookscope serve from ${url.origin} (HTTP ${response.status})`);
+    }
+    let output: unknown;
+    try {
+      output = JSON.parse(body);
+    } catch {
+      output = undefined;
+    }
+    if (output === null || typeof output !== "object" || Array.isArray(output)) {
+      return fail(`the answer from ${url.origin} is not one JSON object`);
+    }
+    io.out(asciiJson(output));
     return 0;
   } catch (error) {
     return fail(`cannot reach ${url.origin}: ${(error as Error)?.message ?? error}`);

@@ -43,6 +43,8 @@ Commands:
   points                    the hook point catalogue with wiring status
   hook --policy FILE        answer one Claude Code hook event (JSON on stdin)
   serve --policy FILE       answer Claude Code http hooks at POST /claude/hooks
+  hook-forwarder --server URL
+                            write a sh + curl command hook that forwards to serve
   console DB                the web console: sessions, live timeline, approvals to answer
   replay DB [SESSION…|--all] --policy FILE
                             what a policy would have decided for recorded calls (a CI gate)
@@ -109,6 +111,10 @@ const COMMANDS: Record<string, () => Promise<{ run: Command; help: string }>> = 
   hook: async () => {
     const m = await import("./hook.ts");
     return { run: m.hookCommand, help: m.HOOK_HELP };
+  },
+  "hook-forwarder": async () => {
+    const m = await import("./hook_forwarder.ts");
+    return { run: m.hookForwarderCommand, help: m.HOOK_FORWARDER_HELP };
   },
   serve: async () => {
     const m = await import("./serve.ts");

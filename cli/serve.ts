@@ -13,7 +13,14 @@ import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { displayDb, openOrCreateDb, projectDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { answerInStore } from "./_claude_events.ts";
-import { asciiJson, failedAnswer, MAX_EVENT_BYTES, readLimited } from "./_claude_wire.ts";
+import {
+  ANSWER_HEADER,
+  ANSWER_HEADER_VALUE,
+  asciiJson,
+  failedAnswer,
+  MAX_EVENT_BYTES,
+  readLimited,
+} from "./_claude_wire.ts";
 import { WriteBehind } from "./_write_behind.ts";
 import { listen } from "./_http_listen.ts";
 import { consoleHandler } from "../console/handler.ts";
@@ -57,6 +64,18 @@ function send(status: number, body: unknown): Response {
     headers: {
       "content-type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json",
       "cache-control": "no-store",
+    },
+  });
+}
+
+/** A protocol answer: marked, so a forwarder takes nothing else for one (fail closed). */
+function answer(output: Record<string, unknown>): Response {
+  return new Response(asciiJson(output), {
+    status: 200,
+    headers: {
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      [ANSWER_HEADER]: ANSWER_HEADER_VALUE,
     },
   });
 }
@@ -176,13 +195,13 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
       try {
         // Answer first, record after: the event's writes are queued behind the answer (a failed
         // write is reported on stderr; stopping the server waits for pending writes).
-        const answer = await answerInStore(store, policy, event, Infinity, {
+        const answered = await answerInStore(store, policy, event, Infinity, {
           known,
           writeBehind,
           signal: request.signal,
           deferRecord: (recorded) => void record(recorded),
         });
-        return send(200, answer.output);
+        return answer(answered.output);
       } catch (error) {
         // Claude Code treats a non-2xx answer as a non-blocking error (the call would run):
         // answer a failed PreToolUse with a deny instead, so the hook fails closed.
@@ -192,7 +211,7 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
         );
         return blocks && Object.keys(output).length === 0
           ? send(400, { error: "not a Claude hook event" })
-          : send(200, output);
+          : answer(output);
       }
     } finally {
       request.done();

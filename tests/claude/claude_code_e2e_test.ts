@@ -359,6 +359,106 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
   });
 });
 
+describe("Claude Code with the sh + curl forwarder (real binary, fake provider)", { skip }, () => {
+  let dir: string;
+  before(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), "hookscope-claude-sh-")));
+    writeFileSync(join(dir, "policy.ts"), POLICY);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  function setup(name: string, hooks: unknown): { project: string; home: string } {
+    const project = join(dir, name);
+    const home = join(dir, `${name}-home`);
+    mkdirSync(join(project, ".claude"), { recursive: true });
+    mkdirSync(home, { recursive: true });
+    mkdirSync(join(project, "victim"), { recursive: true });
+    writeFileSync(join(project, "victim", "data.txt"), "precious");
+    writeFileSync(join(project, ".claude", "settings.json"), JSON.stringify({ hooks }));
+    return { project, home };
+  }
+
+  function writeForwarder(project: string, server: string): string {
+    const written = spawnSync(DENO, [...CLI, "hook-forwarder", "--server", server], {
+      cwd: project,
+      env: { ...process.env, CLAUDE_PROJECT_DIR: project },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    assert.equal(written.status, 0, written.stderr);
+    // The command it tells you to put in the settings.
+    return JSON.parse(/\{ "type": "command".*\}/.exec(written.stdout)![0]).command;
+  }
+
+  it("forwards every event to serve: the same decisions, context and blocks", async () => {
+    const db = join(dir, "sh.db");
+    const { child: server, url } = await startServe([
+      "--policy",
+      join(dir, "policy.ts"),
+      "--db",
+      db,
+    ]);
+    try {
+      const where = setup("sh", {});
+      const command = writeForwarder(where.project, url);
+      assert.equal(command, '"$CLAUDE_PROJECT_DIR"/.claude/hookscope-forward.sh');
+      const hooks: Record<string, unknown> = {};
+      for (const event of ["PreToolUse", "PostToolUse", "PostToolUseFailure"]) {
+        hooks[event] = [{ matcher: "*", hooks: [{ type: "command", command, timeout: 30 }] }];
+      }
+      for (const event of ["UserPromptSubmit", "SessionStart"]) {
+        hooks[event] = [{ hooks: [{ type: "command", command, timeout: 30 }] }];
+      }
+      writeFileSync(join(where.project, ".claude", "settings.json"), JSON.stringify({ hooks }));
+      const fake = await startAnthropicFake(STEPS);
+      let result: ClaudeResult;
+      try {
+        result = await runClaude(where.project, where.home, fake.url, "do the task");
+      } finally {
+        await fake.close();
+      }
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(readFileSync(join(where.project, "victim", "data.txt"), "utf8"), "precious");
+      assert.deepEqual(
+        result.json.permission_denials.map((d) => d.tool_input.command),
+        ["rm -rf victim", "git push origin main"],
+      );
+      assert.match(JSON.stringify(fake.toolResults[1].content), /rewritten-by-hookscope/);
+      const seen = JSON.stringify(fake.requests);
+      assert.match(seen, /hookscope-context-marker/);
+      assert.match(seen, /hookscope-failure-context: Bash cat missing-file\.txt/);
+      assert.match(seen, /hookscope-prompt-context-marker/);
+      assert.match(seen, /hookscope-session-start-context: startup/);
+    } finally {
+      stopGroup(server);
+    }
+  });
+
+  it("fails closed when serve is down: the call is denied, the victim survives", async () => {
+    const where = setup("sh-down", {});
+    const command = writeForwarder(where.project, "http://127.0.0.1:9");
+    writeFileSync(
+      join(where.project, ".claude", "settings.json"),
+      JSON.stringify({
+        hooks: { PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command }] }] },
+      }),
+    );
+    const fake = await startAnthropicFake([STEPS[0]]);
+    let result: ClaudeResult;
+    try {
+      result = await runClaude(where.project, where.home, fake.url, "do the task");
+    } finally {
+      await fake.close();
+    }
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(readFileSync(join(where.project, "victim", "data.txt"), "utf8"), "precious");
+    assert.deepEqual(result.json.permission_denials.map((d) => d.tool_input.command), [
+      "rm -rf victim",
+    ]);
+    assert.match(JSON.stringify(fake.toolResults[0].content), /hookscope forwarder: cannot reach/);
+  });
+});
+
 async function waitFor(ready: () => boolean): Promise<void> {
   for (let i = 0; i < 100 && !ready(); i++) await new Promise((r) => setTimeout(r, 100));
 }

@@ -5,9 +5,10 @@
 //     plain scripts below make). The client is its own process: a hand-written keep-alive
 //     HTTP/1.1 connection (what the server takes), and the runtime's `fetch` (what an http hook of
 //     Claude Code, a Bun program, adds on top).
-//   - command hooks, a process per event: `hookscope hook --server` (forwarding to `serve`),
-//     `hookscope hook` answering itself, and a plain `node` (the machine's and Node 24) and a plain
-//     `python3` script doing the regex check. Runs alternate between them, round by round.
+//   - command hooks, a process per event: the sh + curl script of `hookscope hook-forwarder` and
+//     `hookscope hook --server` (Deno, Bun) forwarding to `serve`, `hookscope hook` answering
+//     itself, and a plain `node` (the machine's and Node 24), `bun` and `python3` script doing the
+//     regex check. Runs alternate between them, round by round.
 //   - `answerClaudeEvent` in-process (what claudeAgentHooks runs), for the floor.
 // Prints the load average (1 min) before and after: state it with any number.
 // Run: node_modules/.bin/deno run -A bench/claude_hooks.ts [--rate 100] [--requests 500]
@@ -21,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import { Session } from "../mod.ts";
 import { answerClaudeEvent } from "../claude/mod.ts";
 import { destructiveCommandGuard } from "../action/coding/mod.ts";
+import { forwarderScript, forwarderUrl } from "../cli/_forwarder_script.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const arg = (name: string, fallback: string): string => {
@@ -244,7 +246,14 @@ if (ONLY === "" || ONLY === "serve") {
 
 if (ONLY === "" || ONLY === "spawn") {
   const server = await startServe(fastest?.runtime ?? [DENO, "run", "-A"], POLICIES.guard);
+  const forwarder = join(dir, "hookscope-forward.sh");
+  writeFileSync(
+    forwarder,
+    forwarderScript({ url: forwarderUrl(server.url), timeoutMs: 20_000 }),
+    { mode: 0o755 },
+  );
   const commands: [string, string, string[]][] = [
+    ["`hookscope hook-forwarder` script (sh + curl), forwarding", "sh", [forwarder]],
     ["`hookscope hook --server URL` (Deno), forwarding", DENO, [
       "run",
       "-A",
@@ -278,9 +287,18 @@ if (ONLY === "" || ONLY === "spawn") {
     ]],
     ["plain `node` script (the machine's Node 20), regex", "node", [join(dir, "check.mjs")]],
   ];
+  if (BUN) {
+    commands.push(["`hookscope hook --server URL` (Bun), forwarding", BUN, [
+      ...CLI,
+      "hook",
+      "--server",
+      server.url,
+    ]]);
+  }
   if (NODE24) {
     commands.push(["plain `node` script (Node 24), regex", NODE24, [join(dir, "check.mjs")]]);
   }
+  if (BUN) commands.push(["plain `bun` script, regex", BUN, [join(dir, "check.mjs")]]);
   commands.push(["plain `python3` script, regex", "python3", [join(dir, "check.py")]]);
   const times: number[][] = commands.map(() => []);
   try {

@@ -24,7 +24,8 @@ import {
 import { WriteBehind } from "./_write_behind.ts";
 import { listen } from "./_http_listen.ts";
 import { consoleHandler } from "../console/handler.ts";
-import { abortable, deadlineSignal } from "../core/_async.ts";
+import { abortable } from "../core/_async.ts";
+import { RequestDeadlines } from "./_request_deadlines.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   policy: {
@@ -66,6 +67,18 @@ function send(status: number, body: unknown): Response {
       "cache-control": "no-store",
     },
   });
+}
+
+/**
+ * A request URL's path, as `new URL(url).pathname` gives it (which runs only for a path that is
+ * not plain: percent signs, dot segments, backslashes).
+ */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return new URL(url).pathname;
+  const query = url.indexOf("?", start);
+  const path = query < 0 ? url.slice(start) : url.slice(start, query);
+  return /^\/[A-Za-z0-9/_-]*$/.test(path) && !path.includes("//") ? path : new URL(url).pathname;
 }
 
 /** A protocol answer: marked, so a forwarder takes nothing else for one (fail closed). */
@@ -156,8 +169,13 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     ...(token === undefined ? {} : { tokens: { console: token } }),
     signal: stopping.signal,
   });
+  // One deadline for each request (reading the event and the policy's answer), on one timer.
+  const deadlines = new RequestDeadlines(
+    timeoutMs,
+    () => new Error(`the policy did not answer within ${timeoutMs} ms`),
+  );
   const handle = async (req: Request): Promise<Response> => {
-    const path = new URL(req.url).pathname;
+    const path = pathOf(req.url);
     if (req.method === "GET" && path === "/healthz") return send(200, "ok");
     if (path !== "/claude/hooks") return await consoleHandle(req);
     if (req.method !== "POST") return send(405, { error: "use POST" });
@@ -170,22 +188,25 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     if (declared !== undefined && declared > MAX_EVENT_BYTES) {
       return send(413, { error: `the body is larger than ${MAX_EVENT_BYTES} bytes` });
     }
-    // One deadline for the whole request: reading the event and the policy's answer.
-    const request = deadlineSignal(
-      timeoutMs,
-      undefined,
-      () => new Error(`the policy did not answer within ${timeoutMs} ms`),
-    );
+    const request = deadlines.start();
     try {
       let event: unknown;
       try {
-        if (req.body === null) throw new Error("the body is empty");
-        event = JSON.parse(
-          declared !== undefined && Number.isSafeInteger(declared)
-            // The server frames a body by its declared length: read it whole.
-            ? await readWhole(req, request.signal, timeoutMs)
-            : await readLimited(req.body as AsyncIterable<Uint8Array>, MAX_EVENT_BYTES, timeoutMs),
-        );
+        let text: string;
+        if (declared !== undefined && Number.isSafeInteger(declared)) {
+          // The server frames a body by its declared length: read it whole (without making
+          // the body's stream).
+          if (declared === 0) throw new Error("the body is empty");
+          text = await readWhole(req, request.signal, timeoutMs);
+        } else {
+          if (req.body === null) throw new Error("the body is empty");
+          text = await readLimited(
+            req.body as AsyncIterable<Uint8Array>,
+            MAX_EVENT_BYTES,
+            timeoutMs,
+          );
+        }
+        event = JSON.parse(text);
       } catch (error) {
         const message = (error as Error)?.message ?? String(error);
         return send(/larger than/.test(message) ? 413 : 400, {
@@ -231,6 +252,7 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+  deadlines.close();
   await Promise.allSettled([...pending]);
   await writeBehind.drained();
   await store.close();

@@ -321,10 +321,23 @@ describe("hookscope hook and serve with bad input", () => {
       const notEvent = await post(JSON.stringify([1, 2]));
       assert.equal(notEvent.status, 400);
       await notEvent.body?.cancel();
+      const empty = await post("");
+      assert.equal(empty.status, 400);
+      assert.match((await empty.json()).error, /the body is empty/);
       const hung = await post(pre("hang"));
       assert.equal(hung.status, 200);
       const answer = await hung.json();
       assert.equal(answer.hookSpecificOutput.permissionDecision, "deny");
+      assert.match(answer.hookSpecificOutput.permissionDecisionReason, /within 1500 ms/);
+      // serve's answers carry its mark; a query string does not change the path.
+      const marked = await fetch(`${url}/claude/hooks?x=1`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer s3cret" },
+        body: pre("rm -rf x"),
+        signal: AbortSignal.timeout(30_000),
+      });
+      assert.equal(marked.headers.get("x-hookscope-answer"), "claude-hook");
+      assert.equal((await marked.json()).hookSpecificOutput.permissionDecision, "deny");
     });
   });
 

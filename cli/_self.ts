@@ -20,6 +20,21 @@ export function selfCommand(args: readonly string[]): { command: string; args: s
   return { command: execPath, args: [...(process?.execArgv ?? []), script, ...args] };
 }
 
+/**
+ * How a person types this `hookscope` command where it was loaded from, or `null` for a checkout
+ * (a `file:` module, run as `npm run hookscope --` in the repository): from JSR
+ * `deno run -A jsr:@hookscope/core@VERSION/cli`, from any other URL `deno run -A URL`.
+ * `moduleUrl` is this module's URL (a parameter so that tests can give others).
+ */
+export function invocation(moduleUrl: string = import.meta.url): string | null {
+  const main = new URL("./main.ts", moduleUrl);
+  if (main.protocol === "file:") return null;
+  // JSR serves a package version as …/@scope/name/VERSION/path.
+  const jsr = /\/(@[^/]+\/[^/]+)\/(\d[^/]*)\/cli\/main\.ts$/.exec(main.pathname);
+  if (jsr) return `deno run -A jsr:${jsr[1]}@${jsr[2]}/cli`;
+  return `deno run -A ${main.href}`;
+}
+
 /** What a finished child process produced. */
 export interface ChildResult {
   /** The exit code (`null` when killed by a signal). */

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { dbTarget, displayDb, openExistingDb } from "./_db.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
-import { runSelf } from "./_self.ts";
+import { invocation, runSelf } from "./_self.ts";
 import { type AgentRunSummary, runCodingAgent } from "./agent_run.ts";
 import { type ScriptedTurn, startScriptedModel } from "./scripted_model.ts";
 
@@ -139,8 +139,15 @@ export async function demoCommand(
     );
     io.out(`persisted to ${displayDb(dbPath)}`);
     io.out(`inspect it:  hookscope show ${displayDb(dbPath)} ${summary.sessionId}`);
+    const command = invocation();
     io.out(
-      `  (in this repository: npm run hookscope -- show ${displayDb(dbPath)} ${summary.sessionId})`,
+      command === null
+        ? `  (in this repository: npm run hookscope -- show ${
+          displayDb(dbPath)
+        } ${summary.sessionId})`
+        : `  (hookscope is ${command}; 'deno install -g -A -n hookscope ${
+          command.replace(/^deno run -A /, "")
+        }' installs it as hookscope)`,
     );
     return 0;
   } finally {

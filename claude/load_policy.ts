@@ -59,13 +59,10 @@ export async function loadPolicy(file: string, options?: ClaudeCodeHooksOptions)
   try {
     module = await import(pathToFileURL(absolute).href);
   } catch (error) {
-    throw new PolicyLoadError(
-      file,
-      `the module failed to load: ${(error as Error)?.message ?? error}`,
-      {
-        cause: error,
-      },
-    );
+    // Deno colours its module errors ("not a dependency", with a hint): the reason goes to Claude
+    // Code and to logs as text, so the terminal colour codes are dropped.
+    const reason = String((error as Error)?.message ?? error).replace(/\x1b\[[0-9;]*m/g, "");
+    throw new PolicyLoadError(file, `the module failed to load: ${reason}`, { cause: error });
   }
   const policy = module.policy;
   if (typeof policy !== "function") {

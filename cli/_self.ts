@@ -8,12 +8,20 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
+/**
+ * The CLI's entry beside the module at `moduleUrl`: `main.ts`, or `main.js` in the npm form
+ * (where every module is compiled to `.js`).
+ */
+export function mainOf(moduleUrl: string = import.meta.url): URL {
+  return new URL(/\.js$/.test(new URL(moduleUrl).pathname) ? "./main.js" : "./main.ts", moduleUrl);
+}
+
 /** The command and arguments that run `hookscope` with `args` in a new process. */
 export function selfCommand(args: readonly string[]): { command: string; args: string[] } {
   const g = globalThis as { Deno?: unknown; Bun?: unknown };
   const process = globalThis.process;
   const execPath = process?.execPath ?? "deno";
-  const main = new URL("./main.ts", import.meta.url);
+  const main = mainOf();
   const script = main.protocol === "file:" ? fileURLToPath(main) : main.href;
   if (g.Deno !== undefined) return { command: execPath, args: ["run", "-A", script, ...args] };
   if (g.Bun !== undefined) return { command: execPath, args: [script, ...args] };
@@ -22,13 +30,19 @@ export function selfCommand(args: readonly string[]): { command: string; args: s
 
 /**
  * How a person types this `hookscope` command where it was loaded from, or `null` for a checkout
- * (a `file:` module, run as `npm run hookscope --` in the repository): from JSR
- * `deno run -A jsr:@hookscope/core@VERSION/cli`, from any other URL `deno run -A URL`.
- * `moduleUrl` is this module's URL (a parameter so that tests can give others).
+ * (a `file:` module outside `node_modules`, run as `npm run hookscope --` in the repository): from
+ * JSR `deno run -A jsr:@hookscope/core@VERSION/cli`, from any other URL `deno run -A URL`, from an
+ * installed npm package `node PATH/cli/main.js` (`bun …` under Bun). `moduleUrl` is this module's
+ * URL (a parameter so that tests can give others).
  */
 export function invocation(moduleUrl: string = import.meta.url): string | null {
-  const main = new URL("./main.ts", moduleUrl);
-  if (main.protocol === "file:") return null;
+  const main = mainOf(moduleUrl);
+  if (main.protocol === "file:") {
+    if (!main.pathname.includes("/node_modules/")) return null;
+    const g = globalThis as { Deno?: unknown; Bun?: unknown };
+    const runtime = g.Deno !== undefined ? "deno run -A" : g.Bun !== undefined ? "bun" : "node";
+    return `${runtime} ${fileURLToPath(main)}`;
+  }
   // JSR serves a package version as …/@scope/name/VERSION/path.
   const jsr = /\/(@[^/]+\/[^/]+)\/(\d[^/]*)\/cli\/main\.ts$/.exec(main.pathname);
   if (jsr) return `deno run -A jsr:${jsr[1]}@${jsr[2]}/cli`;

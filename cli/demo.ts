@@ -145,9 +145,13 @@ export async function demoCommand(
         ? `  (in this repository: npm run hookscope -- show ${
           displayDb(dbPath)
         } ${summary.sessionId})`
-        : `  (hookscope is ${command}; 'deno install -g -A -n hookscope ${
-          command.replace(/^deno run -A /, "")
-        }' installs it as hookscope)`,
+        : `  (hookscope is ${command}${
+          command.startsWith("deno run -A ")
+            ? `; 'deno install -g -A -n hookscope ${
+              command.slice("deno run -A ".length)
+            }' installs it as hookscope`
+            : ""
+        })`,
     );
     return 0;
   } finally {

@@ -38,6 +38,7 @@ import process from "node:process";
 import { fileSha256, lowerState, type PlanOp } from "./_changes.ts";
 import type { FileChange } from "./file_change.ts";
 import { EffectsCommitError } from "./effects_error.ts";
+import { removeStageDir } from "./_overlay.ts";
 
 export { EffectsCommitError };
 
@@ -482,7 +483,7 @@ export async function recoverEffects(store: EffectsStore): Promise<number> {
   for (const name of await readdir(`${store.dir}/stage`).catch(() => [] as string[])) {
     const match = /^run-([0-9]+)-/.exec(name);
     if (match && !alive(Number(match[1]))) {
-      await rm(`${store.dir}/stage/${name}`, { recursive: true, force: true }).catch(() => {});
+      await removeStageDir(`${store.dir}/stage/${name}`);
     }
   }
   // Checkpoints without a journal that never committed.

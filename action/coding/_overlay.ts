@@ -11,7 +11,7 @@
  * @module
  */
 
-import { lstat, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import process from "node:process";
 import { isInside } from "../_path.ts";
 import { findProgram } from "./_find_program.ts";
@@ -79,9 +79,24 @@ export async function makeStage(base: string): Promise<Stage> {
   return { dir, upper: `${dir}/upper` };
 }
 
-/** Removes a stage directory (the overlay's work dir may hold root-only entries: rm -r). */
+/** Removes a stage directory (see {@linkcode removeStageDir}). */
 export async function removeStage(stage: Stage): Promise<void> {
-  await rm(stage.dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
+  await removeStageDir(stage.dir);
+}
+
+/**
+ * Removes the stage directory `dir`, never throwing. Overlayfs leaves its work directory
+ * (`work/work`) with mode 000 and, after a deletion, an entry in it: root removes it anyway, a
+ * non-root caller (the owner, through its user namespace) must first give itself access.
+ */
+export async function removeStageDir(dir: string): Promise<void> {
+  const remove = () => rm(dir, { recursive: true, force: true, maxRetries: 3 });
+  try {
+    await remove();
+  } catch {
+    await chmod(`${dir}/work/work`, 0o700).catch(() => {});
+    await remove().catch(() => {});
+  }
 }
 
 /** The argv that runs `program` (a bwrap argv) against an overlay of `workspace`. */
@@ -216,6 +231,7 @@ async function probe(bwrap: string, probeArgs: readonly string[]): Promise<Overl
   };
   const { tmpdir } = await import("node:os");
   let base: string;
+  let stage: Stage | undefined;
   try {
     base = await mkdtemp(`${tmpdir()}/hookscope-overlay-probe-`);
   } catch (error) {
@@ -225,7 +241,7 @@ async function probe(bwrap: string, probeArgs: readonly string[]): Promise<Overl
     const ws = `${base}/ws`;
     await mkdir(ws);
     await writeFile(`${ws}/kept`, "kept\n");
-    const stage = await makeStage(`${base}/stages`);
+    stage = await makeStage(`${base}/stages`);
     const program = [
       bwrap,
       ...probeArgs,
@@ -259,6 +275,7 @@ async function probe(bwrap: string, probeArgs: readonly string[]): Promise<Overl
   } catch (error) {
     return direct(`the overlay probe failed: ${(error as Error).message}`);
   } finally {
+    if (stage !== undefined) await removeStage(stage);
     await rm(base, { recursive: true, force: true }).catch(() => {});
   }
 }

@@ -7,7 +7,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -99,6 +99,13 @@ describe("staged runs for a non-root caller (unprivileged user namespace)", () =
       JSON.stringify(out.approved),
     );
     assert.equal(out.victimGone, true);
+    // Nothing is left behind: overlayfs leaves its work directory with mode 000 and, after a
+    // deletion, an entry in it; the caller opens it to remove its stages and the probe's.
+    assert.deepEqual(readdirSync(base).filter((name) => name.startsWith("hookscope-overlay")), []);
+    const effects = join(base, "state");
+    const workspaces = readdirSync(effects);
+    assert.notEqual(workspaces.length, 0);
+    for (const hash of workspaces) assert.deepEqual(readdirSync(join(effects, hash, "stage")), []);
   });
 
   it("without unshare staged runs are off, visibly: status, description, results and signals", async () => {

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ActionManager } from "../action/mod.ts";
@@ -34,13 +34,18 @@ if (!permitted) {
   }
   const root = realpathSync(mkdtempSync(join(tmpdir(), "hookscope-bench-")));
   globalThis.addEventListener("unload", () => rmSync(root, { recursive: true, force: true }));
+  // The workspace, and beside it the effects state of staged runs (not the default in $HOME).
+  const ws = join(root, "ws");
+  mkdirSync(ws);
+  const effectsDir = join(root, "state");
   const managers = {
     "bash-host": new ActionManager(),
     "bash-sandboxed": new ActionManager(),
   };
-  new CodingToolkit({ workspaceRoot: root, tools: ["bash"], sandbox: { kind: "none" } })
+  new CodingToolkit({ workspaceRoot: ws, effectsDir, tools: ["bash"], sandbox: { kind: "none" } })
     .bind(managers["bash-host"]);
-  new CodingToolkit({ workspaceRoot: root, tools: ["bash"] }).bind(managers["bash-sandboxed"]);
+  new CodingToolkit({ workspaceRoot: ws, effectsDir, tools: ["bash"] })
+    .bind(managers["bash-sandboxed"]);
   for (const [name, manager] of Object.entries(managers)) {
     const expected = name === "bash-host" ? "none" : "bubblewrap";
     const call = await manager.invoke({ function: "bash", arguments: { command: "echo ok" } });

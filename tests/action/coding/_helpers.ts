@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createHash } from "node:crypto";
 import { ActionManager } from "../../../action/mod.ts";
 import { CodingToolkit } from "../../../action/coding/mod.ts";
@@ -26,6 +26,11 @@ export interface Sandbox {
   outside: string;
   /** A sibling sharing the root's prefix: base/ws-evil. */
   evil: string;
+  /**
+   * The toolkits' effects state (staged runs, checkpoints, kept layers): base/state, so that no
+   * test writes into the default under the user's home.
+   */
+  effectsDir: string;
   cleanup(): void;
 }
 
@@ -43,6 +48,7 @@ export function makeSandbox(): Sandbox {
     ws,
     outside,
     evil,
+    effectsDir: effectsDirFor(ws),
     cleanup: () => rmSync(base, { recursive: true, force: true }),
   };
 }
@@ -65,9 +71,19 @@ export function snapshot(dir: string): string[] {
   return out;
 }
 
+/**
+ * Where the effects state of a toolkit on `ws` goes in a test: `state` beside `ws`, in the test's
+ * temporary directory (never the default under the user's home).
+ */
+export function effectsDirFor(ws: string): string {
+  return join(dirname(ws), "state");
+}
+
+/** An ActionManager with the toolkit's tools (default: a toolkit on `ws`, see effectsDirFor). */
 export function managerFor(ws: string, toolkit?: CodingToolkit): ActionManager {
   const manager = new ActionManager();
-  for (const tool of (toolkit ?? new CodingToolkit({ workspaceRoot: ws })).bind()) {
+  const tools = toolkit ?? new CodingToolkit({ workspaceRoot: ws, effectsDir: effectsDirFor(ws) });
+  for (const tool of tools.bind()) {
     manager.register(tool);
   }
   return manager;

@@ -57,6 +57,7 @@ describe("autoFormat", () => {
   it("autoFormat() pipes the file through the formatter and writes stdout back", async () => {
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: SANDBOX,
       formatters: { ".py": ["node", formatter] },
     });
@@ -91,6 +92,7 @@ describe("autoFormat", () => {
   it("autoFormat() records unchanged when the formatter's output equals the file", async () => {
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: SANDBOX,
       formatters: { ".py": ["node", formatter] },
     });
@@ -108,6 +110,7 @@ describe("autoFormat", () => {
   it("autoFormat() records a failing formatter and leaves the file as it was", async () => {
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: SANDBOX,
       formatters: { ".py": ["node", formatter, "--fail"] },
     });
@@ -129,6 +132,7 @@ describe("autoFormat", () => {
   it("autoFormat() stops a hanging formatter at its deadline", async () => {
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: SANDBOX,
       timeoutMs: 300,
       formatters: { ".py": ["node", formatter, "--hang"] },
@@ -149,6 +153,7 @@ describe("autoFormat", () => {
     const seen: string[] = [];
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       formatters: { ".py": ["python3", "-m", "black", "-"] },
       canRun: (command) => {
         seen.push(command);
@@ -188,6 +193,7 @@ describe("autoFormat", () => {
     assert.deepEqual(runPermission("node"), { granted: true });
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       formatters: { ".py": ["python3", "-c", "print('CHANGED')"] },
     });
     const file = write("deno-skip.py", MESSY);
@@ -208,6 +214,7 @@ describe("autoFormat", () => {
   it("autoFormat() does nothing for failed results, other extensions or missing paths", async () => {
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: SANDBOX,
       formatters: { ".py": ["node", formatter] },
     });
@@ -244,7 +251,12 @@ describe("autoFormat", () => {
     const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["reader", "editor"] });
     toolkit.spec.post(
       "editor",
-      autoFormat({ cwd: box.ws, sandbox: SANDBOX, formatters: { ".py": ["node", formatter] } }),
+      autoFormat({
+        cwd: box.ws,
+        effectsDir: box.effectsDir,
+        sandbox: SANDBOX,
+        formatters: { ".py": ["node", formatter] },
+      }),
     );
     const manager = managerFor(box.ws, toolkit);
     const result = await run(manager, "editor", {
@@ -260,6 +272,7 @@ describe("autoFormat", () => {
   it("autoFormat() never writes formatter output that went over its cap", async () => {
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: SANDBOX,
       formatters: { ".py": ["node", formatter, "--flood"] },
     });
@@ -276,6 +289,7 @@ describe("autoFormat", () => {
   it("autoFormat() refuses a symlink and a file whose real path leaves cwd", async () => {
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: SANDBOX,
       formatters: { ".py": ["node", formatter] },
     });
@@ -315,6 +329,7 @@ describe("autoFormat", () => {
     // workspace is read-only for formatters: see the sandbox test below).
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: { kind: "none" },
       formatters: { ".py": ["node", formatter, "--append", join(box.ws, file)] },
     });
@@ -329,7 +344,12 @@ describe("autoFormat", () => {
 
   it("autoFormat() resolves a relative cwd against the process's directory", async () => {
     const cwd = relative(process.cwd(), box.ws);
-    const hook = autoFormat({ cwd, sandbox: SANDBOX, formatters: { ".py": ["node", formatter] } });
+    const hook = autoFormat({
+      cwd,
+      effectsDir: box.effectsDir,
+      sandbox: SANDBOX,
+      formatters: { ".py": ["node", formatter] },
+    });
     const file = write("relative.py", MESSY);
     const result = await updated(hook, { args: { filePath: file }, result: { success: true } });
     assert.equal((result as Formatted).autoFormat?.status, "formatted");
@@ -362,6 +382,7 @@ describe("autoFormat", () => {
   it("autoFormat() refuses a hard link whose other name is outside the workspace", async () => {
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: SANDBOX,
       formatters: { ".py": ["node", formatter] },
     });
@@ -384,6 +405,7 @@ describe("autoFormat", () => {
     const file = write("sandboxed.py", MESSY);
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: { readable: [dirname(formatter)] },
       formatters: { ".py": ["node", formatter, "--append", join(box.ws, file)] },
     });
@@ -411,6 +433,7 @@ describe("autoFormat", () => {
     const file = write("nosandbox.py", MESSY);
     const hook = autoFormat({
       cwd: box.ws,
+      effectsDir: box.effectsDir,
       sandbox: { bwrapPath: "/nonexistent/hookscope/bwrap" },
       formatters: { ".py": ["node", formatter] },
       canRun: () => ({ granted: true }),

@@ -10,7 +10,13 @@ after(() => box.cleanup());
 
 async function envSeenBy(options: ConstructorParameters<typeof CodingToolkit>[0]) {
   const manager = new ActionManager();
-  for (const tool of new CodingToolkit({ workspaceRoot: box.ws, ...options }).bind()) {
+  for (
+    const tool of new CodingToolkit({
+      workspaceRoot: box.ws,
+      effectsDir: box.effectsDir,
+      ...options,
+    }).bind()
+  ) {
     manager.register(tool);
   }
   const call = await manager.invoke({

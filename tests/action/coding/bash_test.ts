@@ -182,7 +182,12 @@ describe("CodingToolkit spec and bind", () => {
       seen.push(`pre ${tool} ${String(args.command)}`);
       return { decision: "allow", updatedArgs: args };
     });
-    const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["bash"], spec });
+    const toolkit = new CodingToolkit({
+      workspaceRoot: box.ws,
+      effectsDir: box.effectsDir,
+      tools: ["bash"],
+      spec,
+    });
     assert.equal(toolkit.spec, spec);
     const manager = new ActionManager();
     const tools = toolkit.bind(manager);
@@ -196,13 +201,22 @@ describe("CodingToolkit spec and bind", () => {
   });
 
   it("the toolkit's hooks live on its spec (its own, or the one it was given)", async () => {
-    const toolkit = new CodingToolkit({ workspaceRoot: box.ws, tools: ["bash"] });
+    const toolkit = new CodingToolkit({
+      workspaceRoot: box.ws,
+      effectsDir: box.effectsDir,
+      tools: ["bash"],
+    });
     assert.equal("pre" in toolkit, false);
     toolkit.spec.post("bash", ({ result }) => ({
       updatedResult: { ...(result as object), own: true },
     }));
     const shared = new AgentSpec();
-    const other = new CodingToolkit({ workspaceRoot: box.ws, tools: ["bash"], spec: shared });
+    const other = new CodingToolkit({
+      workspaceRoot: box.ws,
+      effectsDir: box.effectsDir,
+      tools: ["bash"],
+      spec: shared,
+    });
     shared.post("bash", ({ result }) => ({
       updatedResult: { ...(result as object), shared: true },
     }));

@@ -25,7 +25,7 @@ import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { ActionManager } from "../../../action/mod.ts";
 import { CodingToolkit, detectSandbox, type SandboxOptions } from "../../../action/coding/mod.ts";
-import { makeSandbox, run, type Sandbox } from "./_helpers.ts";
+import { effectsDirFor, makeSandbox, run, type Sandbox } from "./_helpers.ts";
 
 const CHILD = process.env.HOOKSCOPE_SANDBOX_TEST_CHILD === "1";
 const uid = typeof process.getuid === "function" ? process.getuid() : -1;
@@ -38,6 +38,7 @@ function managerWith(ws: string, sandbox: SandboxOptions = {}): ActionManager {
   const manager = new ActionManager();
   new CodingToolkit({
     workspaceRoot: ws,
+    effectsDir: effectsDirFor(ws),
     tools: ["bash"],
     env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: join(ws, "..", "home") },
     sandbox,

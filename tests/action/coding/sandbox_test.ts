@@ -16,13 +16,15 @@ import {
   type SandboxOptions,
   SandboxUnavailableError,
 } from "../../../action/coding/mod.ts";
-import { makeSandbox, run, type Sandbox, snapshot } from "./_helpers.ts";
+import { effectsDirFor, makeSandbox, run, type Sandbox, snapshot } from "./_helpers.ts";
 
 const SECRET = `hookscope-secret-${process.pid}-${Date.now()}`;
 
 function managerWith(options: ConstructorParameters<typeof CodingToolkit>[0]): ActionManager {
   const manager = new ActionManager();
-  new CodingToolkit({ tools: ["bash"], ...options }).bind(manager);
+  const ws = options?.workspaceRoot;
+  const effectsDir = ws === undefined ? undefined : effectsDirFor(ws);
+  new CodingToolkit({ tools: ["bash"], effectsDir, ...options }).bind(manager);
   return manager;
 }
 

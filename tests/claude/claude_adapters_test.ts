@@ -1,8 +1,11 @@
 // The same Claude Code hook script governs tools that reach a hookscope session through the
 // adapters: AI SDK tools wrapped by wrapTools (the real `ai` package's generateText loop with its
 // mock model) and MCP tools from mcpTools (the official SDK's server over its in-memory transport).
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { generateText, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
@@ -22,12 +25,20 @@ const NO_ETC = {
 };
 
 describe("claudeCodeHooks through the adapters", () => {
+  // The transcripts the hooks are given go here, not to the default under the temporary directory.
+  let transcriptDir: string;
+  before(() => {
+    transcriptDir = mkdtempSync(join(tmpdir(), "hookscope-claude-adapters-"));
+  });
+  after(() => rmSync(transcriptDir, { recursive: true, force: true }));
+
   it("governs AI SDK tools wrapped by wrapTools in a generateText loop", async () => {
     const ran: string[] = [];
     const session = new Session();
-    claudeCodeHooks({ hooks: { PreToolUse: [{ matcher: "remove|read", hooks: [NO_ETC] }] } })(
-      session,
-    );
+    claudeCodeHooks(
+      { hooks: { PreToolUse: [{ matcher: "remove|read", hooks: [NO_ETC] }] } },
+      { transcriptDir },
+    )(session);
     const tools = wrapTools({
       remove: tool({
         inputSchema: z.object({ path: z.string() }),
@@ -94,9 +105,10 @@ describe("claudeCodeHooks through the adapters", () => {
     await client.connect(clientSide);
     try {
       const session = new Session();
-      claudeCodeHooks({ hooks: { PreToolUse: [{ matcher: "mcp__files__.*", hooks: [NO_ETC] }] } })(
-        session,
-      );
+      claudeCodeHooks(
+        { hooks: { PreToolUse: [{ matcher: "mcp__files__.*", hooks: [NO_ETC] }] } },
+        { transcriptDir },
+      )(session);
       await mcpTools(client, { prefix: "mcp__files__", manager: session.defaultBranch.actions });
       await assert.rejects(
         session.defaultBranch.act({

@@ -38,6 +38,8 @@ function sdkEnv(dir: string, url: string): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: join(dir, "home"),
+    // Claude Code's own temporary files (claude-UID/, cc-socks/) stay in the test's directory.
+    TMPDIR: join(dir, "home"),
     ANTHROPIC_BASE_URL: url,
     ANTHROPIC_API_KEY: "sk-ant-test-not-a-key",
     IS_SANDBOX: "1",
@@ -109,6 +111,7 @@ describe("claudeAgentHooks with the real Claude Agent SDK", { skip }, () => {
           env: {
             PATH: process.env.PATH ?? "/usr/bin:/bin",
             HOME: join(dir, "home"),
+            TMPDIR: join(dir, "home"),
             ANTHROPIC_BASE_URL: fake.url,
             ANTHROPIC_API_KEY: "sk-ant-test-not-a-key",
             IS_SANDBOX: "1",

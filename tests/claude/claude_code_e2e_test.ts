@@ -65,6 +65,8 @@ function runClaude(
       env: {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
         HOME: home,
+        // Claude Code's own temporary files (claude-UID/, cc-socks/) stay in the test's directory.
+        TMPDIR: home,
         ANTHROPIC_BASE_URL: baseUrl,
         ANTHROPIC_API_KEY: "sk-ant-test-not-a-key",
         IS_SANDBOX: "1",

@@ -58,12 +58,15 @@ describe("claudeCodeHooks", () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), "hookscope-claude-")));
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
+  // Where the hooks run, and where the transcripts they are given are written: the test's
+  // directory (the default transcript directory is under the system's temporary directory).
+  const here = () => ({ projectDir: dir, transcriptDir: join(dir, "transcripts") });
 
   it("a bash hook that exits 2 denies with its stderr, and the tool does not run", async () => {
     const { session, ran } = sessionWithEcho();
-    claudeCodeHooks(pre("Bash", { type: "command", command: script("deny_rm.sh") }), {
-      projectDir: dir,
-    })(session);
+    claudeCodeHooks(pre("Bash", { type: "command", command: script("deny_rm.sh") }), here())(
+      session,
+    );
     await assert.rejects(
       session.defaultBranch.act({ function: "bash", arguments: { command: "rm -rf victim" } }),
       (error: unknown) => {
@@ -80,9 +83,9 @@ describe("claudeCodeHooks", () => {
   it("a Python hook's JSON decides deny, ask and allow, rewrites with updatedInput and adds context", async () => {
     const { session, ran } = sessionWithEcho();
     const asked: unknown[] = [];
-    claudeCodeHooks(pre("Bash", { type: "command", command: script("decide.py") }), {
-      projectDir: dir,
-    })(session);
+    claudeCodeHooks(pre("Bash", { type: "command", command: script("decide.py") }), here())(
+      session,
+    );
     const fold = (command: string) =>
       session.hooks.decide("tool.pre", {
         ...CALL,
@@ -134,7 +137,7 @@ describe("claudeCodeHooks", () => {
       },
     };
     const { session, ran } = sessionWithEcho();
-    claudeCodeHooks(settings, { projectDir: dir })(session);
+    claudeCodeHooks(settings, here())(session);
     await assert.rejects(
       session.defaultBranch.act({ function: "bash", arguments: { command: "ls" } }),
       ToolDeniedError,
@@ -166,7 +169,7 @@ describe("claudeCodeHooks", () => {
   it("a crash, a missing script and malformed JSON deny at PreToolUse (fail closed); onFailure continue lets the call run", async () => {
     for (const command of ["exit 1", join(dir, "no-such-script.sh"), "echo '{not json'"]) {
       const { session, ran } = sessionWithEcho();
-      claudeCodeHooks(pre("Bash", { type: "command", command }), { projectDir: dir })(session);
+      claudeCodeHooks(pre("Bash", { type: "command", command }), here())(session);
       await assert.rejects(
         session.defaultBranch.act({ function: "bash", arguments: { command: "ls" } }),
         (error: unknown) => {
@@ -180,7 +183,7 @@ describe("claudeCodeHooks", () => {
     const reported: ClaudeHookError[] = [];
     const { session, ran } = sessionWithEcho();
     claudeCodeHooks(pre("Bash", { type: "command", command: "exit 1", onFailure: "continue" }), {
-      projectDir: dir,
+      ...here(),
       onError: (error) => reported.push(error),
     })(session);
     await session.defaultBranch.act({ function: "bash", arguments: { command: "ls" } });
@@ -198,7 +201,7 @@ describe("claudeCodeHooks", () => {
         command: `(sleep 3; touch ${marker}) & sleep 30`,
         timeout: 1,
       }),
-      { projectDir: dir },
+      here(),
     )(session);
     const started = Date.now();
     await assert.rejects(
@@ -217,9 +220,7 @@ describe("claudeCodeHooks", () => {
 
   it("a plugin's hooks.json runs with ${CLAUDE_PLUGIN_ROOT} and CLAUDE_PROJECT_DIR", async () => {
     const session = new Session();
-    const policy = claudeCodeHooks(join(fixtures, "plugin", "hooks", "hooks.json"), {
-      projectDir: dir,
-    });
+    const policy = claudeCodeHooks(join(fixtures, "plugin", "hooks", "hooks.json"), here());
     policy(session);
     const fold = await session.hooks.decide("tool.pre", {
       ...CALL,
@@ -251,7 +252,7 @@ describe("claudeCodeHooks", () => {
           }],
         },
       },
-      { projectDir: dir },
+      here(),
     )(session);
     const result = await session.defaultBranch.act({
       function: "bash",
@@ -280,7 +281,7 @@ describe("claudeCodeHooks", () => {
           }],
         },
       },
-      { projectDir: dir },
+      here(),
     )(session);
     // The agent loop's act (suppressErrors): the failure is told to the model with the context.
     const result = await session.defaultBranch.act(
@@ -308,7 +309,7 @@ describe("claudeCodeHooks", () => {
           }],
         },
       },
-      { projectDir: dir },
+      here(),
     )(session);
     await session.defaultBranch.addMessage({ role: "user", content: "hello" });
     await assert.rejects(
@@ -350,7 +351,7 @@ describe("claudeCodeHooks", () => {
           headers: { authorization: "Bearer $HOOK_TOKEN", "x-other": "$NOT_ALLOWED" },
           allowedEnvVars: ["HOOK_TOKEN"],
         }),
-        { projectDir: dir, env: { HOOK_TOKEN: "t0ken", NOT_ALLOWED: "leak" } },
+        { ...here(), env: { HOOK_TOKEN: "t0ken", NOT_ALLOWED: "leak" } },
       )(session);
       await assert.rejects(
         session.defaultBranch.act({ function: "bash", arguments: { command: "sudo reboot" } }),
@@ -382,6 +383,7 @@ describe("claudeCodeHooks", () => {
     for (const tool of toolkit.bind()) session.defaultBranch.actions.register(tool);
     claudeCodeHooks(pre("Bash", { type: "command", command: script("deny_rm.sh") }), {
       projectDir: ws,
+      transcriptDir: join(dir, "transcripts"),
     })(session);
     await assert.rejects(
       session.defaultBranch.act({ function: "bash", arguments: { command: "rm -rf victim" } }),
@@ -418,9 +420,10 @@ describe("claudeCodeHooks", () => {
     );
     // Known Claude events without a hookscope counterpart are accepted and not run.
     const session = new Session();
-    claudeCodeHooks({ hooks: { Stop: [{ hooks: [{ type: "command", command: "true" }] }] } })(
-      session,
-    );
+    claudeCodeHooks(
+      { hooks: { Stop: [{ hooks: [{ type: "command", command: "true" }] }] } },
+      here(),
+    )(session);
     assert.equal(session.hooks.count("tool.pre"), 0);
   });
 });

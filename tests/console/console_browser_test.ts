@@ -20,6 +20,7 @@ import { SqliteStore } from "../../store/sqlite/mod.ts";
 import { PostgresStore } from "../../store/postgres/mod.ts";
 import type { SessionStore } from "../../store/mod.ts";
 import { type OpenAIServer, startOpenAIServer } from "../fixtures/openai_server.ts";
+import { CHROMIUM, CHROMIUM_FLAGS, chromiumEnv } from "../fixtures/chromium.ts";
 import {
   approvalScript,
   approvalTools,
@@ -52,17 +53,6 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const CHILD = join(ROOT, "tests/session/_approval_child.ts");
 const TOKEN = "console-test-token";
-// As tests/runtimes/hosts/chromium_test.ts launches it (importing that file would run its tests).
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const dir = mkdtempSync(join(tmpdir(), "hookscope-console-"));
 const db = join(dir, "console.db");
 const shots = process.env.HOOKSCOPE_SCREENSHOTS === "docs" ? join(ROOT, "docs") : dir;
@@ -195,6 +185,7 @@ before(async () => {
       executablePath: CHROMIUM,
       headless: true,
       args: [...CHROMIUM_FLAGS],
+      env: chromiumEnv(profile),
       timeout: 60_000,
       viewport: { width: 1280, height: 860 },
     }),

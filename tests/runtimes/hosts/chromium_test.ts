@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { sseReply, startOpenAIServer, textEvents } from "../../fixtures/openai_server.ts";
+import { CHROMIUM, CHROMIUM_FLAGS, chromiumEnv } from "../../fixtures/chromium.ts";
 import {
   bundle,
   EXPECTED_ENTRIES,
@@ -22,21 +23,6 @@ import {
   type StreamLine,
   within,
 } from "./_harness.ts";
-
-/** The system Chromium (never a downloaded one). */
-export const CHROMIUM = "/usr/bin/chromium";
-
-/** Flags that keep Chromium headless and off the network. */
-export const CHROMIUM_FLAGS: readonly string[] = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 const PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>loading</title></head><body>
@@ -128,6 +114,7 @@ describe("chromium (headless /usr/bin/chromium via playwright-core, bundled ES m
         executablePath: CHROMIUM,
         headless: true,
         args: [...CHROMIUM_FLAGS],
+        env: chromiumEnv(profile),
         timeout: 60_000,
       }),
       90_000,

@@ -136,8 +136,13 @@ function hookLabel(loaded: ClaudeLoadedHook): string {
  * ```ts
  * import { claudeCodeHooks } from "@hookscope/core/claude";
  * import { Session } from "@hookscope/core";
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
  * import assert from "node:assert/strict";
  *
+ * // Where the session's transcript for the hooks goes (default: TMPDIR/hookscope-claude).
+ * const transcriptDir = mkdtempSync(join(tmpdir(), "transcripts-"));
  * const policy = claudeCodeHooks({
  *   hooks: {
  *     PreToolUse: [{
@@ -145,7 +150,7 @@ function hookLabel(loaded: ClaudeLoadedHook): string {
  *       hooks: [{ type: "command", command: "echo 'no shell today' >&2; exit 2" }],
  *     }],
  *   },
- * });
+ * }, { transcriptDir });
  * const session = new Session();
  * policy(session);
  * const decision = await session.hooks.decide("tool.pre", {
@@ -154,6 +159,7 @@ function hookLabel(loaded: ClaudeLoadedHook): string {
  * });
  * assert.equal(decision.verdict, "deny");
  * assert.equal(decision.reason, "no shell today");
+ * rmSync(transcriptDir, { recursive: true });
  * ```
  */
 export function claudeCodeHooks(

@@ -29,15 +29,17 @@ export class PolicyLoadError extends Error {
  * @example A JSON settings file
  * ```ts
  * import { loadPolicy } from "@hookscope/core/claude";
- * import { writeFileSync, mkdtempSync } from "node:fs";
+ * import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
  * import { tmpdir } from "node:os";
  * import { join } from "node:path";
  * import assert from "node:assert/strict";
  *
- * const file = join(mkdtempSync(join(tmpdir(), "policy-")), "settings.json");
+ * const dir = mkdtempSync(join(tmpdir(), "policy-"));
+ * const file = join(dir, "settings.json");
  * writeFileSync(file, JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "true" }] }] } }));
  * const policy = await loadPolicy(file);
  * assert.equal(typeof policy, "function");
+ * rmSync(dir, { recursive: true });
  * ```
  */
 export async function loadPolicy(file: string, options?: ClaudeCodeHooksOptions): Promise<Policy> {

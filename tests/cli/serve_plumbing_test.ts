@@ -75,13 +75,17 @@ describe("serve plumbing", () => {
   it("WriteBehind: writes resolve at once, land in order, and reads see them", async () => {
     const inner = new MemoryStore();
     const order: string[] = [];
+    // The store stores no signal until the test opens it: the writes below cannot have been
+    // awaited, however slowly this process runs.
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
     const slow = new Proxy(inner, {
       get(target, key, receiver) {
         const value = Reflect.get(target, key, receiver);
         if (typeof value !== "function") return value;
         if (key !== "insertSessionSignal") return value.bind(target);
         return async (row: { kind: string }) => {
-          await new Promise((r) => setTimeout(r, 20));
+          await opened;
           order.push(row.kind);
           return value.call(target, row);
         };
@@ -90,19 +94,27 @@ describe("serve plumbing", () => {
     const queue = new WriteBehind(slow);
     const view = queue.view();
     await view.store.createSession({ id: "s1", status: "created" } as never);
-    const started = performance.now();
-    for (const id of ["a", "b", "c"]) {
-      await view.store.insertSessionSignal({
-        sessionId: "s1",
-        kind: id,
-        opId: "",
-        ts: Date.now(),
-        payload: {},
-      });
-    }
-    // Three writes of 20 ms each were queued, not awaited.
-    assert.ok(performance.now() - started < 40, "the writes resolved before they were stored");
-    assert.equal(queue.queued > 0, true);
+    const writing = (async () => {
+      for (const id of ["a", "b", "c"]) {
+        await view.store.insertSessionSignal({
+          sessionId: "s1",
+          kind: id,
+          opId: "",
+          ts: Date.now(),
+          payload: {},
+        });
+      }
+    })();
+    // A write that waited for the store would wait for good: fail after a while instead.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("a write waited for the store")), 30_000);
+    });
+    await Promise.race([writing, stuck]).finally(() => clearTimeout(timer));
+    // The three writes resolved while the store held every one of them: queued, not awaited.
+    assert.deepEqual(order, [], "the writes resolved before they were stored");
+    assert.equal(queue.queued >= 3, true, `${queue.queued} writes queued`);
+    open();
     const signals = await view.store.listSessionSignals("s1");
     assert.deepEqual(signals.map((s) => s.kind), ["a", "b", "c"]);
     assert.deepEqual(order, ["a", "b", "c"]);

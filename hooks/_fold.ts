@@ -1,5 +1,6 @@
 // The decision fold: what the handlers of a folding point return, read once, checked and folded
-// (deny > ask > allow > none for `tool.pre`; result replacements and context for `tool.post`;
+// (deny > ask > allow > none for `tool.pre` and `tool.effects`; result replacements and context
+// for `tool.post`;
 // the first recovery and context for `tool.error`).
 // Private to the hooks folder; the dispatch loops (`_dispatch.ts`) drive it.
 
@@ -96,6 +97,7 @@ export type FoldKind = typeof GATE | typeof RESULT | typeof RECOVER;
 export function foldOf(point: string): FoldKind | undefined {
   switch (point) {
     case "tool.pre":
+    case "tool.effects":
       return GATE;
     case "tool.post":
       return RESULT;

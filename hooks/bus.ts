@@ -113,9 +113,10 @@ function checkSink(observer: unknown): SignalSink | null {
  *   changes. {@linkcode HookOptions} are resolved at registration.
  * - `emit()` runs handlers one after another, awaiting only what is thenable.
  *   {@linkcode StopHook} stops the rest; any other failure is reported and the next handler runs.
- *   `emit("tool.pre")` is `blockingEmit()`: a failure rejects and stops the chain.
+ *   `emit("tool.pre")` and `emit("tool.effects")` are `blockingEmit()`: a failure rejects and
+ *   stops the chain.
  * - `decide()` folds the typed decisions of `tool.pre` / `tool.post` / `tool.error` handlers
- *   (the act path uses it).
+ *   (the act path uses it) and of `tool.effects` handlers (staged runs: `tool.pre`'s fold).
  * - Each emission uses the handler list as it was when the emission began.
  * - After the chain (completed or stopped), a bound observer records a {@linkcode HookSignal};
  *   recording failures are reported, never thrown. `message.add` is never recorded: the
@@ -292,7 +293,8 @@ export class HookBus {
   }
 
   /**
-   * Runs the `tool.pre`, `tool.post` or `tool.error` chain and folds what its handlers return.
+   * Runs the `tool.pre`, `tool.post`, `tool.error` or `tool.effects` chain and folds what its
+   * handlers return (`tool.effects` as `tool.pre`).
    *
    * `tool.pre`: each handler sees `args` as rewritten by the handlers before it; the verdict is
    * deny > ask > allow > none whatever the order; a deny ends the chain; a throw (or a timeout)
@@ -361,16 +363,48 @@ export class HookBus {
     payload: HookPayloads["tool.error"],
     options?: EmitOptions,
   ): Promise<ToolErrorFold>;
+  /**
+   * Runs the `tool.effects` chain on a staged run's change set and folds its decisions as
+   * `tool.pre`'s are folded (the coding toolkit's staged runs use it): deny > ask > allow >
+   * none, a throw or a timeout fails closed (`error`), and a shadow-mode handler's deny or ask
+   * is collected in `shadow`, not applied.
+   *
+   * @example A shadow rule is recorded, not applied
+   * ```ts
+   * import { HookBus } from "@hookscope/core";
+   * import assert from "node:assert/strict";
+   *
+   * const bus = new HookBus();
+   * bus.on("tool.effects", ({ changes }) =>
+   *   changes.some((c) => c.kind === "deleted") ? { decision: "deny", reason: "keep files" } : undefined,
+   * { mode: "shadow", name: "keep-files" });
+   * const fold = await bus.decide("tool.effects", {
+   *   toolName: "bash", callId: "c", args: { command: "rm a.txt" },
+   *   changes: [{ path: "a.txt", kind: "deleted" }],
+   * });
+   * assert.equal(fold.verdict, "none");
+   * assert.deepEqual(fold.shadow, [{ decision: "deny", reason: "keep files", hook: "keep-files" }]);
+   * ```
+   */
   decide(
-    point: "tool.pre" | "tool.post" | "tool.error",
-    payload: HookPayloads["tool.pre"] | HookPayloads["tool.post"] | HookPayloads["tool.error"],
+    point: "tool.effects",
+    payload: HookPayloads["tool.effects"],
+    options?: EmitOptions,
+  ): Promise<ToolPreFold>;
+  decide(
+    point: "tool.pre" | "tool.post" | "tool.error" | "tool.effects",
+    payload:
+      | HookPayloads["tool.pre"]
+      | HookPayloads["tool.post"]
+      | HookPayloads["tool.error"]
+      | HookPayloads["tool.effects"],
     options?: EmitOptions,
   ): Promise<ToolPreFold | ToolPostFold | ToolErrorFold> {
     const fold = foldOf(point);
     if (fold === undefined) {
       return Promise.reject(
         new TypeError(
-          `Cannot decide: only "tool.pre", "tool.post" and "tool.error" fold decisions; got ${
+          `Cannot decide: only "tool.pre", "tool.post", "tool.error" and "tool.effects" fold decisions; got ${
             String(point)
           }`,
         ),

@@ -9,7 +9,7 @@ import {
 } from "../core/approval.ts";
 import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
 import { decideEffects } from "../action/coding/effects_policy.ts";
-import { busEffectsHooks } from "../action/coding/_effects_bus.ts";
+import { decideOnBus, foldVerdicts } from "../action/coding/_effects_bus.ts";
 import type {
   EffectsAnswer,
   ToolEffectsChannel,
@@ -19,6 +19,7 @@ import type { ActDeadline } from "./_operation.ts";
 import type { ActHost } from "./act.ts";
 import { changeData } from "./_effects_data.ts";
 import { EffectsCommitted, EffectsDecided, EffectsDiscarded } from "./effects_signal.ts";
+import { WouldAsk, WouldDeny } from "./signal.ts";
 
 /** A change-set question as the act path's approval request takes it. */
 export interface EffectsQuestion {
@@ -93,11 +94,32 @@ export function actEffects(init: ActEffectsInit): ActEffects {
           ? { source: host.actions.get(call.toolName)?.source ?? { kind: "local" } }
           : {}),
       });
-      const verdict = await decideEffects(
-        [...hooks, ...busEffectsHooks(host.hooks)],
+      // The tool's own hooks first, then the session's handlers, folded by the bus as at
+      // tool.pre (their options hold; a shadow handler's verdict is recorded, not applied).
+      let verdict = await decideEffects(
+        hooks,
         full,
         op.signal === undefined ? undefined : { signal: op.signal },
       );
+      if (verdict.decision !== "deny") {
+        const session = await decideOnBus(host.hooks, full, op.signal);
+        for (const shadow of session.shadow) {
+          const data: Record<string, unknown> = {
+            callId: payload.callId,
+            toolName: payload.toolName,
+            shadow: true,
+          };
+          if (shadow.reason !== undefined) data.reason = shadow.reason;
+          if (shadow.hook !== undefined) data.hook = shadow.hook;
+          const frozen = Object.freeze(data);
+          await init.emit(
+            shadow.decision === "deny"
+              ? new WouldDeny({ data: frozen })
+              : new WouldAsk({ data: frozen }),
+          );
+        }
+        verdict = foldVerdicts(verdict, session.verdict);
+      }
       const data: Record<string, unknown> = {
         ...changeData(payload.callId, payload.toolName, payload.changes),
         decision: verdict.decision,

@@ -216,7 +216,8 @@ export class ToolDenied extends Signal {
 }
 
 /**
- * A shadow-mode `tool.pre` handler would have denied a call; nothing was applied. `data` is a
+ * A shadow-mode `tool.pre` handler would have denied a call (or a `tool.effects` handler its
+ * change set); nothing was applied. `data` is a
  * {@linkcode ToolVerdictData} with `shadow: true`.
  *
  * @example
@@ -240,7 +241,8 @@ export class WouldDeny extends Signal {
 }
 
 /**
- * A shadow-mode `tool.pre` handler would have asked for approval; nothing was applied. `data`
+ * A shadow-mode `tool.pre` handler would have asked for approval (or a `tool.effects` handler
+ * about its change set); nothing was applied. `data`
  * is a {@linkcode ToolVerdictData} with `shadow: true`.
  *
  * @example

@@ -147,9 +147,10 @@ export interface EffectsOutcome {
  */
 export interface ToolEffectsChannel {
   /**
-   * Runs `hooks` (the tool's own, from its specs), then the session's `tool.effects` handlers, on
-   * `payload`; folds them (deny > ask > allow; a hook that throws or runs past its deadline
-   * denies) and records the verdict.
+   * Runs `hooks` (the tool's own, from its specs), then the session's `tool.effects` handlers
+   * (folded by its bus as at `tool.pre`: their options hold, a shadow-mode handler's verdict is
+   * recorded as `WouldDeny` / `WouldAsk`, not applied), on `payload`; folds them (deny > ask >
+   * allow; a hook that throws or runs past its deadline denies) and records the verdict.
    */
   decide(
     payload: ToolEffectsPayload,

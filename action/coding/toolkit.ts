@@ -35,7 +35,7 @@ import { defaultEffectsDir, openEffectsStore } from "./_effects_home.ts";
 
 export { defaultEffectsDir };
 import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_PENDING_TTL_MS } from "./_pending.ts";
-import { busEffectsHooks, type EffectsBus } from "./_effects_bus.ts";
+import { decideOnBus, type EffectsBus, foldVerdicts } from "./_effects_bus.ts";
 
 /** The coding tools a toolkit can build. */
 export const CODING_TOOLS: readonly ["reader", "editor", "bash", "search"] = [
@@ -401,17 +401,21 @@ export class CodingToolkit {
   /**
    * The channel a call decides through: the session's (from its act path), else the toolkit's
    * own: the given hooks, then the handlers of the sessions of the branches the tools were
-   * bound to, and {@linkcode CodingToolkitOptions.approveEffects} for an ask.
+   * bound to (folded by their buses; shadow verdicts have no session to be recorded in here),
+   * and {@linkcode CodingToolkitOptions.approveEffects} for an ask.
    */
   #channel(given: ToolEffectsChannel | undefined, signal: AbortSignal): ToolEffectsChannel {
     if (given !== undefined) return given;
     const approve = this.#approve;
     const buses = this.#buses;
     return {
-      decide(payload, hooks) {
-        const all = [...hooks];
-        for (const busOf of buses) all.push(...busEffectsHooks(busOf()));
-        return decideEffects(all, payload, { signal });
+      async decide(payload, hooks) {
+        let verdict = await decideEffects(hooks, payload, { signal });
+        for (const busOf of buses) {
+          if (verdict.decision === "deny") break;
+          verdict = foldVerdicts(verdict, (await decideOnBus(busOf(), payload, signal)).verdict);
+        }
+        return verdict;
       },
       async approve(request) {
         if (approve === undefined) {

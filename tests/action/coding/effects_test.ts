@@ -30,7 +30,7 @@ import {
 } from "../../../action/coding/mod.ts";
 import { DESTRUCTIVE_COMMANDS } from "../../fixtures/command_corpus.ts";
 import { main } from "../../../cli/main.ts";
-import { Session } from "../../../session/mod.ts";
+import { Session, WouldDeny } from "../../../session/mod.ts";
 import { ApprovalRequiredError } from "../../../core/mod.ts";
 import { commitChanges, effectsStore } from "../../../action/coding/_commit.ts";
 import { lowerState, readChangeSet } from "../../../action/coding/_changes.ts";
@@ -558,6 +558,46 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     assert.match(String(output.error), /the session says no/);
     assert.deepEqual(seen, ["bash deleted list.txt"]);
     assert.equal(treeHash(ws), before);
+  });
+
+  it("a shadow-mode tool.effects handler is recorded as WouldDeny and applies nothing", async () => {
+    const ws = join(box.base, "shadow");
+    mkdirSync(ws);
+    fill(ws);
+    const session = new Session();
+    session.hooks.on(
+      "tool.effects",
+      ({ changes }) =>
+        changes.some((c) => c.kind === "deleted")
+          ? { decision: "deny", reason: "deletions are about to be refused" }
+          : undefined,
+      { mode: "shadow", name: "no-deletions" },
+    );
+    const wouldDeny: unknown[] = [];
+    session.observe({ type: WouldDeny }, (signal) => void wouldDeny.push(signal.data));
+    const branch = session.newBranch();
+    new CodingToolkit({
+      workspaceRoot: ws,
+      tools: ["bash"],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      effectsDir: state,
+    }).bind(branch);
+    const result = await branch.act(
+      { function: "bash", arguments: { command: "rm list.txt" } },
+      { callId: "shadow-1" },
+    );
+    const output = result.output as Result;
+    assert.equal(output.effects, "overlay", JSON.stringify(output));
+    assert.equal(output.applied, true, JSON.stringify(output));
+    assert.equal(existsSync(join(ws, "list.txt")), false, "nothing else objected: it committed");
+    await session.drainSignals();
+    assert.deepEqual(wouldDeny, [{
+      callId: "shadow-1",
+      toolName: "bash",
+      reason: "deletions are about to be refused",
+      hook: "no-deletions",
+      shadow: true,
+    }]);
   });
 
   it("the next toolkit start removes the stages of a killed process", async () => {

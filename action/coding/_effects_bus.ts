@@ -41,6 +41,9 @@ export interface BusEffectsVerdict {
   readonly shadow: readonly EffectsShadowVerdict[];
 }
 
+/** The name a decision of an unnamed handler is recorded under. */
+const UNNAMED = "tool.effects handler";
+
 const NONE: BusEffectsVerdict = Object.freeze({
   verdict: Object.freeze({ decision: "none" as const }),
   shadow: Object.freeze([]),
@@ -66,7 +69,7 @@ export async function decideOnBus(
   }
   const shadow = fold.shadow;
   if (fold.error !== undefined) {
-    const hook = fold.errorHook ?? "tool.effects handler";
+    const hook = fold.errorHook ?? UNNAMED;
     const reason = `The tool.effects hook ${hook} failed: ${messageOf(fold.error)}`;
     return { verdict: { decision: "deny", reason, hook }, shadow };
   }
@@ -77,7 +80,9 @@ export async function decideOnBus(
     decision: fold.verdict,
   };
   if (fold.reason !== undefined) verdict.reason = fold.reason;
+  // A deny or an ask names its hook; an unnamed handler is named for its point.
   if (fold.hook !== undefined) verdict.hook = fold.hook;
+  else if (fold.verdict !== "allow") verdict.hook = UNNAMED;
   return { verdict, shadow };
 }
 

@@ -151,6 +151,14 @@ describe('HookBus.decide("tool.effects")', () => {
       hook: "broken",
     });
     assert.deepEqual(shadow, [{ decision: "ask", hook: "s" }]);
+    // An unnamed handler's decision is recorded under the point's name.
+    const anonymous = new HookBus();
+    anonymous.on("tool.effects", () => ({ decision: "deny", reason: "no" }));
+    assert.deepEqual((await decideOnBus(anonymous, payload)).verdict, {
+      decision: "deny",
+      reason: "no",
+      hook: "tool.effects handler",
+    });
     assert.deepEqual(await decideOnBus(new HookBus(), payload), {
       verdict: { decision: "none" },
       shadow: [],

@@ -277,11 +277,21 @@ for (const kind of ["memory", "sqlite"] as const) {
 
     it("an answer given in time runs on resume, even after the expiry has passed", async () => {
       // An absolute expiry: the resumed run's hooks ask again with the same, now past, time; the
-      // stored answer was given in time and stands.
-      const { store, session, branch, notes } = await setup({ expiresAt: Date.now() + 400 });
+      // stored answer was given in time and stands. The time is fixed when the hook first asks,
+      // a second later: time enough to answer on a loaded machine (a fixed time from before the
+      // model turn left only what was left of 400 ms); the test then waits until it has passed.
+      let expiresAt: number | undefined;
+      const terms = {
+        get expiresAt(): number {
+          return expiresAt ??= Date.now() + 1_000;
+        },
+      };
+      const { store, session, branch, notes } = await setup(terms);
       const stopped = await branch.operate("take a note");
+      assert.equal(stopped.pending?.[0].expiresAt, expiresAt);
       await store.answerApproval(stopped.runId, "note_1", { approve: true, by: "ana" });
-      await new Promise((resolve) => setTimeout(resolve, 450));
+      await new Promise((resolve) => setTimeout(resolve, expiresAt! - Date.now() + 50));
+      assert.ok(Date.now() > expiresAt!, "the expiry has passed");
       const done = await session.resume(stopped.runId, {});
       assert.equal(done.stoppedBy, "answer");
       assert.deepEqual(notes(), ['{"text":"draft 1"}']);

@@ -6,6 +6,7 @@
 
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { resolve } from "node:path";
 import process from "node:process";
 import type { HookContext } from "../hooks/bus.ts";
 import type { ToolErrorDecision, ToolPostDecision, ToolPreDecision } from "../hooks/decision.ts";
@@ -22,12 +23,21 @@ import {
   type ClaudeLoadedHook,
   readClaudeHooks,
 } from "./settings.ts";
-import { claudeFailureOf, fromClaudeInput, toClaudeCall } from "./tool_names.ts";
+import {
+  claudeFailureOf,
+  ClaudePathOutsideError,
+  fromClaudeInput,
+  toClaudeCall,
+} from "./tool_names.ts";
 import { isRecord } from "../core/_util.ts";
 
 /** Options of {@linkcode claudeCodeHooks}. */
 export interface ClaudeCodeHooksOptions {
-  /** `CLAUDE_PROJECT_DIR` and the hooks' working directory (default: the process's cwd). */
+  /**
+   * `CLAUDE_PROJECT_DIR` and the hooks' working directory (default: the process's cwd); set it
+   * to the coding toolkit's workspace root. Hooks see the calls' paths resolved against it, as
+   * Claude Code sends them (absolute), and an `updatedInput` path must stay inside it.
+   */
   projectDir?: string;
   /** `CLAUDE_PLUGIN_ROOT` (default: the folder above `hooks/hooks.json` when given that path). */
   pluginRoot?: string;
@@ -189,7 +199,9 @@ export function claudeCodeHooks(
   }
   const names = options?.toolNames;
   return (session: Session) => {
-    const projectDir = options?.projectDir ?? process.cwd();
+    const projectDir = resolve(options?.projectDir ?? process.cwd());
+    // Paths are POSIX in the coding tools; elsewhere they are shown as given.
+    const pathRoot = projectDir.startsWith("/") ? projectDir : undefined;
     const transcriptPath = `${
       options?.transcriptDir ?? `${tmpdir()}/hookscope-claude`
     }/${session.id}.jsonl`;
@@ -271,14 +283,19 @@ export function claudeCodeHooks(
             "tool.pre",
             loaded,
             async (payload: HookPayloads["tool.pre"], context: HookContext) => {
-              const call = toClaudeCall(payload.toolName, payload.args, names);
+              const call = toClaudeCall(payload.toolName, payload.args, names, pathRoot);
               try {
                 const answer = await run(loaded, {
                   tool_name: call.toolName,
                   tool_input: call.toolInput,
                   tool_use_id: payload.callId,
                 }, context);
-                return preDecision(answer, label, payload.toolName, payload.args);
+                return preDecision(
+                  answer,
+                  label,
+                  (updated) =>
+                    fromClaudeInput(payload.toolName, payload.args, updated, pathRoot, names),
+                );
               } catch (error) {
                 // Fail closed with a deny the model can read, unless the hook says "continue".
                 if (
@@ -301,7 +318,7 @@ export function claudeCodeHooks(
               if (claudeFailureOf(payload.toolName, payload.args, payload.result) !== undefined) {
                 return undefined;
               }
-              const call = toClaudeCall(payload.toolName, payload.args, names);
+              const call = toClaudeCall(payload.toolName, payload.args, names, pathRoot);
               try {
                 const answer = await run(loaded, {
                   tool_name: call.toolName,
@@ -329,7 +346,7 @@ export function claudeCodeHooks(
             error: string,
             context: HookContext,
           ) => {
-            const call = toClaudeCall(payload.toolName, payload.args ?? {}, names);
+            const call = toClaudeCall(payload.toolName, payload.args ?? {}, names, pathRoot);
             try {
               const answer = await run(loaded, {
                 tool_name: call.toolName,
@@ -436,8 +453,7 @@ function exitFailure(answer: { code: number; stderr: string }, hook: string): Cl
 function preDecision(
   answer: { code: number; stdout: string; stderr: string },
   hook: string,
-  toolName: string,
-  args: Readonly<Record<string, unknown>>,
+  argsOf: (updatedInput: Readonly<Record<string, unknown>>) => Record<string, unknown>,
 ): ToolPreDecision {
   if (answer.code === 2) {
     return { decision: "deny", reason: answer.stderr.trim() || `blocked by ${hook}` };
@@ -468,7 +484,17 @@ function preDecision(
   if (updated !== undefined && !isRecord(updated)) {
     throw new ClaudeHookError("output", hook, "updatedInput must be an object");
   }
-  const updatedArgs = updated === undefined ? undefined : fromClaudeInput(toolName, args, updated);
+  let updatedArgs: Record<string, unknown> | undefined;
+  try {
+    updatedArgs = updated === undefined || permission === "deny" ? undefined : argsOf(updated);
+  } catch (error) {
+    // A rewrite that leaves the project folder is refused, never passed on.
+    if (!(error instanceof ClaudePathOutsideError)) throw error;
+    return {
+      decision: "deny",
+      reason: `Cannot use the rewrite of Claude hook ${JSON.stringify(hook)}: ${error.message}`,
+    };
+  }
   switch (permission) {
     case "deny":
       return { decision: "deny", reason: reason ?? `denied by ${hook}` };

@@ -14,8 +14,22 @@
  * | `search` `grep` | `Grep` | `pattern`, `path`, `include` → `glob` |
  * | `search` `find` | `Glob` | `pattern`, `path` |
  *
+ * Given the project folder, a call's path (`file_path` of `Read`, `Write`, `Edit`, `MultiEdit`,
+ * `notebook_path` of `NotebookEdit`, `path` of `Grep`, `Glob`, `LS`, also for other tools renamed
+ * to those names) is shown absolute, as Claude Code sends it; an `updatedInput` path comes back
+ * relative to the project folder for the coding tools (in the call's own form for other tools),
+ * and one outside the project folder is refused.
+ *
  * @module
  */
+
+import {
+  isAbsolutePath,
+  isInside,
+  normalizePath,
+  relativeTo,
+  resolvePath,
+} from "../action/_path.ts";
 
 /** Tool arguments. */
 export type ToolArgs = Readonly<Record<string, unknown>>;
@@ -83,6 +97,63 @@ export interface ClaudeCall {
   readonly toolInput: Record<string, unknown>;
 }
 
+/** Claude tool name → the input field that holds its path. */
+const PATH_FIELDS: Readonly<Record<string, string>> = {
+  Read: "file_path",
+  Write: "file_path",
+  Edit: "file_path",
+  MultiEdit: "file_path",
+  NotebookEdit: "notebook_path",
+  Grep: "path",
+  Glob: "path",
+  LS: "path",
+};
+
+/** `projectDir` as an absolute, normalized path. */
+function projectRoot(projectDir: string): string {
+  if (typeof projectDir !== "string" || !isAbsolutePath(projectDir)) {
+    throw new TypeError(
+      `Cannot translate a call for Claude hooks: projectDir must be an absolute path; got ${
+        JSON.stringify(projectDir)
+      }`,
+    );
+  }
+  return normalizePath(projectDir);
+}
+
+/**
+ * An `updatedInput` path that does not stay inside the project folder. Claude hook adapters
+ * refuse the rewrite with this reason.
+ *
+ * @example
+ * ```ts
+ * import { fromClaudeInput, ClaudePathOutsideError } from "@hookscope/core/claude";
+ * import assert from "node:assert/strict";
+ *
+ * assert.throws(
+ *   () => fromClaudeInput("editor", { action: "write", filePath: "a.md", content: "" }, { file_path: "/etc/hosts", content: "" }, "/srv/app"),
+ *   ClaudePathOutsideError,
+ * );
+ * ```
+ */
+export class ClaudePathOutsideError extends RangeError {
+  /** The input field (`file_path`, `path`, `notebook_path`). */
+  readonly field: string;
+  /** The path the hook gave. */
+  readonly path: string;
+  /** Makes the error. */
+  constructor(field: string, path: string, projectDir: string) {
+    super(
+      `updatedInput.${field} ${JSON.stringify(path)} is outside the project folder ${
+        JSON.stringify(projectDir)
+      }`,
+    );
+    this.name = "ClaudePathOutsideError";
+    this.field = field;
+    this.path = path;
+  }
+}
+
 function shapeFor(toolName: string, args: ToolArgs): string | null {
   if (toolName === "bash") return "Bash";
   const action = args.action;
@@ -139,7 +210,9 @@ export function claudeFailureOf(
 
 /**
  * Shows a hookscope call as Claude would send it to its hooks. `names` (hookscope name → Claude
- * name) renames other tools, arguments unchanged.
+ * name) renames other tools, arguments unchanged. With `projectDir` (absolute), the call's path
+ * is resolved against it, as Claude Code always sends an absolute `file_path`, `notebook_path`
+ * or `path`; without it the path is shown as given.
  *
  * @example
  * ```ts
@@ -150,13 +223,43 @@ export function claudeFailureOf(
  *   toolName: "Write",
  *   toolInput: { file_path: "a.md", content: "x" },
  * });
+ * assert.deepEqual(
+ *   toClaudeCall("editor", { action: "write", filePath: "src/a.md", content: "x" }, undefined, "/srv/app"),
+ *   { toolName: "Write", toolInput: { file_path: "/srv/app/src/a.md", content: "x" } },
+ * );
  * ```
  */
 export function toClaudeCall(
   toolName: string,
   args: ToolArgs,
   names?: Readonly<Record<string, string>>,
+  projectDir?: string,
 ): ClaudeCall {
+  const call = claudeCallOf(toolName, args, names);
+  if (projectDir === undefined) return call;
+  const root = projectRoot(projectDir);
+  const field = pathFieldOf(toolName, args, names);
+  const path = field === undefined ? undefined : call.toolInput[field];
+  if (field !== undefined && typeof path === "string" && path !== "" && !path.includes("\0")) {
+    call.toolInput[field] = resolvePath(root, path);
+  }
+  return call;
+}
+
+/** The Claude input field that holds the call's path, if the call is shown as a file tool. */
+function pathFieldOf(
+  toolName: string,
+  args: ToolArgs,
+  names: Readonly<Record<string, string>> | undefined,
+): string | undefined {
+  return PATH_FIELDS[shapeFor(toolName, args) ?? names?.[toolName] ?? toolName];
+}
+
+function claudeCallOf(
+  toolName: string,
+  args: ToolArgs,
+  names: Readonly<Record<string, string>> | undefined,
+): { toolName: string; toolInput: Record<string, unknown> } {
   const renamed = names?.[toolName];
   const shape = shapeFor(toolName, args);
   if (shape === null) return { toolName: renamed ?? toolName, toolInput: { ...args } };
@@ -174,7 +277,11 @@ export function toClaudeCall(
 
 /**
  * Translates a hook's `updatedInput` back into the hookscope tool's arguments. It replaces the
- * whole input, as in Claude Code.
+ * whole input, as in Claude Code. With `projectDir` (absolute; the one the call was shown with,
+ * see {@linkcode toClaudeCall}), the path must stay inside it, or this throws
+ * {@linkcode ClaudePathOutsideError}; a coding tool gets it relative to `projectDir` (its own
+ * form), another tool relative when its own path was relative, else absolute. `names` is the
+ * renaming the call was shown with.
  *
  * @example
  * ```ts
@@ -185,9 +292,41 @@ export function toClaudeCall(
  *   command: "ls -la",
  *   timeoutMs: 9,
  * });
+ * assert.deepEqual(
+ *   fromClaudeInput("reader", { action: "read", path: "a.md" }, { file_path: "/srv/app/docs/a.md" }, "/srv/app"),
+ *   { action: "read", path: "docs/a.md" },
+ * );
  * ```
  */
 export function fromClaudeInput(
+  toolName: string,
+  args: ToolArgs,
+  updatedInput: Readonly<Record<string, unknown>>,
+  projectDir?: string,
+  names?: Readonly<Record<string, string>>,
+): Record<string, unknown> {
+  if (projectDir === undefined) return argsOf(toolName, args, updatedInput);
+  const root = projectRoot(projectDir);
+  const field = pathFieldOf(toolName, args, names);
+  const path = field === undefined ? undefined : updatedInput[field];
+  if (field === undefined || typeof path !== "string" || path === "") {
+    return argsOf(toolName, args, updatedInput);
+  }
+  const absolute = resolvePath(root, path);
+  if (path.includes("\0") || !isInside(root, absolute)) {
+    throw new ClaudePathOutsideError(field, path, root);
+  }
+  // The coding tools take workspace-relative paths; another tool keeps the form its path had.
+  const own = args[field];
+  const relative = shapeFor(toolName, args) !== null ||
+    (typeof own === "string" && !isAbsolutePath(own));
+  return argsOf(toolName, args, {
+    ...updatedInput,
+    [field]: relative ? relativeTo(root, absolute) : absolute,
+  });
+}
+
+function argsOf(
   toolName: string,
   args: ToolArgs,
   updatedInput: Readonly<Record<string, unknown>>,

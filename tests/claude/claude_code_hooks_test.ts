@@ -392,6 +392,115 @@ describe("claudeCodeHooks", () => {
     assert.equal(readFileSync(join(ws, "victim", "data.txt"), "utf8"), "keep me");
   });
 
+  it("shows file paths absolute under CLAUDE_PROJECT_DIR, as Claude Code does, and maps updatedInput back", async () => {
+    // A project's own hook script compares file_path with "$CLAUDE_PROJECT_DIR"/src.
+    const ws = join(dir, "paths");
+    rmSync(ws, { recursive: true, force: true });
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(join(ws, "src"), { recursive: true });
+    const outside = join(dir, "outside.txt");
+    const settings = {
+      hooks: {
+        PreToolUse: [{
+          matcher: "Read|Write|Edit|Grep|Glob|NotebookEdit",
+          hooks: [{ type: "command" as const, command: script("project_paths.sh") }],
+        }],
+      },
+    };
+    const withHooks = (env: Record<string, string> = {}) => {
+      const session = new Session();
+      const toolkit = new CodingToolkit({
+        workspaceRoot: ws,
+        tools: ["reader", "editor", "search"],
+        sandbox: { kind: "none" },
+      });
+      for (const tool of toolkit.bind()) session.defaultBranch.actions.register(tool);
+      const notebooks: unknown[] = [];
+      session.defaultBranch.actions.register(
+        new Tool({
+          name: "notebook",
+          description: "Edit a notebook cell",
+          inputSchema: z.object({ notebook_path: z.string(), new_source: z.string() }),
+          execute: (args: Record<string, unknown>) => {
+            notebooks.push(args);
+            return "ok";
+          },
+        }),
+      );
+      claudeCodeHooks(settings, {
+        projectDir: ws,
+        env,
+        toolNames: { notebook: "NotebookEdit" },
+      })(session);
+      const act = (fn: string, args: Record<string, unknown>) =>
+        session.defaultBranch.act({ function: fn, arguments: args });
+      return { session, act, notebooks };
+    };
+    const denied = (promise: Promise<unknown>, pattern: RegExp) =>
+      assert.rejects(promise, (error: unknown) => {
+        assert.ok(error instanceof ToolDeniedError, String(error));
+        assert.match(error.message, pattern);
+        return true;
+      });
+
+    const { act, notebooks } = withHooks();
+    // Relative paths inside src are allowed: the script saw "$CLAUDE_PROJECT_DIR"/src/x.txt.
+    const wrote = await act("editor", { action: "write", filePath: "src/x.txt", content: "one" });
+    assert.equal((wrote.output as { success: boolean }).success, true);
+    assert.equal(readFileSync(join(ws, "src", "x.txt"), "utf8"), "one");
+    const read = await act("reader", { action: "read", path: "src/x.txt" });
+    assert.equal((read.output as { success: boolean }).success, true);
+    await act("editor", {
+      action: "edit",
+      filePath: join(ws, "src", "x.txt"),
+      oldString: "one",
+      newString: "two",
+    });
+    assert.equal(readFileSync(join(ws, "src", "x.txt"), "utf8"), "two");
+    const grep = await act("search", { action: "grep", pattern: "two", path: "src" });
+    assert.equal((grep.output as { success: boolean }).success, true);
+    await act("search", { action: "find", pattern: "*.txt", path: "./src/" });
+    await act("notebook", { notebook_path: "src/a.ipynb", new_source: "x" });
+    // The tool itself still gets its own (relative) arguments.
+    assert.deepEqual(notebooks, [{ notebook_path: "src/a.ipynb", new_source: "x" }]);
+    // Paths outside src are denied with the absolute path the script saw.
+    await denied(
+      act("editor", { action: "write", filePath: "notes.txt", content: "x" }),
+      new RegExp(`not '${join(ws, "notes.txt")}'`),
+    );
+    await denied(act("reader", { action: "read", path: "src/../notes.txt" }), /not '.*notes\.txt'/);
+    await denied(act("search", { action: "grep", pattern: "x", path: "." }), /not '.*paths'/);
+    await denied(act("notebook", { notebook_path: "b.ipynb", new_source: "x" }), /b\.ipynb/);
+    assert.equal(existsSync(join(ws, "notes.txt")), false);
+
+    // An absolute updatedInput path inside the project becomes the tool's relative path.
+    const inside = withHooks({ REWRITE_TO: join(ws, "src", "z.txt") });
+    const decision = await inside.session.hooks.decide("tool.pre", {
+      ...CALL,
+      toolName: "editor",
+      callId: "c-rewrite",
+      args: { action: "write", filePath: "src/y.txt", content: "y" },
+      argsSummary: "",
+    });
+    assert.deepEqual(decision.updatedArgs, {
+      action: "write",
+      filePath: "src/z.txt",
+      content: "rewritten",
+    });
+    await inside.act("editor", { action: "write", filePath: "src/y.txt", content: "y" });
+    assert.equal(readFileSync(join(ws, "src", "z.txt"), "utf8"), "rewritten");
+    assert.equal(existsSync(join(ws, "src", "y.txt")), false);
+
+    // An updatedInput path outside the project is refused with a reason, never passed on.
+    const escape = withHooks({ REWRITE_TO: outside });
+    await denied(
+      escape.act("editor", { action: "write", filePath: "src/w.txt", content: "w" }),
+      /updatedInput\.file_path ".*outside\.txt" is outside the project folder/,
+    );
+    assert.equal(existsSync(outside), false);
+    assert.equal(existsSync(join(ws, "src", "w.txt")), false);
+  });
+
   it("refuses configurations it cannot run, naming where", () => {
     assert.throws(() => claudeCodeHooks({ hooks: { PreToolUze: [] } }), ClaudeHookConfigError);
     assert.throws(

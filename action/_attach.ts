@@ -27,7 +27,7 @@ import { readPreDecision, readResultDecision } from "../core/_tool_decision.ts";
 import type { ToolPostDecision, ToolPreDecision } from "../core/tool_hook.ts";
 import type { ToolSource } from "../core/tool_source.ts";
 import type { ToolEffectsChannel } from "./coding/file_change.ts";
-import { ASKED_BY, NOTE } from "./_start.ts";
+import { ASKED_BY, CHECKED, NOTE } from "./_start.ts";
 import {
   type AgentSpec,
   canonicalToolName,
@@ -116,8 +116,10 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
     context: ToolHookContext,
   ): ToolPreDecision | PromiseLike<ToolPreDecision> => {
     if (own === null) return decisionOf(run);
+    // `FunctionCalling` hands this preprocessor the call's own arguments (see `CHECKED`): the
+    // tool's preprocessor gets a copy of them, as every hook does.
     const current = run?.args ?? context.args;
-    const out = own(withArgs(context, current));
+    const out = own(new WithArgs(context, current === context.args ? { ...current } : current));
     if (isThenable(out)) {
       return out.then((value) => decisionOf(ownDecision(value, run, current, context)));
     }
@@ -220,8 +222,8 @@ function wrap(base: Tool, spec: AgentSpec): Tool {
     ...(base.parameters ? { parameters: base.parameters } : {}),
     source: base.source,
     strict: base.strict,
-    preprocessor,
-    postprocessor,
+    preprocessor: checked(preprocessor),
+    postprocessor: checked(postprocessor),
     errorProcessor,
     metadata: { ...base.metadata },
   });
@@ -252,26 +254,32 @@ function decisionOf(run: PreRun | null): ToolPreDecision {
 }
 
 /**
- * The processor context with other arguments (the call id stays read on demand; a class, since
- * V8 builds object literals with getters slowly).
+ * The processor context with other arguments (the call's other fields stay read on demand; a
+ * class, since V8 builds object literals with getters slowly).
  */
 class WithArgs implements ToolHookContext {
   readonly toolName: string;
-  readonly action: string;
   readonly args: Args;
   readonly signal: AbortSignal;
-  readonly source: ToolSource;
-  readonly effects: ToolEffectsChannel | undefined;
   readonly #context: ToolHookContext;
 
   constructor(context: ToolHookContext, args: Args) {
     this.toolName = context.toolName;
-    this.action = actionOf(args);
     this.args = args;
     this.signal = context.signal;
-    this.source = context.source;
-    this.effects = context.effects;
     this.#context = context;
+  }
+
+  get action(): string {
+    return actionOf(this.args);
+  }
+
+  get source(): ToolSource {
+    return this.#context.source;
+  }
+
+  get effects(): ToolEffectsChannel | undefined {
+    return this.#context.effects;
   }
 
   get callId(): string {
@@ -283,6 +291,8 @@ class WithArgs implements ToolHookContext {
   }
 }
 
-function withArgs(context: ToolHookContext, args: Args): ToolHookContext {
-  return args === context.args ? context : new WithArgs(context, args);
+/** Marks a processor of the chains as returning checked decisions (see `CHECKED`). */
+function checked<F extends object>(processor: F): F {
+  (processor as { [CHECKED]?: true })[CHECKED] = true;
+  return processor;
 }

@@ -19,6 +19,7 @@ import { samePlainData } from "../core/_freeze.ts";
 import {
   foldAskTerms,
   type PreDecisionRead,
+  type PreDecisionSlot,
   readPreDecision,
   readResultDecision,
   type ResultDecisionRead,
@@ -58,26 +59,35 @@ export function note(source: CallSource, text: string | undefined): void {
 
 /**
  * One hook's context, for every phase (`result` is set for post hooks, `error` for error hooks).
- * `callId` is a getter so that a call without a caller-supplied id draws its
- * own id only when a hook reads it; every other field is a plain own property.
+ * Each hook gets its own copy of the arguments, made when it first reads `args` (a hook that
+ * never reads them, like most post hooks, costs no copy); `callId`, `source`, `effects` and
+ * `action` are read on demand too (a call without a caller-supplied id draws its own id only
+ * when a hook reads it).
  */
 class CallContext implements ToolHookContext {
   readonly toolName: string;
-  readonly action: string;
-  readonly args: Args;
   readonly signal: AbortSignal;
   readonly result: unknown;
   readonly error: unknown;
   readonly #source: CallSource;
+  readonly #args: Args;
+  #copy: Args | null = null;
 
   constructor(toolName: string, source: CallSource, args: Args, result: unknown, error: unknown) {
     this.toolName = toolName;
-    this.action = actionOf(args);
-    this.args = { ...args };
     this.signal = source.signal;
     this.result = result;
     this.error = error;
     this.#source = source;
+    this.#args = args;
+  }
+
+  get args(): Args {
+    return this.#copy ??= { ...this.#args };
+  }
+
+  get action(): string {
+    return actionOf(this.#args);
   }
 
   get source(): ToolSource {
@@ -256,8 +266,9 @@ interface StepsRun {
   readonly args: Args;
   readonly changed: boolean;
   readonly securityChanged: boolean;
-  readonly hook: string;
-  readonly ask: AskNote | null;
+  /** The security hook of the last pass that changed them. */
+  readonly rewriter: string;
+  readonly asked: AskNote | null;
 }
 
 /** Index of the first step of the last security pass (`steps.length` when there is none). */
@@ -280,7 +291,7 @@ function settle(
   while (current.securityChanged) {
     if (count >= SECURITY_SETTLE_PASSES) {
       throw new SecurityDeniedError(
-        current.hook || "anonymous",
+        current.rewriter || "anonymous",
         `the security hooks did not settle on the arguments (still rewriting after ${
           count + 1
         } passes); a rewrite must be idempotent`,
@@ -297,8 +308,8 @@ function settle(
     }
     current = merged(before, again, before.changed || again.changed);
   }
-  if (!current.changed && current.ask === null) return null;
-  return { args: current.changed ? current.args : null, ask: current.ask };
+  if (!current.changed && current.asked === null) return null;
+  return { args: current.changed ? current.args : null, ask: current.asked };
 }
 
 /** A later pass's run over an earlier one: its arguments, the first ask of either. */
@@ -307,8 +318,8 @@ function merged(before: StepsRun, next: StepsRun, changed: boolean): StepsRun {
     args: next.args,
     changed,
     securityChanged: next.securityChanged,
-    hook: next.hook,
-    ask: mergedAsk(before.ask, next.ask),
+    rewriter: next.rewriter,
+    asked: mergedAsk(before.asked, next.asked),
   };
 }
 
@@ -332,13 +343,16 @@ function step(
   }
 }
 
-/** The state of one run of steps, changed by {@linkcode apply}. */
-interface StepsState {
+/**
+ * The state of one run of steps, changed by {@linkcode apply}; also the slot each hook's decision
+ * is read into (one object per run, none per decision).
+ */
+interface StepsState extends PreDecisionSlot {
   args: Args;
   changed: boolean;
   securityChanged: boolean;
-  hook: string;
-  ask: AskNote | null;
+  rewriter: string;
+  asked: AskNote | null;
 }
 
 /** Applies one hook's decision (a deny throws). */
@@ -356,11 +370,13 @@ function apply(
     names.toolName,
     entry.gate ? "security pre hook" : "pre hook",
     entry.hook,
+    "",
+    state,
   );
   if (read === undefined) return;
   const hook = entry.hook.name || "anonymous";
   if (read.decision === "deny") throw deniedBy(names, source, hook, read, entry.gate);
-  if (read.decision === "ask") state.ask = noteAsk(names, source, state.ask, hook, read);
+  if (read.decision === "ask") state.asked = noteAsk(names, source, state.asked, hook, read);
   else note(source, read.context);
   const next = read.updatedArgs;
   if (next === undefined || samePlainData(next, state.args)) return;
@@ -368,7 +384,7 @@ function apply(
   state.changed = true;
   if (entry.gate && lastPass) {
     state.securityChanged = true;
-    state.hook = entry.hook.name;
+    state.rewriter = entry.hook.name;
   }
 }
 
@@ -380,7 +396,19 @@ function runSteps(
   from: number,
 ): StepsRun | Promise<StepsRun> {
   const finalPass = lastSecurityPass(steps);
-  const state: StepsState = { args, changed: false, securityChanged: false, hook: "", ask: null };
+  const state: StepsState = {
+    args,
+    changed: false,
+    securityChanged: false,
+    rewriter: "",
+    asked: null,
+    decision: undefined,
+    reason: undefined,
+    updatedArgs: undefined,
+    context: undefined,
+    interrupt: undefined,
+    ask: undefined,
+  };
   for (let i = from; i < steps.length; i++) {
     const entry = steps[i];
     const out = step(names, source, entry, state.args);

@@ -32,3 +32,11 @@ export const ASKED_BY: unique symbol = Symbol("hookscope.askedBy");
  * for) changed the arguments. `Branch.act` then records the arguments that ran in the response.
  */
 export const ARGS_REWRITTEN: unique symbol = Symbol("hookscope.argsRewritten");
+
+/**
+ * Key of the flag on the processors `attachToolHooks` makes: they return decisions their chains
+ * read and checked already (a pre allow, a post or error decision), so `FunctionCalling` applies
+ * them without reading them again, and it hands their preprocessor the call's arguments without
+ * a copy (the chain copies them for each hook it calls).
+ */
+export const CHECKED: unique symbol = Symbol("hookscope.checked");

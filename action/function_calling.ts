@@ -30,11 +30,12 @@ import {
   type PreDecisionRead,
   readPreDecision,
   readResultDecision,
+  type ResultDecisionRead,
 } from "../core/_tool_decision.ts";
 import { durationClock, isThenable } from "../core/_util.ts";
 import { actionOf } from "./_chain.ts";
 import { isPlainObject } from "../core/_freeze.ts";
-import { ARGS_REWRITTEN, ASKED_BY, EFFECTS, NOTE, RUN_CALL, START_AT } from "./_start.ts";
+import { ARGS_REWRITTEN, ASKED_BY, CHECKED, EFFECTS, NOTE, RUN_CALL, START_AT } from "./_start.ts";
 import type { z } from "zod";
 import type { ToolHookContext } from "./spec.ts";
 import type { Tool, ToolContext } from "./tool.ts";
@@ -258,7 +259,16 @@ export class FunctionCalling extends Operation {
     try {
       const pre = tool.preprocessor;
       if (pre !== null) {
-        const out = pre(new HookContext(this, signal, { ...this.arguments }, undefined, undefined));
+        // The chains' preprocessor copies the arguments for each hook it calls itself.
+        const context = new HookContext(
+          this,
+          signal,
+          this.arguments,
+          !isChecked(pre),
+          undefined,
+          undefined,
+        );
+        const out = pre(context);
         if (isThenable(out)) return this.#runAsync(signal, PRE, out, undefined);
         const asked = this.#applyPre(out, signal);
         if (asked !== undefined) return this.#runAsync(signal, ASKED, asked, undefined);
@@ -268,7 +278,9 @@ export class FunctionCalling extends Operation {
       if (isThenable(result)) return this.#runAsync(signal, FUNC, result, undefined);
       const postprocessor = tool.postprocessor;
       if (postprocessor === null) return result;
-      const out = postprocessor(new HookContext(this, signal, this.arguments, result, undefined));
+      const out = postprocessor(
+        new HookContext(this, signal, this.arguments, false, result, undefined),
+      );
       if (isThenable(out)) return this.#runAsync(signal, POST, out, result);
       return this.#applyPost(out, result);
     } catch (error) {
@@ -299,7 +311,9 @@ export class FunctionCalling extends Operation {
       }
       const postprocessor = tool.postprocessor;
       if (postprocessor === null) return result;
-      let out = postprocessor(new HookContext(this, signal, this.arguments, result, undefined));
+      let out = postprocessor(
+        new HookContext(this, signal, this.arguments, false, result, undefined),
+      );
       if (isThenable(out)) out = await abortable(out, signal);
       return this.#applyPost(out, result);
     } catch (error) {
@@ -318,7 +332,10 @@ export class FunctionCalling extends Operation {
     if (out === undefined) return undefined;
     const tool = this.tool;
     const pre = tool.preprocessor!;
-    const read = readPreDecision(out, tool.name, "preprocessor", pre, "preprocessor");
+    // The chains' allow is read and checked already (an ask carries its terms unread).
+    const read = isChecked(pre) && (out as { decision?: unknown }).decision === "allow"
+      ? out as PreDecisionRead
+      : readPreDecision(out, tool.name, "preprocessor", pre, "preprocessor");
     if (read === undefined) return undefined;
     const hook = (out as { [ASKED_BY]?: string })[ASKED_BY] ?? (pre.name || "preprocessor");
     if (read.decision === "deny") {
@@ -395,8 +412,9 @@ export class FunctionCalling extends Operation {
     const edited = answer.updatedArgs;
     if (edited === undefined || samePlainData(edited, args)) return;
     this.#rewrite(edited, "after approval");
-    let out = tool.preprocessor!(
-      new HookContext(this, signal, { ...this.arguments }, undefined, undefined),
+    const pre = tool.preprocessor!;
+    let out = pre(
+      new HookContext(this, signal, this.arguments, !isChecked(pre), undefined, undefined),
     );
     if (isThenable(out)) out = await abortable(out, signal);
     this.#applyPre(out, signal, true);
@@ -414,14 +432,9 @@ export class FunctionCalling extends Operation {
   #applyPost(out: unknown, result: unknown): unknown {
     if (out === undefined) return result;
     const post = this.tool.postprocessor!;
-    const read = readResultDecision(
-      out,
-      this.tool.name,
-      "post",
-      "postprocessor",
-      post,
-      "postprocessor",
-    );
+    const read = isChecked(post)
+      ? out as ResultDecisionRead
+      : readResultDecision(out, this.tool.name, "post", "postprocessor", post, "postprocessor");
     if (read === undefined) return result;
     if (read.context !== undefined) this[NOTE](read.context);
     return "updatedResult" in read ? read.updatedResult : result;
@@ -435,7 +448,9 @@ export class FunctionCalling extends Operation {
       processor === null || isAbortError(error, signal) || error instanceof ToolDeniedError ||
       error instanceof ApprovalRequiredError
     ) throw error;
-    const out = await processor(new HookContext(this, signal, this.arguments, undefined, error));
+    const out = await processor(
+      new HookContext(this, signal, this.arguments, false, undefined, error),
+    );
     const read = readResultDecision(
       out,
       tool.name,
@@ -495,9 +510,12 @@ function toolContext(
 }
 
 /**
- * The processors' context (every tool hook's shape). The call's fields are getters read from the
- * call when asked for: a call without a caller-supplied id draws its own id (a random UUID) only
- * if a processor or hook reads `callId`.
+ * The processors' context (every tool hook's shape). With `copy`, the processor gets its own copy
+ * of the arguments, made when it first reads `args` (X14: a preprocessor only ever sees a copy);
+ * without, the call's own arguments (the chains' processors, which copy them for each hook, and
+ * postprocessors). The call's fields are getters read from the call when asked for: a call
+ * without a caller-supplied id draws its own id (a random UUID) only if a processor or hook reads
+ * `callId`.
  */
 class HookContext implements ToolHookContext {
   readonly args: Record<string, unknown>;
@@ -510,10 +528,11 @@ class HookContext implements ToolHookContext {
     call: FunctionCalling,
     signal: AbortSignal,
     args: Record<string, unknown>,
+    copy: boolean,
     result: unknown,
     error: unknown,
   ) {
-    this.args = args;
+    this.args = copy ? { ...args } : args;
     this.signal = signal;
     this.result = result;
     this.error = error;
@@ -544,6 +563,11 @@ class HookContext implements ToolHookContext {
   [NOTE](text: string): void {
     this.#call[NOTE](text);
   }
+}
+
+/** Whether a processor is one of the chains' (`attachToolHooks`): see `CHECKED`. */
+function isChecked(processor: object): boolean {
+  return (processor as { [CHECKED]?: true })[CHECKED] === true;
 }
 
 function isToolLike(value: unknown): value is Tool {

@@ -1,11 +1,8 @@
 /**
- * An A/B run of the service hot paths: two checkouts of hookscope loaded in one Deno process, each
- * scenario timed in rounds that alternate which version goes first, so both see the same machine
- * load. Use it to compare a change against the code before it when the machine is shared.
+ * An A/B run of the service hot paths (the runner and its arguments: `_ab.ts`):
  *
  * ```sh
- * git worktree add /tmp/before <commit>   # or: git archive <commit> | tar -x -C /tmp/before
- * deno run -A bench/service_ab.ts /tmp/before [rounds]
+ * deno run -A bench/service_ab.ts /tmp/before [rounds] [after-checkout] [--only=<regexp>]
  * ```
  *
  * Scenarios (the same as `service_bench.ts`):
@@ -17,14 +14,11 @@
  *
  * The handlers are written so both stream-handler shapes work (`(chunk, ctx)` and the positional
  * `(null, chunkType, chunk, params)` of older checkouts): each version runs the same code.
- * Prints, per scenario, the min and median time per operation of each version over the rounds,
- * the ratio of the mins and the median of the paired (same-round) ratios.
  *
  * @module
  */
 
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { abArgs, importFrom, runAB, type Scenario } from "./_ab.ts";
 
 interface ModelLike {
   invoke(request: Record<string, unknown>): Promise<{ status: string }>;
@@ -37,19 +31,6 @@ interface ServiceModule {
   HookRegistry: new (init: Record<string, unknown>) => object;
   IModel: new (init: Record<string, unknown>) => ModelLike;
 }
-
-const here = new URL("..", import.meta.url);
-const beforeDir = Deno.args[0];
-if (!beforeDir) {
-  console.error("usage: deno run -A bench/service_ab.ts <before-checkout> [rounds]");
-  Deno.exit(2);
-}
-const ROUNDS = Number(Deno.args[1] ?? 31);
-
-const versions: Array<[string, ServiceModule]> = [
-  ["before", await import(pathToFileURL(join(resolve(beforeDir), "service/mod.ts")).href)],
-  ["after", await import(new URL("service/mod.ts", here).href)],
-];
 
 let sink = 0;
 const hook = (): void => {
@@ -67,14 +48,6 @@ for (let i = 0; i < CHUNK_COUNT - 1; i++) CHUNKS.push({ type: "text", text: "tok
 CHUNKS.push({ type: "done", finishReason: "stop" });
 const request = { messages: [{ role: "user", content: "ping" }] };
 
-interface Scenario {
-  name: string;
-  /** Operations per timed batch. */
-  ops: number;
-  /** Builds the batch for one version. */
-  make(service: ServiceModule): () => Promise<void>;
-}
-
 function endpointOf(service: ServiceModule): object {
   return new service.FunctionEndpoint({
     name: "bench",
@@ -85,7 +58,7 @@ function endpointOf(service: ServiceModule): object {
 
 const CALLS = 10_000;
 const STREAMS = 5;
-const scenarios: Scenario[] = [
+const scenarios: Scenario<ServiceModule>[] = [
   {
     name: "service-call/0",
     ops: CALLS,
@@ -144,48 +117,17 @@ const scenarios: Scenario[] = [
   },
 ];
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-function show(ns: number): string {
-  return ns >= 1000 ? `${(ns / 1000).toFixed(2)} µs` : `${ns.toFixed(1)} ns`;
-}
-
-const load = Deno.loadavg().map((n) => n.toFixed(2)).join(", ");
-console.log(`service A/B, ${ROUNDS} rounds, load average before: ${load}`);
-console.log("| scenario | before (min) | after (min) | after ÷ before, min | paired median |");
-console.log("| --- | ---: | ---: | ---: | ---: |");
-for (const scenario of scenarios) {
-  const runs = versions.map(([, service]) => scenario.make(service));
-  // Check and warm both: the same work must happen in each version.
-  for (const run of runs) {
+const args = abArgs("service_ab.ts");
+const versions: [ServiceModule, ServiceModule] = [
+  await importFrom<ServiceModule>(args.before, "service/mod.ts"),
+  await importFrom<ServiceModule>(args.after, "service/mod.ts"),
+];
+// Check both: every scenario with handlers must call them.
+for (const scenario of scenarios.slice(1)) {
+  for (const service of versions) {
     const before = sink;
-    for (let i = 0; i < 5; i++) await run();
-    if (sink === before && scenario.name !== "service-call/0") {
-      throw new Error(`A/B "${scenario.name}" is broken: no hook ran`);
-    }
+    await (await scenario.make(service))();
+    if (sink === before) throw new Error(`A/B "${scenario.name}" is broken: no hook ran`);
   }
-  const times: number[][] = versions.map(() => []);
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? [0, 1] : [1, 0];
-    for (const v of order) {
-      const start = performance.now();
-      await runs[v]();
-      times[v].push(((performance.now() - start) * 1e6) / scenario.ops);
-    }
-  }
-  const [a, b] = times;
-  const paired = median(a.map((t, i) => b[i] / t));
-  const minA = Math.min(...a);
-  const minB = Math.min(...b);
-  console.log(
-    `| \`${scenario.name}\` | ${show(minA)} | ${show(minB)} | ${(minB / minA).toFixed(2)}× | ${
-      paired.toFixed(2)
-    }× |`,
-  );
 }
-const loadAfter = Deno.loadavg().map((n) => n.toFixed(2)).join(", ");
-console.log(`load average after: ${loadAfter}`);
+await runAB("service", versions, scenarios, args);

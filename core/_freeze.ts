@@ -91,7 +91,55 @@ export function plainDataCopy(
   root: string,
   freeze: boolean,
 ): unknown {
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    return copyTop(value, action, root, freeze);
+  }
   return copyData(value, { action, path: [root], open: null, root: null, freeze });
+}
+
+/**
+ * {@linkcode copyData} of an outermost object that is not an array, without the copy state
+ * until a nested object needs it (most tool arguments are flat: no state, no path array).
+ */
+function copyTop(object: object, action: string, root: string, freeze: boolean): unknown {
+  const proto = Object.getPrototypeOf(object);
+  if (proto !== Object.prototype && proto !== null) {
+    throw new NotPlainDataError(action, [root], "not_plain_object");
+  }
+  const symbols = Object.getOwnPropertySymbols(object);
+  for (let i = 0; i < symbols.length; i++) {
+    if (Object.getOwnPropertyDescriptor(object, symbols[i])?.enumerable) {
+      throw new NotPlainDataError(action, [root], "symbol");
+    }
+  }
+  let state: CopyState | null = null;
+  const record: Record<string, unknown> = {};
+  const keys = Object.keys(object);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const d = Object.getOwnPropertyDescriptor(object, key);
+    if (d === undefined || !d.enumerable) continue; // a proxy that lies about its keys
+    if (d.get !== undefined || d.set !== undefined || !("value" in d)) {
+      throw new NotPlainDataError(action, [root, key], "getter");
+    }
+    let copied = d.value;
+    const type = typeof copied;
+    if ((type === "object" && copied !== null) || type === "function" || type === "symbol") {
+      state ??= { action, path: [root], open: null, root: object, freeze };
+      state.path.push(key);
+      copied = copyData(copied, state);
+      state.path.pop();
+    }
+    if (key === "__proto__") {
+      Object.defineProperty(record, key, {
+        value: copied,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else record[key] = copied;
+  }
+  return freeze ? Object.freeze(record) : record;
 }
 
 interface CopyState {
@@ -174,18 +222,28 @@ export function samePlainData(a: unknown, b: unknown): boolean {
   if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!samePlainData(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!sameItem(a[i], b[i])) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (const key of ka) {
-    if (!Object.hasOwn(b, key)) return false;
-    if (
-      !samePlainData((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])
-    ) return false;
+  const count = ka.length;
+  if (count !== kb.length) return false;
+  for (let i = 0; i < count; i++) {
+    const key = ka[i];
+    // Keys in the same order (the usual case: one object copied from the other) are own keys of
+    // both; only a key out of order needs the own-property check.
+    if (key !== kb[i] && !Object.hasOwn(b, key)) return false;
+    if (!sameItem((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) {
+      return false;
+    }
   }
   return true;
+}
+
+/** {@linkcode samePlainData} with equal primitives settled without a call. */
+function sameItem(a: unknown, b: unknown): boolean {
+  return Object.is(a, b) ||
+    (typeof a === "object" && typeof b === "object" && samePlainData(a, b));
 }

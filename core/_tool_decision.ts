@@ -19,8 +19,7 @@ type HookFn = { readonly name: string };
 /**
  * A returned pre decision, each property read exactly once. The copy never leaves its reader
  * (nothing else holds it), so it is immutable by type, not by `Object.freeze`, which measured 3–4×
- * the cost of a 20-hook allow chain (`decision-verdicts/20`). Shared by the session's fold and the
- * Tool scope.
+ * the cost of a 20-hook allow chain (`decision-verdicts/20`).
  */
 export interface PreDecisionCopy {
   readonly decision: unknown;
@@ -32,43 +31,47 @@ export interface PreDecisionCopy {
   readonly ask: AskTerms | undefined;
 }
 
-/** A copy of no decision. */
-export const NO_DECISION: PreDecisionCopy = Object.freeze({
-  decision: undefined,
-  reason: undefined,
-  updatedArgs: undefined,
-  context: undefined,
-  interrupt: undefined,
-  ask: undefined,
-});
+/**
+ * Where {@linkcode readPreDecision} reads a decision to: a reader's own object, which a chain
+ * keeps for all its hooks (its run state), so reading a decision allocates nothing. What was read
+ * last is valid until the next read into the same slot.
+ */
+export type PreDecisionSlot = { -readonly [K in keyof PreDecisionCopy]: PreDecisionCopy[K] };
 
-/** Reads a decision once (a throwing getter throws; bad ask terms throw `AskTermsError`). */
-export function copyPreDecision(value: object): PreDecisionCopy {
+/** Reads a decision once into `into` (a throwing getter throws; bad ask terms throw `AskTermsError`). */
+function copyPreDecision(value: object, into: PreDecisionSlot): PreDecisionSlot {
   const v = value as Record<string, unknown>;
   const decision = v.decision;
-  return {
-    decision,
-    reason: v.reason,
-    updatedArgs: v.updatedArgs,
-    context: v.context,
-    interrupt: v.interrupt,
-    ask: decision === "ask" ? readAskTerms(v) : undefined,
-  };
+  into.decision = decision;
+  into.reason = v.reason;
+  into.updatedArgs = v.updatedArgs;
+  into.context = v.context;
+  into.interrupt = v.interrupt;
+  into.ask = decision === "ask" ? readAskTerms(v) : undefined;
+  return into;
 }
 
-/** What is wrong with a copied decision, or `null`. */
-export function preDecisionProblem(d: PreDecisionCopy): string | null {
-  if (d.decision !== "allow" && d.decision !== "ask" && d.decision !== "deny") {
+/**
+ * What is wrong with a decision's fields (as read once), or `null`. Takes the fields, not an
+ * object, so a reader that keeps them in locals (the session's fold) allocates nothing.
+ */
+export function preDecisionProblem(
+  decision: unknown,
+  reason: unknown,
+  context: unknown,
+  updatedArgs: unknown,
+): string | null {
+  if (decision !== "allow" && decision !== "ask" && decision !== "deny") {
     return `decision must be "allow", "ask" or "deny"; got ${
-      typeof d.decision === "string" ? JSON.stringify(d.decision) : typeof d.decision
+      typeof decision === "string" ? JSON.stringify(decision) : typeof decision
     }`;
   }
-  if (d.decision === "deny" && (typeof d.reason !== "string" || d.reason === "")) {
+  if (decision === "deny" && (typeof reason !== "string" || reason === "")) {
     return `a deny needs a non-empty string reason`;
   }
-  if (d.reason !== undefined && typeof d.reason !== "string") return `reason must be a string`;
-  if (d.context !== undefined && typeof d.context !== "string") return `context must be a string`;
-  if (d.updatedArgs !== undefined && !isPlainObject(d.updatedArgs)) {
+  if (reason !== undefined && typeof reason !== "string") return `reason must be a string`;
+  if (context !== undefined && typeof context !== "string") return `context must be a string`;
+  if (updatedArgs !== undefined && !isPlainObject(updatedArgs)) {
     return `updatedArgs must be a plain object`;
   }
   return null;
@@ -123,6 +126,7 @@ export function readPreDecision(
   label: string,
   fn: HookFn,
   option = "",
+  into?: PreDecisionSlot,
 ): PreDecisionRead | undefined {
   if (value === undefined) return undefined;
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
@@ -135,9 +139,19 @@ export function readPreDecision(
       `it returned ${kindOf(value)}; return a decision or nothing`,
     );
   }
-  let d: PreDecisionCopy;
+  let d: PreDecisionSlot;
   try {
-    d = copyPreDecision(value);
+    d = copyPreDecision(
+      value,
+      into ?? {
+        decision: undefined,
+        reason: undefined,
+        updatedArgs: undefined,
+        context: undefined,
+        interrupt: undefined,
+        ask: undefined,
+      },
+    );
   } catch (error) {
     return refuse(
       toolName,
@@ -158,11 +172,11 @@ export function readPreDecision(
       `it returned an object without "decision" (the arguments, ${BEFORE}); return { decision: "allow", updatedArgs } to rewrite them`,
     );
   }
-  const problem = preDecisionProblem(d);
+  const problem = preDecisionProblem(d.decision, d.reason, d.context, d.updatedArgs);
   if (problem !== null) return refuse(toolName, "pre", label, fn, option, problem);
   if (d.updatedArgs !== undefined && d.decision !== "deny") {
-    // The copy is this reader's own object: the checked arguments replace the returned ones.
-    (d as { updatedArgs: unknown }).updatedArgs = plainDataCopy(
+    // The slot is the reader's own object: the checked arguments replace the returned ones.
+    d.updatedArgs = plainDataCopy(
       d.updatedArgs,
       `Cannot apply ${label} of tool "${toolName}"`,
       "updatedArgs",

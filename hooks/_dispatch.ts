@@ -113,6 +113,7 @@ class Run {
     signal: AbortSignal | undefined,
     context: HookContext,
     gate: boolean,
+    fold?: Fold,
   ) {
     this.point = point;
     this.kind = kind;
@@ -120,7 +121,7 @@ class Run {
     this.signal = signal;
     this.context = context;
     this.current = payload;
-    this.fold = kind === DECIDE ? new Fold(payload, point) : null;
+    this.fold = fold ?? (kind === DECIDE ? new Fold(payload, point) : null);
   }
 }
 
@@ -221,36 +222,64 @@ export class Dispatcher extends Chains {
   }
 
   /**
-   * `decide()` without options on a point with no option-aware registration: a sync prefix in
-   * which handlers that return nothing cost a call each and allocate nothing.
+   * `decide()` without options on a point with no option-aware registration: a sync loop in
+   * which handlers that return nothing cost a call each and allocate nothing; the fold state is
+   * made at the first decision and applied in the same loop. A thenable, a throw or a rewrite
+   * that needs another pass hands the fold to the general loop (`#resume` / `#finish`).
    */
   decide(point: HookPoint, body: Record<string, unknown>, kind: FoldKind): Outcome {
     const gate = kind === GATE;
     const entries = this.entries[point];
     this.taken = true;
     const context = this.context;
+    let fold: Fold | null = null;
+    let current = body;
     for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i];
       let result: unknown;
       try {
-        result = (entries[i].handler as Call)(body, context);
+        result = (entry.handler as Call)(current, context);
       } catch (error) {
         if (error instanceof StopHook) break;
-        const run = new Run(point, body, DECIDE, undefined, context, gate);
+        const run = new Run(point, current, DECIDE, undefined, context, gate, fold ?? undefined);
         return this.#resume(run, entries, i, true, error);
       }
-      if (result !== undefined && (typeof result === "object" || typeof result === "function")) {
-        const run = new Run(point, body, DECIDE, undefined, context, gate);
+      if (result === undefined || (typeof result !== "object" && typeof result !== "function")) {
+        continue;
+      }
+      if (isThenable(result)) {
+        const run = new Run(point, current, DECIDE, undefined, context, gate, fold ?? undefined);
         return this.#resume(run, entries, i, false, result);
       }
+      fold ??= new Fold(body, point);
+      let next: Record<string, unknown> | null | typeof STOP;
+      try {
+        next = gate ? fold.pre(result, entry) : fold.post(result, entry);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (next === STOP) break;
+      if (next !== null) current = next;
     }
-    const recorded = this.record(point, body);
-    if (gate) {
-      return recorded === RESOLVED
-        ? (NO_PRE_PROMISE ??= Promise.resolve(NO_PRE_DECISION))
-        : recorded.then(() => NO_PRE_DECISION);
+    if (fold !== null && fold.rewrote && fold.error === undefined && fold.verdict !== 3) {
+      // Another pass on the rewritten arguments: the general loop's `#finish` runs it.
+      const run = new Run(point, current, DECIDE, undefined, context, gate, fold);
+      run.entries = entries;
+      return this.#finish(run);
     }
-    const fold = kind === RECOVER ? NO_ERROR_DECISION : postFold(body.result);
-    return recorded === RESOLVED ? Promise.resolve(fold) : recorded.then(() => fold);
+    const recorded = fold === null || fold.error === undefined
+      ? this.record(point, current)
+      : RESOLVED;
+    let result: ToolPreFold | ToolPostFold | ToolErrorFold;
+    if (fold === null) {
+      if (gate) {
+        return recorded === RESOLVED
+          ? (NO_PRE_PROMISE ??= Promise.resolve(NO_PRE_DECISION))
+          : recorded.then(() => NO_PRE_DECISION);
+      }
+      result = kind === RECOVER ? NO_ERROR_DECISION : postFold(body.result);
+    } else result = gate ? fold.toPre() : fold.recover ? fold.toError() : fold.toPost();
+    return recorded === RESOLVED ? Promise.resolve(result) : recorded.then(() => result);
   }
 
   /** The option-aware path from `start`: match, once, deadlines, onFailure, shadow, signal. */

@@ -10,11 +10,9 @@ import { messageOf } from "../core/_util.ts";
 import {
   type AskTerms,
   AskTermsError,
-  copyPreDecision,
   foldAskTerms,
-  NO_DECISION,
-  type PreDecisionCopy,
   preDecisionProblem,
+  readAskTerms,
 } from "../core/_tool_decision.ts";
 
 /** One shadow-mode verdict that was recorded, not applied. */
@@ -209,15 +207,25 @@ export class Fold {
   /** Applies one gate result; returns the next payload, `null` (unchanged) or STOP. */
   pre(value: unknown, entry: Entry): Record<string, unknown> | null | typeof STOP {
     if (value === null || typeof value !== "object" || !("decision" in value)) return null;
-    // Read once into a private copy: what is validated is what is applied (a getter or a proxy
-    // cannot say "deny" to the check and "allow" to the fold).
-    let d: PreDecisionCopy;
+    // Each property read once, into locals: what is validated is what is applied (a getter or a
+    // proxy cannot say "deny" to the check and "allow" to the fold), and no copy is made.
+    const v = value as Record<string, unknown>;
+    let decision: unknown = undefined;
+    let reason: unknown = undefined;
+    let updatedArgs: unknown = undefined;
+    let context: unknown = undefined;
+    let interrupt: unknown = undefined;
+    let ask: AskTerms | undefined = undefined;
     let problem: string | null;
     try {
-      d = copyPreDecision(value);
-      problem = preDecisionProblem(d);
+      decision = v.decision;
+      reason = v.reason;
+      updatedArgs = v.updatedArgs;
+      context = v.context;
+      interrupt = v.interrupt;
+      if (decision === "ask") ask = readAskTerms(v);
+      problem = preDecisionProblem(decision, reason, context, updatedArgs);
     } catch (error) {
-      d = NO_DECISION;
       problem = error instanceof AskTermsError
         ? error.message
         : `reading it threw (${messageOf(error)})`;
@@ -231,35 +239,33 @@ export class Fold {
       this.fail(error, entry.name);
       return STOP;
     }
-    const reason = typeof d.reason === "string" ? d.reason : undefined;
+    const why = typeof reason === "string" ? reason : undefined;
     if (entry.shadow) {
-      if (d.decision === "deny" || d.decision === "ask") {
-        this.shadowed(d.decision, reason, entry.name);
-      }
+      if (decision === "deny" || decision === "ask") this.shadowed(decision, why, entry.name);
       return null;
     }
-    if (d.decision === "deny") {
+    if (decision === "deny") {
       this.verdict = 3;
-      this.reason = reason;
+      this.reason = why;
       this.hook = entry.name;
-      this.interrupt = d.interrupt === true;
+      this.interrupt = interrupt === true;
       return STOP;
     }
-    if (d.decision === "ask") {
+    if (decision === "ask") {
       if (this.verdict < 2) {
         this.verdict = 2;
-        this.reason = reason;
+        this.reason = why;
         this.hook = entry.name;
       }
-      if (d.ask !== undefined && this.#foldAsk(d.ask, entry) === STOP) return STOP;
+      if (ask !== undefined && this.#foldAsk(ask, entry) === STOP) return STOP;
     } else {
       if (this.verdict < 1) this.verdict = 1;
-      if (typeof d.context === "string") this.addContext(d.context);
+      if (typeof context === "string") this.addContext(context);
     }
-    if (d.updatedArgs === undefined) return null;
+    if (updatedArgs === undefined) return null;
     let args: Readonly<Record<string, unknown>>;
     try {
-      args = plainDataCopy(d.updatedArgs, this.#action(entry), "updatedArgs", true) as Record<
+      args = plainDataCopy(updatedArgs, this.#action(entry), "updatedArgs", true) as Record<
         string,
         unknown
       >;

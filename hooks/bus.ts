@@ -18,7 +18,7 @@ import {
 import type { HookOptions } from "./hook_options.ts";
 import { type AnyHandler, makeEntry } from "./_entry.ts";
 import { BLOCKING, DECIDE, Dispatcher, ISOLATED } from "./_dispatch.ts";
-import { foldOf, type ToolErrorFold, type ToolPostFold, type ToolPreFold } from "./_fold.ts";
+import { foldOf, GATE, type ToolErrorFold, type ToolPostFold, type ToolPreFold } from "./_fold.ts";
 
 export { SESSION_HOOK_TIMEOUT_MS } from "./_entry.ts";
 export type { ShadowVerdict, ToolErrorFold, ToolPostFold, ToolPreFold } from "./_fold.ts";
@@ -287,8 +287,7 @@ export class HookBus {
     if (!isHookPoint(point)) return rejectUnknown(point);
     const body = (payload ?? EMPTY_PAYLOAD) as Record<string, unknown>;
     const d = this.#d;
-    // `tool.pre`, the one gate point (`foldOf`), is blocking: compared here, not switched on.
-    const blocking = point === "tool.pre";
+    const blocking = foldOf(point) === GATE;
     if (options === undefined && !this.#special[point]) return d.run(point, body, blocking);
     return d.start(point, body, blocking ? BLOCKING : ISOLATED, options, 0) as Promise<void>;
   }

@@ -5,20 +5,31 @@ import { RequestDeadlines } from "../../cli/_request_deadlines.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Resolves when `signal` aborts; rejects after a generous wait (a deadline never fired). */
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return new Promise<void>((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error("not aborted within 10 s")), 10_000);
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  }).finally(() => clearTimeout(timer));
+}
+
 describe("RequestDeadlines", () => {
   it("aborts each unfinished request past its time, in the order they began, with the reason", async () => {
-    const deadlines = new RequestDeadlines(40, () => new Error("too slow"));
+    // The second request begins 200 ms after the first, both with 400 ms: when the timer fires
+    // for the first, the second is not due for another 200 ms, however late the timer fires up to
+    // that (a fixed sleep between the two deadlines left 10 ms, which a loaded machine misses).
+    const deadlines = new RequestDeadlines(400, () => new Error("too slow"));
     const first = deadlines.start();
-    await sleep(25);
+    await sleep(200);
     const second = deadlines.start();
     const finished = deadlines.start();
     finished.done();
-    await sleep(30); // first is past its time, second is not
-    assert.equal(first.signal.aborted, true);
+    await aborted(first.signal);
     assert.equal((first.signal.reason as Error).message, "too slow");
-    assert.equal(second.signal.aborted, false);
-    await sleep(60);
-    assert.equal(second.signal.aborted, true);
+    assert.equal(second.signal.aborted, false, "the second is not past its time yet");
+    await aborted(second.signal);
     assert.equal(finished.signal.aborted, false);
     assert.equal(deadlines.size, 0);
     deadlines.close();

@@ -325,8 +325,20 @@ export function observeEffects(
       decision: string;
       summary: string;
       reason?: string;
+      answered?: { approve: boolean; by?: string };
     };
     if (d.decision === "allow" || d.decision === "none") return;
+    if (d.answered !== undefined) {
+      // A resumed run: the answer given while it waited applies to this very change set.
+      const by = d.answered.by ? ` by ${d.answered.by}` : "";
+      line(
+        "effects",
+        d.answered.approve
+          ? `${d.toolName} APPROVED${by} before the resume (${d.summary}): committing the change set that was approved`
+          : `${d.toolName} REJECTED${by} before the resume (${d.summary}): not applied`,
+      );
+      return;
+    }
     line(
       "effects",
       `${d.toolName} ${d.decision.toUpperCase()} (${d.summary})${d.reason ? `: ${d.reason}` : ""}`,

@@ -117,7 +117,15 @@ function decisionDetail(kind: string, data: unknown): string | null {
     }
     case "EffectsDecided": {
       const verdict = String(d.decision ?? "none").toUpperCase();
-      return `EFFECTS ${verdict} ${tool}${call}${hook}${reason} (${String(d.summary ?? "")})`;
+      const answered = d.answered as { approve?: unknown; by?: unknown } | undefined;
+      const stored = answered === undefined
+        ? ""
+        : `; answered before the resume: ${answered.approve === true ? "approved" : "rejected"}${
+          text(answered.by) ? ` by ${answered.by}` : ""
+        }`;
+      return `EFFECTS ${verdict} ${tool}${call}${hook}${reason} (${
+        String(d.summary ?? "")
+      })${stored}`;
     }
     case "EffectsCommitted":
       return `COMMITTED ${tool}${call} (${String(d.summary ?? "")}) checkpoint ${
@@ -131,7 +139,8 @@ function decisionDetail(kind: string, data: unknown): string | null {
       const edited = d.updatedArgs !== undefined && d.updatedArgs !== null
         ? ` args=${summarize(d.updatedArgs, 80)}`
         : "";
-      return `${verdict} ${tool}${call}${by}${reason}${edited}`;
+      const resumed = d.resumed === true ? " (the stored answer, on resume)" : "";
+      return `${verdict} ${tool}${call}${by}${resumed}${reason}${edited}`;
     }
     case "GateDenied":
       return `GATE DENIED ${tool}`;

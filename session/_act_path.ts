@@ -29,7 +29,7 @@ import type { ToolSource } from "../core/tool_source.ts";
 import { type HookPayloads, HookPoint } from "../hooks/hook_point.ts";
 import { isBlocked, markBlocked } from "./_blocked.ts";
 import { ActDeadline } from "./_operation.ts";
-import { answerInline } from "./_inline_answer.ts";
+import { answerInline, storedAnswerOf } from "./_inline_answer.ts";
 import {
   ApprovalAnswered,
   type ApprovalAnsweredData,
@@ -380,6 +380,8 @@ async function runAction(
     ...(options?.runId ? { runId: options.runId } : {}),
     call: { toolName, callId, args: frozenArgs },
     ask: (question, wait) => requestAnswer(host, op, options, question, wait),
+    stored: (question) =>
+      storedAnswerOf(options?.approve, pendingOf(host, options, question)) ?? undefined,
     deny: (init) => deny(host, op, init),
     emit: (signal) => safeEmit(host, signal, op, "observer (effects)"),
   });
@@ -425,6 +427,8 @@ async function runAction(
     failure = error;
   }
   const durationMs = fc?.execution.durationMs ?? performance.now() - started;
+  const held = effects.flush();
+  if (held !== undefined) await held;
   // `context` strings of the Tool scope's hooks, after the `tool.pre` ones; the arguments its
   // hooks rewrote are the ones that ran.
   if (fc !== null) {
@@ -795,20 +799,12 @@ async function askApproval(
   return answer.updatedArgs;
 }
 
-/**
- * Puts a question to a person: records `ApprovalRequested`, then answers inline through
- * `options.approve` (recording `ApprovalAnswered`) or rejects with `ApprovalRequiredError`.
- * With `wait` false and no inline approver it records nothing and resolves to `undefined`.
- */
-async function requestAnswer(
+/** The pending approval `ask` is put to a person as. */
+function pendingOf(
   host: ActHost,
-  op: ActDeadline,
   options: ActOptions | undefined,
   ask: Question,
-  wait: boolean,
-): Promise<ApprovalAnswer | undefined> {
-  const approve = options?.approve;
-  if (approve === undefined && !wait) return undefined;
+): PendingApproval {
   const pending: { -readonly [K in keyof PendingApproval]: PendingApproval[K] } = {
     runId: options?.runId ?? "",
     branchId: host.id,
@@ -825,18 +821,42 @@ async function requestAnswer(
   if (typeof sessionId === "string") pending.sessionId = sessionId;
   if (ask.reason !== undefined) pending.reason = ask.reason;
   if (ask.effects !== undefined) pending.effects = ask.effects;
-  const approval: PendingApproval = Object.freeze(pending);
-  await safeEmit(
-    host,
-    new ApprovalRequested({ data: approval }),
-    op,
-    "observer (ApprovalRequested)",
-  );
-  if (approve === undefined) throw new ApprovalRequiredError(approval);
-  const answer = await op.run(
-    "approval",
-    answerInline(approval, approve, op.signal, normalizeAnswer),
-  );
+  return Object.freeze(pending);
+}
+
+/**
+ * Puts a question to a person: records `ApprovalRequested`, then answers inline through
+ * `options.approve` (recording `ApprovalAnswered`) or rejects with `ApprovalRequiredError`.
+ * With `wait` false and no inline approver it records nothing and resolves to `undefined`.
+ * A resumed run's stored answer that applies is not a new question: only its `ApprovalAnswered`
+ * (`resumed: true`) is recorded.
+ */
+async function requestAnswer(
+  host: ActHost,
+  op: ActDeadline,
+  options: ActOptions | undefined,
+  ask: Question,
+  wait: boolean,
+): Promise<ApprovalAnswer | undefined> {
+  const approve = options?.approve;
+  if (approve === undefined && !wait) return undefined;
+  const approval = pendingOf(host, options, ask);
+  const stored = storedAnswerOf(approve, approval);
+  let answer: ApprovalAnswer;
+  if (stored !== undefined && stored !== null) answer = normalizeAnswer(stored);
+  else {
+    await safeEmit(
+      host,
+      new ApprovalRequested({ data: approval }),
+      op,
+      "observer (ApprovalRequested)",
+    );
+    if (approve === undefined || stored === null) throw new ApprovalRequiredError(approval);
+    answer = await op.run(
+      "approval",
+      answerInline(approval, approve, op.signal, normalizeAnswer),
+    );
+  }
   const data: { -readonly [K in keyof ApprovalAnsweredData]: ApprovalAnsweredData[K] } = {
     runId: approval.runId,
     callId: ask.callId,
@@ -846,6 +866,7 @@ async function requestAnswer(
   if (answer.by !== undefined) data.by = answer.by;
   if (!answer.approve && answer.reason !== undefined) data.reason = answer.reason;
   if (answer.approve && answer.updatedArgs !== undefined) data.updatedArgs = answer.updatedArgs;
+  if (stored) data.resumed = true;
   await safeEmit(
     host,
     new ApprovalAnswered({ data: Object.freeze(data) }),

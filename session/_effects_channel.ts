@@ -38,6 +38,11 @@ export interface ActEffects extends ToolEffectsChannel {
   readonly pending: ApprovalRequiredError | undefined;
   /** Set when a person's rejection ended the run (already recorded as `ToolDenied`). */
   readonly denied: ToolDeniedError | undefined;
+  /**
+   * Records an ask's `EffectsDecided` that is still held (the tool never asked about it);
+   * `undefined` when none is.
+   */
+  flush(): Promise<void> | undefined;
 }
 
 /** What the channel needs of the act path. */
@@ -58,6 +63,8 @@ export interface ActEffectsInit {
    * `ApprovalRequiredError` when the call must wait.
    */
   readonly ask: (question: EffectsQuestion, wait: boolean) => Promise<ApprovalAnswer | undefined>;
+  /** The stored answer (a resumed run's) that `ask` would apply to the question, if one does. */
+  readonly stored: (question: EffectsQuestion) => ApprovalAnswer | undefined;
   /** Records `ToolDenied` and rejects with the `ToolDeniedError` (a rejection that ends the run). */
   readonly deny: (init: {
     toolName: string;
@@ -76,6 +83,23 @@ export function actEffects(init: ActEffectsInit): ActEffects {
   const { host, op, call } = init;
   let pending: ApprovalRequiredError | undefined;
   let denied: ToolDeniedError | undefined;
+  // An ask's EffectsDecided waits for the question (its change set's hash), so that it can say
+  // when a stored answer (a resumed run's) applies and nobody is asked again.
+  let held: Record<string, unknown> | undefined;
+  const flush = async (answered?: ApprovalAnswer): Promise<void> => {
+    const data = held;
+    if (data === undefined) return;
+    held = undefined;
+    if (answered !== undefined) {
+      const by = answered.by;
+      data.answered = Object.freeze({
+        approve: answered.approve,
+        ...(by !== undefined ? { by } : {}),
+        ...(answered.effectsHash !== undefined ? { effectsHash: answered.effectsHash } : {}),
+      });
+    }
+    await init.emit(new EffectsDecided({ data: Object.freeze(data) }));
+  };
   const sessionId = host.session?.id;
   const channel: ActEffects = {
     get pending() {
@@ -84,6 +108,7 @@ export function actEffects(init: ActEffectsInit): ActEffects {
     get denied() {
       return denied;
     },
+    flush: () => (held === undefined ? undefined : flush()),
     ...(typeof sessionId === "string" ? { sessionId } : {}),
     ...(init.runId ? { runId: init.runId } : {}),
     async decide(payload, hooks) {
@@ -126,7 +151,9 @@ export function actEffects(init: ActEffectsInit): ActEffects {
       };
       if (verdict.reason !== undefined) data.reason = verdict.reason;
       if (verdict.hook !== undefined) data.hook = verdict.hook;
-      await init.emit(new EffectsDecided({ data: Object.freeze(data) }));
+      await flush();
+      held = data;
+      if (verdict.decision !== "ask") await flush();
       return verdict;
     },
     async approve(request, options): Promise<EffectsAnswer> {
@@ -148,6 +175,7 @@ export function actEffects(init: ActEffectsInit): ActEffects {
         ...(request.expiresAt !== undefined ? { expiresAt: request.expiresAt } : {}),
       };
       const wait = options?.wait !== false;
+      await flush(init.stored(question));
       let answer: ApprovalAnswer | undefined;
       try {
         answer = await init.ask(question, wait);
@@ -206,6 +234,7 @@ export function actEffects(init: ActEffectsInit): ActEffects {
       return { approve: true, ...(by !== undefined ? { by } : {}) };
     },
     async settled(outcome) {
+      await flush();
       const data: Record<string, unknown> = {
         ...changeData(outcome.callId, outcome.toolName, outcome.changes),
       };

@@ -21,7 +21,10 @@ const EXPIRED: ApprovalAnswer = Object.freeze({
 });
 
 /** Handlers that give an answer the store accepted already (a resumed run's): not checked again. */
-const storedHandlers = new WeakSet<ApprovalHandler>();
+const storedHandlers = new WeakMap<
+  ApprovalHandler,
+  { answer: ApprovalAnswer; applies?: (approval: PendingApproval) => boolean }
+>();
 
 /**
  * A handler that gives `answer`, recorded earlier through the store (which enforced the expiry
@@ -37,8 +40,23 @@ export function storedAnswerHandler(
     if (applies !== undefined && !applies(approval)) throw new ApprovalRequiredError(approval);
     return answer;
   };
-  storedHandlers.add(handler);
+  storedHandlers.set(handler, applies === undefined ? { answer } : { answer, applies });
   return handler;
+}
+
+/**
+ * The answer a {@linkcode storedAnswerHandler} gives `approval`, read without asking: `undefined`
+ * when `handler` is not one, `null` when its answer does not apply (the call waits again).
+ * A stored answer that applies is recorded as applied (`ApprovalAnswered`, `resumed`), not as a
+ * new ask.
+ */
+export function storedAnswerOf(
+  handler: ApprovalHandler | undefined,
+  approval: PendingApproval,
+): ApprovalAnswer | null | undefined {
+  const stored = handler === undefined ? undefined : storedHandlers.get(handler);
+  if (stored === undefined) return undefined;
+  return stored.applies === undefined || stored.applies(approval) ? stored.answer : null;
 }
 
 /**

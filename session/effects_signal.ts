@@ -34,6 +34,15 @@ export interface EffectsDecidedData extends EffectsChangeData {
   readonly reason?: string;
   /** The deciding hook, when known. */
   readonly hook?: string;
+  /**
+   * An `ask` that a resumed run's stored answer applies to (given for this change set, its
+   * `effectsHash`): nobody is asked again, `ApprovalAnswered` (`resumed`) follows.
+   */
+  readonly answered?: {
+    readonly approve: boolean;
+    readonly by?: string;
+    readonly effectsHash?: string;
+  };
 }
 
 /** What an {@linkcode EffectsCommitted} or {@linkcode EffectsDiscarded} carries. */
@@ -54,7 +63,8 @@ function callOpId(data: unknown): string {
 /**
  * The `tool.effects` hooks decided on the change set of a staged run; `data` is an
  * {@linkcode EffectsDecidedData}. An `ask` is followed by `ApprovalRequested` (and
- * `ApprovalAnswered` once answered).
+ * `ApprovalAnswered` once answered), or, on resume, when its data says it is `answered`, by the
+ * stored answer's `ApprovalAnswered` alone.
  *
  * @example
  * ```ts

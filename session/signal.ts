@@ -307,6 +307,11 @@ export interface ApprovalAnsweredData {
   readonly by?: string;
   /** Replacement arguments the approver gave. */
   readonly updatedArgs?: Readonly<Record<string, unknown>>;
+  /**
+   * `true` when the answer was given while the run waited and is applied on resume (no new
+   * `ApprovalRequested` precedes it: nobody was asked again).
+   */
+  readonly resumed?: boolean;
 }
 
 /**

@@ -128,5 +128,15 @@ describe("a change-set approval through hookscope run, pending, approve and resu
     assert.equal(resumed.code, 0, resumed.out);
     assert.match(resumed.out, /commit\s+bash 2 deleted \(undo: hookscope undo /);
     assert.equal(existsSync(join(workspace, "victim")), false);
+    // The resume applies ana's answer: it says so, and asks nobody again.
+    assert.doesNotMatch(resumed.out, /effects\s+bash ASK/);
+    assert.match(
+      resumed.out,
+      /effects\s+bash APPROVED by ana before the resume \(2 deleted\): committing the change set that was approved/,
+    );
+    const shown = await cli(["show", db, summary.sessionId]);
+    assert.equal(shown.code, 0, shown.text);
+    assert.equal(shown.text.match(/ApprovalRequested/g)?.length, 1, shown.text);
+    assert.match(shown.text, /APPROVED bash call call_b1 by ana \(the stored answer, on resume\)/);
   });
 });

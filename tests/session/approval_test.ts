@@ -356,7 +356,7 @@ describe("approvals in the agent loop", () => {
     assert.equal(server.requests.length, 2);
   });
 
-  it("records ApprovalRequested, then ApprovalAnswered with who answered, in order in the store", async () => {
+  it("records ApprovalRequested, then on resume only ApprovalAnswered with who answered, in order in the store", async () => {
     const { store, session, branch } = await setup();
     const stopped = await branch.operate("take a note");
     await session.resume(stopped.runId, { note_1: { approve: true, by: "dora" } });
@@ -366,8 +366,17 @@ describe("approvals in the agent loop", () => {
     const requested = kinds.indexOf("ApprovalRequested");
     const answered = kinds.indexOf("ApprovalAnswered");
     assert.ok(requested >= 0 && answered > requested, kinds.join(","));
-    const data = signals[answered].payload.data as { by: string; callId: string; approve: boolean };
+    const data = signals[answered].payload.data as {
+      by: string;
+      callId: string;
+      approve: boolean;
+      resumed?: boolean;
+    };
     assert.deepEqual([data.by, data.callId, data.approve], ["dora", "note_1", true]);
+    // The resume applies dora's answer to the hook's ask again: one ask in the record, and the
+    // answer marked as the stored one.
+    assert.equal(kinds.filter((k) => k === "ApprovalRequested").length, 1, kinds.join(","));
+    assert.equal(data.resumed, true);
     const roles = (await store.listMessages({ sessionId: session.id })).map((m) => m.role);
     assert.deepEqual(roles, [
       "user",

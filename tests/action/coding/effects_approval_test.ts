@@ -251,6 +251,33 @@ describe("a change-set ask goes through the approval path", () => {
       assert.equal(readFileSync(join(ws, "token.txt"), "utf8"), token);
       assert.equal(existsSync(join(ws, "victim")), false);
       assert.deepEqual(readdirSync(pendingDir(state, ws)), []);
+      // The resume applies the stored answer to the kept change set: one ask in the record, and
+      // the second decision says which answer it takes (nobody is asked again).
+      await session.drainSignals();
+      for (const b of session.branches) await b.drainSignals();
+      const signals = (await store.listSessionSignals(session.id)).filter((s) =>
+        (s.payload as { data?: { callId?: string } }).data?.callId === "b1"
+      );
+      assert.deepEqual(kinds(signals), [
+        "EffectsDecided",
+        "ApprovalRequested",
+        "EffectsDecided",
+        "ApprovalAnswered",
+        "EffectsCommitted",
+      ]);
+      const data = (i: number) =>
+        (signals.filter((s) => kinds([s]).length > 0)[i].payload as {
+          data: Record<string, unknown>;
+        }).data;
+      assert.equal(data(2).decision, "ask");
+      assert.deepEqual(data(2).answered, {
+        approve: true,
+        by: "ana",
+        effectsHash: pending.effects?.hash,
+      });
+      assert.equal(data(3).approve, true);
+      assert.equal(data(3).by, "ana");
+      assert.equal(data(3).resumed, true);
     } finally {
       await store.close();
     }

@@ -92,7 +92,7 @@ h3 { font-size: .95rem; margin: .6rem 0 .4rem; }
 export const CONSOLE_JS: string = String.raw`"use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
-  const state = { token: sessionStorage.getItem("hookscope-token") || "", session: null, afterSeq: 0, messagesFrom: 0, painted: false, busy: false };
+  const state = { token: sessionStorage.getItem("hookscope-token") || "", session: null, afterSeq: 0, messagesFrom: 0, messageIds: new Set(), painted: false, busy: false };
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -254,18 +254,32 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     // A signal's fields may sit at the top, under data (signals) or under payload (hook points).
     const top = row.payload || {};
     const p = Object.assign({}, top.payload && typeof top.payload === "object" ? top.payload : {}, top.data && typeof top.data === "object" ? top.data : {}, top);
-    const li = el("li", { "data-seq": row.seq, "data-kind": row.kind });
+    const li = el("li", { "data-seq": row.seq, "data-kind": row.kind, "data-point": typeof p.point === "string" ? p.point : null });
     li.append(el("span", { class: "meta" }, new Date(row.ts).toLocaleTimeString() + " "), el("span", { class: "kind" }, row.kind));
+    if (row.kind === "MessageAdded" && p.messageRef) {
+      // A message that is not (yet) among the session's stored messages: its role at least.
+      li.append(el("span", { class: "msg" }, (p.messageRef.role || "") + " message"));
+      return li;
+    }
     const tool = p.toolName || (p.data && p.data.toolName);
     if (p.point) li.append(el("span", { class: "meta" }, p.point + " "));
     if (tool) li.append(el("span", null, tool + (p.callId ? " (" + p.callId + ")" : "")));
     if (p.decision || p.verdict) li.append(el("span", null, " → " + (p.decision || p.verdict)));
     if (p.hook) li.append(el("span", { class: "hook" }, "hook " + p.hook));
     if (p.by) li.append(el("span", { class: "hook" }, "by " + p.by));
+    // A stored answer applied when the run was resumed: nobody was asked again.
+    if (p.resumed === true) li.append(el("span", { class: "meta" }, " (the stored answer, applied on resume)"));
+    if (p.answered) li.append(el("span", { class: "meta" }, " — answered before the resume: " + (p.answered.approve ? "approved" : "rejected") + (p.answered.by ? " by " + p.answered.by : "")));
     if (p.reason) li.append(el("span", { class: "meta" }, " — " + p.reason));
     if (p.why) li.append(el("span", { class: "meta" }, " — refused: " + p.why));
-    if (p.updatedArgs && p.args) li.append(argsDiff(p.args, p.updatedArgs));
-    else if (p.args) li.append(el("pre", null, pretty(p.args)));
+    if (p.point === "tool.post") {
+      // What the call returned; its arguments are on its tool.pre row.
+      li.append(el("pre", { class: "result", "aria-label": "result" }, pretty(p.result !== undefined ? p.result : p.resultSummary)));
+    } else if (p.point === "tool.error") {
+      const e = p.error;
+      li.append(el("pre", { class: "error", "aria-label": "error" }, e && typeof e === "object" && typeof e.message === "string" ? e.message : pretty(e)));
+    } else if (p.updatedArgs && p.args) li.append(argsDiff(p.args, p.updatedArgs));
+    else if (p.args) li.append(el("pre", { class: "args", "aria-label": "arguments" }, pretty(p.args)));
     return li;
   }
   function messageRow(m) {
@@ -275,7 +289,10 @@ export const CONSOLE_JS: string = String.raw`"use strict";
   }
   function showTimeline(page) {
     if (page.session !== state.session || page.lastSeq < state.afterSeq) return;
-    const items = page.signals.map((r) => [r.ts, signalRow(r)]).concat(page.messages.map((m) => [m.createdAt, messageRow(m)]));
+    // A message is shown once, with its content: its MessageAdded signal adds nothing to it.
+    for (const m of page.messages) state.messageIds.add(m.id);
+    const shown = page.signals.filter((r) => !(r.kind === "MessageAdded" && r.payload && r.payload.messageRef && state.messageIds.has(r.payload.messageRef.id)));
+    const items = shown.map((r) => [r.ts, signalRow(r)]).concat(page.messages.map((m) => [m.createdAt, messageRow(m)]));
     items.sort((a, b) => a[0] - b[0]);
     const rows = items.map((item) => item[1]);
     if (rows.length > 0) {
@@ -361,7 +378,7 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     const match = /^#\/s\/(.+)$/.exec(location.hash);
     const next = match ? decodeURIComponent(match[1]) : null;
     if (next === state.session) return false;
-    state.session = next; state.afterSeq = 0; state.messagesFrom = 0; state.painted = false; state.loaded = false;
+    state.session = next; state.afterSeq = 0; state.messagesFrom = 0; state.messageIds = new Set(); state.painted = false; state.loaded = false;
     delete document.body.dataset.painted;
     delete document.body.dataset.loaded;
     $("timeline").replaceChildren();

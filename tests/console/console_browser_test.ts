@@ -249,6 +249,29 @@ describe("the console in a real browser", () => {
     await page.locator('#timeline li[data-kind="ApprovalAnswered"]').first().waitFor({
       timeout: 20_000,
     });
+    await page.locator("#timeline li[data-message]", { hasText: "done:" }).waitFor({
+      timeout: 20_000,
+    });
+    // Each message once, with its content: no empty MessageAdded row beside it.
+    assert.equal(await page.locator('#timeline li[data-kind="MessageAdded"]').count(), 0);
+    assert.equal(await page.locator("#timeline li", { hasText: "take a note" }).count(), 1);
+    // tool.post shows what the call returned (its arguments are on the tool.pre row).
+    const posts = page.locator('#timeline li[data-kind="HookSignal"][data-point="tool.post"]');
+    assert.equal(await posts.count(), 2);
+    assert.match(
+      await posts.nth(0).locator("pre.result").textContent() ?? "",
+      /"seen": "a tidy room"/,
+    );
+    assert.match(
+      await posts.nth(1).locator("pre.result").textContent() ?? "",
+      /"saved": "draft 1"/,
+    );
+    assert.equal(await posts.locator("pre.args").count(), 0);
+    // The resume applied ana's stored answer; the row says so.
+    assert.match(
+      await page.locator('#timeline li[data-kind="ApprovalAnswered"]').first().textContent() ?? "",
+      /by ana.*stored answer, applied on resume/,
+    );
     await page.screenshot({ path: join(shots, "console_timeline.png"), fullPage: false });
     await page.locator("#pending-empty").waitFor({ state: "visible", timeout: 20_000 });
   });

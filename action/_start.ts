@@ -7,14 +7,33 @@
  * @module
  */
 
+import type { ApprovalHandler } from "../core/approval.ts";
+import type { ToolEffectsChannel } from "./coding/file_change.ts";
+
 /** Key of the start time (milliseconds, `Date.now()`) on a `FunctionCallingInit`. */
 export const START_AT: unique symbol = Symbol("hookscope.startAt");
 
 /** Key of `FunctionCalling`'s run method that resolves to the call itself. */
 export const RUN_CALL: unique symbol = Symbol("hookscope.runCall");
 
-/** Key of the effects channel (`InvokeOptions.effects`) on a `FunctionCallingInit`. */
+/**
+ * Key of a call's {@linkcode CallHost} on a `FunctionCallingInit` and on `InvokeOptions` (the act
+ * path's), and of `FunctionCalling`'s getter of the effects channel.
+ */
 export const EFFECTS: unique symbol = Symbol("hookscope.effects");
+
+/**
+ * Where a call finds its effects channel and, when it has one, its approval path: the act path
+ * hands each call one (its per-call state), which makes the channel only when the tool or a hook
+ * first reads it, so a call that stages nothing makes none. `InvokeOptions.effects` is wrapped as
+ * one (`{ effects }`).
+ */
+export interface CallHost {
+  /** The channel (read when a staged run or a hook asks for it). */
+  readonly effects: ToolEffectsChannel | undefined;
+  /** Answers an ask of the tool's hooks, as `InvokeOptions.approve` does (called as a method). */
+  readonly approve?: ApprovalHandler;
+}
 
 /**
  * Key of a hook context's `(text: string) => void`: adds a `context` string for the model to the

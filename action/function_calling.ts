@@ -35,7 +35,16 @@ import {
 import { durationClock, isThenable } from "../core/_util.ts";
 import { actionOf } from "./_chain.ts";
 import { isPlainObject } from "../core/_freeze.ts";
-import { ARGS_REWRITTEN, ASKED_BY, CHECKED, EFFECTS, NOTE, RUN_CALL, START_AT } from "./_start.ts";
+import {
+  ARGS_REWRITTEN,
+  ASKED_BY,
+  type CallHost,
+  CHECKED,
+  EFFECTS,
+  NOTE,
+  RUN_CALL,
+  START_AT,
+} from "./_start.ts";
 import type { z } from "zod";
 import type { ToolHookContext } from "./spec.ts";
 import type { Tool, ToolContext } from "./tool.ts";
@@ -97,8 +106,11 @@ export class FunctionCalling extends Operation {
   /** The call id, if one was given. */
   readonly callId: string | undefined;
   #startAt: number | undefined;
-  /** The act path's effects channel, handed to the tool and its processors. */
-  readonly #effects: ToolEffectsChannel | undefined;
+  /**
+   * The act path's per-call state (its effects channel, made when first read, and its approval
+   * path), or the `effects` option wrapped.
+   */
+  readonly #host: CallHost | undefined;
   /**
    * What the hooks of a run left (made at first need: a call without hooks or an approver
    * allocates nothing for them): the approver, `context` strings, whether arguments were rewritten.
@@ -118,7 +130,7 @@ export class FunctionCalling extends Operation {
     }
     this.tool = init.tool;
     this.callId = init.callId;
-    this.#effects = (init as { [EFFECTS]?: ToolEffectsChannel })[EFFECTS];
+    this.#host = (init as { [EFFECTS]?: CallHost })[EFFECTS];
     this.arguments = validateArguments(init.tool, init.arguments, "");
   }
 
@@ -178,7 +190,7 @@ export class FunctionCalling extends Operation {
 
   /** The act path's effects channel (for the hook contexts). */
   get [EFFECTS](): ToolEffectsChannel | undefined {
-    return this.#effects;
+    return this.#host?.effects;
   }
 
   /** Whether a hook of the tool (its preprocessor, an approval's edit) changed the arguments. */
@@ -274,7 +286,7 @@ export class FunctionCalling extends Operation {
         if (asked !== undefined) return this.#runAsync(signal, ASKED, asked, undefined);
       }
       signal.throwIfAborted();
-      const result = tool.execute(this.arguments, toolContext(signal, this.callId, this.#effects));
+      const result = tool.execute(this.arguments, toolContext(signal, this.callId, this.#host));
       if (isThenable(result)) return this.#runAsync(signal, FUNC, result, undefined);
       const postprocessor = tool.postprocessor;
       if (postprocessor === null) return result;
@@ -306,7 +318,7 @@ export class FunctionCalling extends Operation {
           if (asked !== undefined) await abortable(asked, signal);
         } else await abortable(pending, signal);
         signal.throwIfAborted();
-        result = tool.execute(this.arguments, toolContext(signal, this.callId, this.#effects));
+        result = tool.execute(this.arguments, toolContext(signal, this.callId, this.#host));
         if (isThenable(result)) result = await abortable(result, signal);
       }
       const postprocessor = tool.postprocessor;
@@ -397,9 +409,19 @@ export class FunctionCalling extends Operation {
     if (ask.reason !== undefined) pending.reason = ask.reason;
     const approval: PendingApproval = Object.freeze(pending);
     const approve = this.#hooks?.approve;
-    if (approve === undefined) throw new ApprovalRequiredError(approval);
+    const host = this.#host;
+    if (approve === undefined && host?.approve === undefined) {
+      throw new ApprovalRequiredError(approval);
+    }
     const answer = normalizeAnswer(
-      await abortable(Promise.resolve().then(() => approve(approval, { signal })), signal),
+      await abortable(
+        Promise.resolve().then(() =>
+          approve !== undefined
+            ? approve(approval, { signal })
+            : host!.approve!(approval, { signal })
+        ),
+        signal,
+      ),
     );
     if (!answer.approve) {
       throw this.#denied(
@@ -501,12 +523,30 @@ function abortable<T>(pending: PromiseLike<T>, signal: AbortSignal): PromiseLike
 function toolContext(
   signal: AbortSignal,
   callId: string | undefined,
-  effects: ToolEffectsChannel | undefined,
+  host: CallHost | undefined,
 ): ToolContext {
-  const context: { -readonly [K in keyof ToolContext]: ToolContext[K] } = { signal };
-  if (callId !== undefined) context.callId = callId;
-  if (effects !== undefined) context.effects = effects;
-  return context;
+  if (host !== undefined) return new HostedToolContext(signal, callId, host);
+  return callId === undefined ? { signal } : { signal, callId };
+}
+
+/**
+ * What the tool receives on a call with a host: `effects` is read from the host when the tool
+ * reads it (the act path makes its channel then).
+ */
+class HostedToolContext implements ToolContext {
+  readonly signal: AbortSignal;
+  readonly callId: string | undefined;
+  readonly #host: CallHost;
+
+  constructor(signal: AbortSignal, callId: string | undefined, host: CallHost) {
+    this.signal = signal;
+    this.callId = callId;
+    this.#host = host;
+  }
+
+  get effects(): ToolEffectsChannel | undefined {
+    return this.#host.effects;
+  }
 }
 
 /**

@@ -9,7 +9,7 @@ import { type ApprovalHandler, ToolNotFoundError } from "../core/mod.ts";
 import { attachToolHooks } from "./_attach.ts";
 import { durationClock } from "../core/_util.ts";
 import { FunctionCalling, type FunctionCallingInit } from "./function_calling.ts";
-import { EFFECTS, RUN_CALL, START_AT } from "./_start.ts";
+import { type CallHost, EFFECTS, RUN_CALL, START_AT } from "./_start.ts";
 import type { AgentSpec } from "./spec.ts";
 import { Tool } from "./tool.ts";
 import type { ToolEffectsChannel } from "./coding/file_change.ts";
@@ -146,7 +146,11 @@ export class ActionManager {
   invoke(request: ActionRequestInit, options?: InvokeOptions): Promise<FunctionCalling> {
     let call: FunctionCalling;
     try {
-      call = this.#call(request, options?.callId, options?.effects);
+      // The act path's call host (internal), else the public channel wrapped as one.
+      const effects = options?.effects;
+      const host = (options as { [EFFECTS]?: CallHost } | undefined)?.[EFFECTS] ??
+        (effects === undefined ? undefined : { effects });
+      call = this.#call(request, options?.callId, host);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -156,7 +160,7 @@ export class ActionManager {
   #call(
     request: ActionRequestInit,
     callId: string | undefined,
-    effects: ToolEffectsChannel | undefined,
+    host: CallHost | undefined,
   ): FunctionCalling {
     if (request === null || typeof request !== "object") {
       throw new TypeError("Cannot invoke action: request must be an object");
@@ -167,11 +171,11 @@ export class ActionManager {
     const args = request.arguments ?? {};
     const tool = this.#tools.get(request.function);
     if (!tool) throw new ToolNotFoundError(request.function, [...this.#tools.keys()]);
-    const init: FunctionCallingInit & { [START_AT]: number; [EFFECTS]?: ToolEffectsChannel } =
+    const init: FunctionCallingInit & { [START_AT]: number; [EFFECTS]?: CallHost } =
       callId === undefined
         ? { tool, arguments: args, [START_AT]: durationClock() }
         : { tool, arguments: args, callId, [START_AT]: durationClock() };
-    if (effects !== undefined) init[EFFECTS] = effects;
+    if (host !== undefined) init[EFFECTS] = host;
     return new FunctionCalling(init);
   }
 }

@@ -5,7 +5,6 @@
 import {
   type ApprovalAnswer,
   type ApprovalEffects,
-  type ApprovalHandler,
   argsHash,
   type PendingApproval,
 } from "../core/approval.ts";
@@ -22,8 +21,8 @@ import { EventStatus, isAbortError } from "../core/operation.ts";
 import { deepFrozenCopy, plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import { summarize } from "../core/json_safe.ts";
 import type { FunctionCalling } from "../action/function_calling.ts";
-import { ARGS_REWRITTEN } from "../action/_start.ts";
-import type { ActionRequestInit } from "../action/manager.ts";
+import { ARGS_REWRITTEN, type CallHost, EFFECTS } from "../action/_start.ts";
+import type { ActionRequestInit, InvokeOptions } from "../action/manager.ts";
 import type { HookBus, ToolErrorFold, ToolPostFold, ToolPreFold } from "../hooks/bus.ts";
 import type { ToolSource } from "../core/tool_source.ts";
 import { type HookPayloads, HookPoint } from "../hooks/hook_point.ts";
@@ -42,7 +41,7 @@ import {
   WouldDeny,
 } from "./signal.ts";
 import type { ActHost, ActionResult, ActOptions } from "./act.ts";
-import { actEffects } from "./_effects_channel.ts";
+import { type ActEffects, actEffects } from "./_effects_channel.ts";
 import { messageOf } from "../core/_util.ts";
 
 /** The output of an action the governance gate denied. */
@@ -372,51 +371,31 @@ async function runAction(
     return await stopped(host, op, error, toolName, callId, args);
   }
   const runArgs = structuredCloneArgs(frozenArgs);
-  // A staged run (coding toolkit) decides on its change set through the session: its hooks, the
-  // call's approval path and the audit trail.
-  const effects = actEffects({
+  // The tool's side of the call: the approval path of a Tool-scope ask, and the effects channel
+  // of a staged run, made only if the tool or a hook reads it.
+  const effects = new ActCallHost(
     host,
     op,
-    ...(options?.runId ? { runId: options.runId } : {}),
-    call: { toolName, callId, args: frozenArgs },
-    ask: (question, wait) => requestAnswer(host, op, options, question, wait),
-    stored: (question) =>
-      storedAnswerOf(options?.approve, pendingOf(host, options, question)) ?? undefined,
-    deny: (init) => deny(host, op, init),
-    emit: (signal) => safeEmit(host, signal, op, "observer (effects)"),
-  });
-  // An ask of the Tool scope (a `Tool` preprocessor, an `AgentSpec` hook) goes through the same
-  // approval path as a `tool.pre` ask: recorded, answered inline or left pending.
-  const approve: ApprovalHandler = async (pending) => {
-    if (approvedHash !== undefined && pending.argsHash === approvedHash) return APPROVED;
-    const ran = await approveAsk(host, op, options, judge, addContext, {
-      toolName,
-      callId,
-      args: pending.args,
-      reason: pending.reason,
-      hook: pending.policy,
-      expiresAt: pending.expiresAt,
-      answerableBy: pending.answerableBy,
-    });
-    approvedHash = argsHash(ran);
-    return ran === pending.args
-      ? APPROVED
-      : { approve: true, updatedArgs: ran as Record<string, unknown> };
-  };
+    options,
+    toolName,
+    callId,
+    frozenArgs,
+    judge,
+    addContext,
+  );
+  effects.approvedHash = approvedHash;
 
   const started = performance.now();
   let fc: FunctionCalling | null = null;
   let failure: unknown = null;
   let failed = false;
+  const invokeOptions: InvokeOptions & { [EFFECTS]: CallHost } = signal
+    ? { signal, callId, suppressErrors: true, [EFFECTS]: effects }
+    : { callId, suppressErrors: true, [EFFECTS]: effects };
   try {
     fc = await op.run(
       `tool "${toolName}"`,
-      host.actions.invoke(
-        { function: toolName, arguments: runArgs },
-        signal
-          ? { signal, callId, suppressErrors: true, effects, approve }
-          : { callId, suppressErrors: true, effects, approve },
-      ),
+      host.actions.invoke({ function: toolName, arguments: runArgs }, invokeOptions),
     );
     if (fc.status !== EventStatus.COMPLETED) {
       failed = true;
@@ -518,6 +497,115 @@ async function runAction(
   }
   await safeEmit(host, fc, op, "observer (FunctionCalling)");
   return await ranOutcome(host, op, toolName, callId, args, frozenArgs, output, context);
+}
+
+/**
+ * What one call on the act path hands its tool (its `CallHost`, one object per call): the approval
+ * path of an ask of the Tool scope (a `Tool` preprocessor, an `AgentSpec` hook), the same as a
+ * `tool.pre` ask's (recorded, answered inline or left pending), and the effects channel through
+ * which a staged run (coding toolkit) decides on its change set: the session's hooks, the call's
+ * approval path and the audit trail. The channel is made when the tool or a hook first reads
+ * `effects`: a call that stages nothing makes none.
+ */
+class ActCallHost implements CallHost {
+  /**
+   * The arguments a person approved on this call (their argsHash): a Tool-scope ask about the
+   * same arguments is answered by that approval, so nobody is asked twice about one call.
+   */
+  approvedHash: string | undefined = undefined;
+  readonly #host: ActHost;
+  readonly #op: ActDeadline;
+  readonly #options: ActOptions | undefined;
+  readonly #toolName: string;
+  readonly #callId: string;
+  /** The arguments the call runs with (a change set's question names them). */
+  readonly #args: Readonly<Record<string, unknown>>;
+  readonly #judge: ((judged: Readonly<Record<string, unknown>>) => Promise<ToolPreFold>) | null;
+  readonly #addContext: (texts: readonly string[]) => void;
+  #channel: ActEffects | undefined = undefined;
+
+  constructor(
+    host: ActHost,
+    op: ActDeadline,
+    options: ActOptions | undefined,
+    toolName: string,
+    callId: string,
+    args: Readonly<Record<string, unknown>>,
+    judge: ((judged: Readonly<Record<string, unknown>>) => Promise<ToolPreFold>) | null,
+    addContext: (texts: readonly string[]) => void,
+  ) {
+    this.#host = host;
+    this.#op = op;
+    this.#options = options;
+    this.#toolName = toolName;
+    this.#callId = callId;
+    this.#args = args;
+    this.#judge = judge;
+    this.#addContext = addContext;
+  }
+
+  /** The effects channel, made at the first read. */
+  get effects(): ActEffects {
+    if (this.#channel !== undefined) return this.#channel;
+    const host = this.#host;
+    const op = this.#op;
+    const options = this.#options;
+    const runId = options?.runId;
+    this.#channel = actEffects({
+      host,
+      op,
+      ...(runId ? { runId } : {}),
+      call: { toolName: this.#toolName, callId: this.#callId, args: this.#args },
+      ask: (question, wait) => requestAnswer(host, op, options, question, wait),
+      stored: (question) =>
+        storedAnswerOf(options?.approve, pendingOf(host, options, question)) ?? undefined,
+      deny: (init) => deny(host, op, init),
+      emit: (signal) => safeEmit(host, signal, op, "observer (effects)"),
+    });
+    return this.#channel;
+  }
+
+  /** Set when the change set waits for a person (the call is pending). */
+  get pending(): ApprovalRequiredError | undefined {
+    return this.#channel?.pending;
+  }
+
+  /** Set when a person's rejection of the change set ended the run. */
+  get denied(): ToolDeniedError | undefined {
+    return this.#channel?.denied;
+  }
+
+  /** The channel's held records, written now (see `ActEffects.flush`); none without a channel. */
+  flush(): Promise<void> | undefined {
+    return this.#channel?.flush();
+  }
+
+  /** Answers a Tool-scope ask through the act path's approval path. */
+  async approve(pending: PendingApproval): Promise<ApprovalAnswer> {
+    if (this.approvedHash !== undefined && pending.argsHash === this.approvedHash) {
+      return APPROVED;
+    }
+    const ran = await approveAsk(
+      this.#host,
+      this.#op,
+      this.#options,
+      this.#judge,
+      this.#addContext,
+      {
+        toolName: this.#toolName,
+        callId: this.#callId,
+        args: pending.args,
+        reason: pending.reason,
+        hook: pending.policy,
+        expiresAt: pending.expiresAt,
+        answerableBy: pending.answerableBy,
+      },
+    );
+    this.approvedHash = argsHash(ran);
+    return ran === pending.args
+      ? APPROVED
+      : { approve: true, updatedArgs: ran as Record<string, unknown> };
+  }
 }
 
 /** The tool.* payload fields every hook reads: the call, its signal and the tool's source. */

@@ -6,7 +6,7 @@
 
 import { toModelAnswer } from "./endpoints/_answer.ts";
 import type { EntityInit } from "../core/mod.ts";
-import type { Endpoint, StreamChunk } from "./endpoint.ts";
+import { type Endpoint, FunctionEndpoint, type StreamChunk } from "./endpoint.ts";
 import { HookedEvent } from "./hooked_event.ts";
 import { internals } from "./_stream_run.ts";
 
@@ -70,7 +70,12 @@ export class APICalling extends HookedEvent {
    * written before typed answers is read as one, its value kept as `raw`).
    */
   protected _coreInvoke(signal: AbortSignal): Promise<unknown> {
-    return Promise.resolve(this.endpoint.call(this.payload, { signal })).then(toModelAnswer);
+    const endpoint = this.endpoint;
+    const answer = endpoint.call(this.payload, { signal });
+    // FunctionEndpoint's own `call` answers with typed answers already: nothing to read again.
+    return endpoint.call === FunctionEndpoint.prototype.call
+      ? answer
+      : Promise.resolve(answer).then(toModelAnswer);
   }
 
   /** Streams from the endpoint. */

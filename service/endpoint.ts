@@ -7,6 +7,7 @@
 
 import { internals, iteratorSource, readerSource } from "./_stream_run.ts";
 import { toModelAnswer } from "./endpoints/_answer.ts";
+import { isThenable } from "../core/_util.ts";
 
 /** A piece of assistant text. */
 export interface TextChunk {
@@ -208,12 +209,20 @@ export class FunctionEndpoint implements Endpoint {
   }
 
   /** Calls the wrapped function; resolves to its value as a {@linkcode ModelAnswer}. */
-  async call(
+  call(
     payload: Record<string, unknown>,
     options: EndpointCallOptions,
   ): Promise<ModelAnswer> {
-    options.signal.throwIfAborted();
-    return toModelAnswer(await this.#call(payload, options));
+    // Not `async`: a function that answers synchronously costs one settled promise, no await.
+    try {
+      options.signal.throwIfAborted();
+      const out = this.#call(payload, options);
+      return isThenable(out)
+        ? Promise.resolve(out).then(toModelAnswer)
+        : Promise.resolve(toModelAnswer(out));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Streams the wrapped generator (or the call result as one text chunk). */

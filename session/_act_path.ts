@@ -575,7 +575,7 @@ class ActCallHost implements CallHost {
     return this.#channel?.denied;
   }
 
-  /** The channel's held records, written now (see `ActEffects.flush`); none without a channel. */
+  /** Records an ask's held `EffectsDecided` (`ActEffects.flush`); `undefined` without a channel. */
   flush(): Promise<void> | undefined {
     return this.#channel?.flush();
   }

@@ -86,6 +86,8 @@ h3 { font-size: .95rem; margin: .6rem 0 .4rem; }
 #checkpoints > li { border-left-color: #3b6fb0; }
 #checkpoints > li.undone { border-left-color: #888; }
 #undo-status.failed { color: #b00020; }
+.refusal { border-top: 1px solid #e2e2dc; margin-top: .5rem; }
+.confirm { background: #fbeaea; border-radius: 4px; padding: .2rem .5rem; }
 `;
 
 /** The script. */
@@ -317,7 +319,6 @@ export const CONSOLE_JS: string = String.raw`"use strict";
   let checkpointsAt = 0;
   let checkpointsTimer = null;
   function checkpointCard(c) {
-    const id = "u-" + c.callId;
     const li = el("li", { class: c.state === "committed" ? "" : "undone", "data-undo-call": c.callId });
     li.append(el("p", null, c.toolName + " ", el("span", { class: "meta" }, "call " + c.callId + " · " + time(c.createdAt) + " · " + c.workspace)));
     const list = el("pre", { class: "changes", "aria-label": "what the call changed" });
@@ -325,12 +326,65 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     li.append(list);
     if (c.state !== "committed") { li.append(el("p", { class: "meta" }, c.state === "undone" ? "Undone." : "Not committed (" + c.state + ").")); return li; }
     if (!state.canUndo) { li.append(el("p", { class: "meta" }, "Undo needs an answer token.")); return li; }
-    const forceId = id + "-force";
-    const force = el("input", { id: forceId, type: "checkbox" });
     const button = el("button", { type: "button", class: "reject" }, "Undo");
-    button.addEventListener("click", () => undo(c, force.checked, button));
-    li.append(el("div", { class: "actions" }, button, force, el("label", { for: forceId }, "Force: restore even if later calls changed these paths")));
+    button.addEventListener("click", () => undo(c, false, button));
+    li.append(el("div", { class: "actions" }, button));
+    const refusal = state.undoRefusal && state.undoRefusal.callId === c.callId ? state.undoRefusal : null;
+    if (refusal) li.append(refusalBlock(c, refusal));
     return li;
+  }
+  // A later call's name for a person: which call, and where it belongs (a link to its session).
+  function laterCall(l) {
+    const span = el("span", null, "call " + l.callId + " (" + l.toolName + ")");
+    if (l.sessionId === state.session) span.append(", later in this session,");
+    else if (l.sessionId) span.append(" of ", el("a", { href: "#/s/" + encodeURIComponent(l.sessionId) }, "session " + l.sessionId));
+    return span;
+  }
+  function pathsText(paths) {
+    const shown = (paths || []).slice(0, 3).join(", ");
+    return (paths || []).length > 3 ? shown + " and " + (paths.length - 3) + " more" : shown || "the same files";
+  }
+  // Why an undo was refused, what a person can do about it, and the undo anyway (confirmed).
+  function refusalBlock(c, refusal) {
+    const body = refusal.body;
+    const paths = pathsText(body.paths);
+    const later = body.later || [];
+    const block = el("div", { class: "refusal" });
+    const why = el("p", null, "Not undone: ");
+    let lost;
+    if (body.why === "conflict" && later.length > 0) {
+      if (later.length === 1) why.append(laterCall(later[0]), " changed " + paths + " after this call. Undo call " + later[0].callId + " first, then this one.");
+      else {
+        why.append("later calls changed " + paths + " after this call: ");
+        later.forEach((l, i) => why.append(i === 0 ? "" : "; ", laterCall(l)));
+        why.append(". Undo them first, newest first (call " + later[0].callId + " first), then this one.");
+      }
+      lost = "loses what call" + (later.length === 1 ? " " : "s ") + later.map((l) => l.callId).join(", ") + " changed there.";
+    } else {
+      why.append(paths + " changed after call " + c.callId + " committed, not by a call hookscope recorded (by hand, or another program). Look at those changes first.");
+      lost = "loses the changes made to them since.";
+    }
+    block.append(why);
+    if (!refusal.confirming) {
+      const anyway = el("button", { type: "button" }, "Undo anyway…");
+      anyway.addEventListener("click", () => { refusal.confirming = true; redrawCheckpoint(c, ".confirm button"); });
+      block.append(el("div", { class: "actions" }, anyway));
+      return block;
+    }
+    const go = el("button", { type: "button", class: "reject" }, "Undo anyway, losing those changes");
+    go.addEventListener("click", () => undo(c, true, go));
+    const cancel = el("button", { type: "button" }, "Cancel");
+    cancel.addEventListener("click", () => { refusal.confirming = false; redrawCheckpoint(c, ".refusal button"); });
+    block.append(el("div", { class: "confirm", role: "group", "aria-label": "confirm the undo" }, el("p", null, "Undoing call " + c.callId + " anyway puts " + paths + " back as it was before call " + c.callId + ", and " + lost), el("div", { class: "actions" }, go, cancel)));
+    return block;
+  }
+  function redrawCheckpoint(c, focus) {
+    const old = $("checkpoints").querySelector('li[data-undo-call="' + CSS.escape(c.callId) + '"]');
+    if (!old) return;
+    const card = checkpointCard(c);
+    old.replaceWith(card);
+    const target = focus && card.querySelector(focus);
+    if (target) target.focus();
   }
   async function undo(c, force, button) {
     const status = $("undo-status");
@@ -343,10 +397,19 @@ export const CONSOLE_JS: string = String.raw`"use strict";
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ session: state.session, callId: c.callId, force: force || undefined }),
       });
+      state.undoRefusal = null;
       status.textContent = "Undid call " + c.callId + " in " + result.workspace + ": " + result.changes.length + " path(s) restored.";
     } catch (error) {
       status.className = "failed";
-      status.textContent = "Not undone: " + error.message + (error.body && error.body.why === "conflict" ? " (tick Force to restore anyway)" : "");
+      const why = error.body && error.body.why;
+      if (error.status === 409 && (why === "conflict" || why === "changed")) {
+        // Said on the call's card, with what to do about it.
+        state.undoRefusal = { callId: c.callId, body: error.body, confirming: false };
+        status.textContent = "Call " + c.callId + " was not undone: " + (why === "conflict" ? "later calls changed the same files" : "its files changed since") + ". Why, and what to do, is on its card.";
+      } else {
+        state.undoRefusal = null;
+        status.textContent = "Not undone: " + error.message;
+      }
     } finally {
       button.disabled = false;
       lastCheckpoints = "";
@@ -384,7 +447,7 @@ export const CONSOLE_JS: string = String.raw`"use strict";
     $("timeline").replaceChildren();
     $("timeline-status").textContent = "";
     $("timeline-help").textContent = next ? "Session " + next : "Pick a session.";
-    $("undo").hidden = true; $("checkpoints").replaceChildren(); $("undo-status").textContent = ""; lastCheckpoints = "";
+    $("undo").hidden = true; $("checkpoints").replaceChildren(); $("undo-status").textContent = ""; lastCheckpoints = ""; state.undoRefusal = null;
     if (next) refreshCheckpoints().catch(() => {});
     if (state.sessions) { lastSessions = ""; showSessions(state.sessions); }
     return true;

@@ -3,6 +3,7 @@
 // on first use, so a console that never undoes never loads them.
 
 import type { MessageRecord, SessionStore, SignalInsert } from "../store/session_store.ts";
+import type { EffectsCommitError } from "../action/coding/effects_error.ts";
 
 /** What an undo restored, for its `ChangesUndone` row. */
 export interface UndoRecord {
@@ -56,7 +57,16 @@ export interface ConsoleCheckpoint {
 /** Why an undo was refused, or what it did. */
 export type UndoOutcome =
   | { readonly ok: true; readonly workspace: string; readonly changes: readonly unknown[] }
-  | { readonly ok: false; readonly status: number; readonly why: string; readonly error: string };
+  | {
+    readonly ok: false;
+    readonly status: number;
+    readonly why: string;
+    readonly error: string;
+    /** A `conflict`: the later calls that changed the same paths, newest first. */
+    readonly later?: EffectsCommitError["later"];
+    /** A `conflict` or `changed`: the paths in question. */
+    readonly paths?: readonly string[];
+  };
 
 /** The call ids of a session's tool calls, read from its messages. */
 export async function sessionCallIds(store: SessionStore, session: string): Promise<Set<string>> {
@@ -151,7 +161,14 @@ export async function undoCall(
     return { ok: true, workspace: found.store.workspace, changes };
   } catch (error) {
     if (error instanceof EffectsCommitError) {
-      return { ok: false, status: 409, why: error.why, error: error.message };
+      return {
+        ok: false,
+        status: 409,
+        why: error.why,
+        error: error.message,
+        ...(error.later !== undefined ? { later: error.later } : {}),
+        ...(error.paths !== undefined ? { paths: error.paths } : {}),
+      };
     }
     throw error;
   }

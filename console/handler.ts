@@ -257,7 +257,8 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
       options.effectsDirs,
     );
     if (!outcome.ok) {
-      return reply(outcome.status, { error: outcome.error, why: outcome.why });
+      const { ok: _ok, status, ...refusal } = outcome;
+      return reply(status, refusal);
     }
     return reply(200, {
       ok: true,

@@ -663,20 +663,40 @@ export async function undoChanges(
   const force = options?.force === true;
   const paths = manifest.before.map((entry) => entry.path);
   if (!force) {
-    for (const later of all) {
-      if (later.state !== "committed" || later.createdAt < manifest.createdAt) continue;
-      if (later.id === manifest.id) continue;
-      const touched = later.before.map((entry) => entry.path).filter((p) =>
+    // Every later call that changed these paths, newest first: the first can be undone first.
+    const later: CheckpointManifest[] = [];
+    const touched = new Set<string>();
+    for (const other of [...all].reverse()) {
+      if (other.state !== "committed" || other.createdAt < manifest.createdAt) continue;
+      if (other.id === manifest.id) continue;
+      const hit = other.before.map((entry) => entry.path).filter((p) =>
         paths.some((q) => overlaps(p, q))
       );
-      if (touched.length) {
-        throw new EffectsCommitError(
-          "conflict",
-          `A later call (${later.callId}) changed the same paths (${
-            touched.slice(0, 5).join(", ")
-          }); undo it first or pass force`,
-        );
-      }
+      if (hit.length === 0) continue;
+      later.push(other);
+      for (const path of hit) touched.add(path);
+    }
+    if (later.length > 0) {
+      const shown = [...touched].slice(0, 20);
+      const ids = later.map((m) => m.callId);
+      throw new EffectsCommitError(
+        "conflict",
+        `${
+          ids.length === 1
+            ? `A later call (${ids[0]})`
+            : `Later calls (${ids.join(", ")}; newest first)`
+        } changed the same paths (${shown.slice(0, 5).join(", ")}); undo ${
+          ids.length === 1 ? "it" : "them"
+        } first or pass force`,
+        {
+          later: later.map((m) => ({
+            callId: m.callId,
+            toolName: m.toolName,
+            ...(m.sessionId !== undefined ? { sessionId: m.sessionId } : {}),
+          })),
+          paths: shown,
+        },
+      );
     }
     const now: Fingerprint[] = [];
     for (const path of paths) await fingerprints(store, path, now);
@@ -693,6 +713,7 @@ export async function undoChanges(
         `Paths changed since call ${callId} committed (${
           changed.slice(0, 5).join(", ")
         }); pass force to restore them anyway`,
+        { paths: changed.slice(0, 20) },
       );
     }
   }

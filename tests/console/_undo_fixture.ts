@@ -37,6 +37,7 @@ export function undoFixture(dir: string): UndoFixture {
       const checkpoint = await commitChanges(effects, {
         callId,
         toolName: "bash",
+        sessionId: session,
         changes: [{ path: "notes.md", kind: "modified" }],
         plan: [{ kind: "put", path: "notes.md", source }],
       });

@@ -384,32 +384,80 @@ describe("the console in a real browser", () => {
     assert.match(await card.locator(".reason").textContent() ?? "", /<b>bold\?<\/b>/);
   });
 
-  it("undo: a click undoes a committed change set; one a later call changed is refused with the reason", async () => {
+  it("undo: a click undoes a committed change set; one a later call changed is refused in a person's words, with the way on and a confirmed undo anyway", async () => {
     await undo.write(store, "undo-me", "edit-1", "first edit\n");
-    await undo.write(store, "undo-me", "edit-2", "second edit\n");
+    await undo.write(store, "undo-me-later", "edit-2", "second edit\n");
     await page.goto(`${base}/#/s/undo-me`);
     const first = page.locator('#checkpoints li[data-undo-call="edit-1"]');
+    await first.waitFor({ timeout: 20_000 });
+    assert.match(await first.locator("pre.changes").textContent() ?? "", /modified notes\.md/);
+    // Nothing forces an undo by accident: no Force box next to Undo.
+    assert.equal(await page.locator("#checkpoints input[type=checkbox]").count(), 0);
+    await first.getByRole("button", { name: "Undo", exact: true }).click();
+    const refusal = first.locator(".refusal");
+    await refusal.waitFor({ timeout: 20_000 });
+    const said = await refusal.textContent() ?? "";
+    assert.match(
+      said,
+      /Not undone: call edit-2 \(bash\) of session undo-me-later changed notes\.md after this call\./,
+    );
+    assert.match(said, /Undo call edit-2 first, then this one/);
+    assert.doesNotMatch(said, /pass force|undo it first/);
+    const link = refusal.getByRole("link", { name: "session undo-me-later" });
+    assert.equal(await link.getAttribute("href"), "#/s/undo-me-later");
+    assert.equal(undo.notes(), "second edit\n");
+    // The way on: the link opens the later call's session, where it can be undone first.
+    await link.click();
     const second = page.locator('#checkpoints li[data-undo-call="edit-2"]');
     await second.waitFor({ timeout: 20_000 });
-    assert.match(await second.locator("pre.changes").textContent() ?? "", /modified notes\.md/);
-    await first.getByRole("button", { name: "Undo" }).click();
-    await page.getByText(/Not undone: A later call \(edit-2\) changed the same paths/).waitFor({
-      timeout: 20_000,
-    });
-    assert.equal(undo.notes(), "second edit\n");
-    await second.getByRole("button", { name: "Undo" }).click();
+    await second.getByRole("button", { name: "Undo", exact: true }).click();
     await page.getByText(/Undid call edit-2 in .*: 1 path\(s\) restored/).waitFor({
       timeout: 20_000,
     });
     assert.equal(undo.notes(), "first edit\n");
     await second.getByText("Undone.").waitFor({ timeout: 20_000 });
-    await first.getByRole("button", { name: "Undo" }).click();
+    await page.goto(`${base}/#/s/undo-me`);
+    await first.getByRole("button", { name: "Undo", exact: true }).click();
     await page.getByText(/Undid call edit-1/).waitFor({ timeout: 20_000 });
+    assert.equal(undo.notes(), "original\n");
+
+    // A later call of the same session: named (no link needed); undoing anyway is offered as
+    // its own action, and takes a confirmation that says what is lost.
+    await undo.write(store, "undo-me", "edit-3", "third edit\n");
+    await undo.write(store, "undo-me", "edit-4", "fourth edit\n");
+    await page.goto(`${base}/#/s/undo-me-later`);
+    await page.goto(`${base}/#/s/undo-me`);
+    const third = page.locator('#checkpoints li[data-undo-call="edit-3"]');
+    await third.waitFor({ timeout: 20_000 });
+    await third.getByRole("button", { name: "Undo", exact: true }).click();
+    await third.locator(".refusal").waitFor({ timeout: 20_000 });
+    assert.match(
+      await third.locator(".refusal").textContent() ?? "",
+      /call edit-4 \(bash\), later in this session, changed notes\.md after this call\. Undo call edit-4 first, then this one/,
+    );
+    await third.getByRole("button", { name: "Undo anyway…" }).click();
+    const confirm = third.locator(".confirm");
+    assert.match(
+      await confirm.textContent() ?? "",
+      /puts notes\.md back as it was before call edit-3, and loses what call edit-4 changed there/,
+    );
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    assert.equal(await third.locator(".confirm").count(), 0);
+    assert.equal(undo.notes(), "fourth edit\n");
+    await third.getByRole("button", { name: "Undo anyway…" }).click();
+    await third.getByRole("button", { name: "Undo anyway, losing those changes" }).click();
+    await page.getByText(/Undid call edit-3/).waitFor({ timeout: 20_000 });
     assert.equal(undo.notes(), "original\n");
     const undone = (await store.listSessionSignals("undo-me")).filter((s) =>
       s.kind === "ChangesUndone"
     );
-    assert.deepEqual(undone.map((s) => (s.payload as { by: string }).by), ["ana", "ana"]);
+    assert.deepEqual(
+      undone.map((s) => {
+        const p = s.payload as { by: string; callId: string; force: boolean };
+        return [p.callId, p.by, p.force];
+      }),
+      [["edit-1", "ana", false], ["edit-3", "ana", true]],
+    );
   });
 
   it("is usable with the keyboard alone, labels every field, and fits a phone", async () => {

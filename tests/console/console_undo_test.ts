@@ -104,7 +104,17 @@ describe("undo from the console", () => {
     const conflict = await undo({ session: "s1", callId: "call-1" });
     assert.equal(conflict.status, 409);
     assert.equal(conflict.body.why, "conflict");
-    assert.match(conflict.body.error, /A later call \(call-2\) changed the same paths/);
+    assert.match(
+      conflict.body.error,
+      /Later calls \(call-9, call-2; newest first\) changed the same paths \(notes\.md\)/,
+    );
+    // What a page needs to say it to a person: the later calls, newest first (the one to undo
+    // first), the session each belongs to, and the paths.
+    assert.deepEqual(conflict.body.later, [
+      { callId: "call-9", toolName: "bash", sessionId: "other" },
+      { callId: "call-2", toolName: "bash", sessionId: "s1" },
+    ]);
+    assert.deepEqual(conflict.body.paths, ["notes.md"]);
     assert.equal(fixture.notes(), "elsewhere\n");
   });
 

@@ -429,6 +429,7 @@ describe("claudeCodeHooks", () => {
       );
       claudeCodeHooks(settings, {
         projectDir: ws,
+        transcriptDir: join(dir, "transcripts"),
         env,
         toolNames: { notebook: "NotebookEdit" },
       })(session);

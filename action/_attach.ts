@@ -254,30 +254,27 @@ function decisionOf(run: PreRun | null): ToolPreDecision {
 }
 
 /**
- * The processor context with other arguments (the call's other fields stay read on demand; a
- * class, since V8 builds object literals with getters slowly).
+ * The processor context with other arguments (the call id and the effects channel stay read on
+ * demand; a class, since V8 builds object literals with getters slowly).
  */
 class WithArgs implements ToolHookContext {
   readonly toolName: string;
+  readonly action: string;
   readonly args: Args;
   readonly signal: AbortSignal;
+  readonly source: ToolSource;
   readonly #context: ToolHookContext;
 
   constructor(context: ToolHookContext, args: Args) {
     this.toolName = context.toolName;
+    this.action = actionOf(args);
     this.args = args;
     this.signal = context.signal;
+    this.source = context.source;
     this.#context = context;
   }
 
-  get action(): string {
-    return actionOf(this.args);
-  }
-
-  get source(): ToolSource {
-    return this.#context.source;
-  }
-
+  /** Read on demand: the act path makes its effects channel only when something reads it. */
   get effects(): ToolEffectsChannel | undefined {
     return this.#context.effects;
   }

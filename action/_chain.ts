@@ -58,36 +58,28 @@ export function note(source: CallSource, text: string | undefined): void {
 }
 
 /**
- * One hook's context, for every phase (`result` is set for post hooks, `error` for error hooks).
- * Each hook gets its own copy of the arguments, made when it first reads `args` (a hook that
- * never reads them, like most post hooks, costs no copy); `callId`, `source`, `effects` and
- * `action` are read on demand too (a call without a caller-supplied id draws its own id only
- * when a hook reads it).
+ * One hook's context, for every phase (`result` is set for post hooks, `error` for error hooks):
+ * each hook gets its own copy of the arguments. `callId`, `source` and `effects` are getters read
+ * on demand (a call without a caller-supplied id draws its own id only when a hook reads it; the
+ * act path makes its effects channel only when something reads it).
  */
 class CallContext implements ToolHookContext {
   readonly toolName: string;
+  readonly action: string;
+  readonly args: Args;
   readonly signal: AbortSignal;
   readonly result: unknown;
   readonly error: unknown;
   readonly #source: CallSource;
-  readonly #args: Args;
-  #copy: Args | null = null;
 
   constructor(toolName: string, source: CallSource, args: Args, result: unknown, error: unknown) {
     this.toolName = toolName;
+    this.action = actionOf(args);
+    this.args = { ...args };
     this.signal = source.signal;
     this.result = result;
     this.error = error;
     this.#source = source;
-    this.#args = args;
-  }
-
-  get args(): Args {
-    return this.#copy ??= { ...this.#args };
-  }
-
-  get action(): string {
-    return actionOf(this.#args);
   }
 
   get source(): ToolSource {

@@ -92,27 +92,29 @@ export function plainDataCopy(
   freeze: boolean,
 ): unknown {
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return copyTop(value, action, root, freeze);
+    const record = copyRecord(value, null, action, root, freeze);
+    return freeze ? Object.freeze(record) : record;
   }
   return copyData(value, { action, path: [root], open: null, root: null, freeze });
 }
 
 /**
- * {@linkcode copyData} of an outermost object that is not an array, without the copy state
- * until a nested object needs it (most tool arguments are flat: no state, no path array).
+ * Copies a plain object that is not an array (see {@linkcode plainDataCopy}). At the top
+ * (`state` is `null`) the copy state is made only when a nested value needs it: most tool
+ * arguments are flat, and cost no state and no path array.
  */
-function copyTop(object: object, action: string, root: string, freeze: boolean): unknown {
+function copyRecord(
+  object: object,
+  state: CopyState | null,
+  action: string,
+  root: string,
+  freeze: boolean,
+): Record<string, unknown> {
   const proto = Object.getPrototypeOf(object);
   if (proto !== Object.prototype && proto !== null) {
-    throw new NotPlainDataError(action, [root], "not_plain_object");
+    return fail(state, action, root, undefined, "not_plain_object");
   }
-  const symbols = Object.getOwnPropertySymbols(object);
-  for (let i = 0; i < symbols.length; i++) {
-    if (Object.getOwnPropertyDescriptor(object, symbols[i])?.enumerable) {
-      throw new NotPlainDataError(action, [root], "symbol");
-    }
-  }
-  let state: CopyState | null = null;
+  if (hasEnumerableSymbol(object)) return fail(state, action, root, undefined, "symbol");
   const record: Record<string, unknown> = {};
   const keys = Object.keys(object);
   for (let i = 0; i < keys.length; i++) {
@@ -120,26 +122,55 @@ function copyTop(object: object, action: string, root: string, freeze: boolean):
     const d = Object.getOwnPropertyDescriptor(object, key);
     if (d === undefined || !d.enumerable) continue; // a proxy that lies about its keys
     if (d.get !== undefined || d.set !== undefined || !("value" in d)) {
-      throw new NotPlainDataError(action, [root, key], "getter");
+      return fail(state, action, root, key, "getter");
     }
     let copied = d.value;
     const type = typeof copied;
     if ((type === "object" && copied !== null) || type === "function" || type === "symbol") {
-      state ??= { action, path: [root], open: null, root: object, freeze };
-      state.path.push(key);
-      copied = copyData(copied, state);
-      state.path.pop();
+      const nested = state ??= { action, path: [root], open: null, root: object, freeze };
+      nested.path.push(key);
+      copied = copyData(copied, nested);
+      nested.path.pop();
     }
-    if (key === "__proto__") {
-      Object.defineProperty(record, key, {
-        value: copied,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    } else record[key] = copied;
+    setData(record, key, copied);
   }
-  return freeze ? Object.freeze(record) : record;
+  return record;
+}
+
+/** Throws the error of `problem` at `key` of the object being copied (at its root without state). */
+function fail(
+  state: CopyState | null,
+  action: string,
+  root: string,
+  key: string | undefined,
+  problem: NotPlainDataProblem,
+): never {
+  if (state === null) {
+    throw new NotPlainDataError(action, key === undefined ? [root] : [root, key], problem);
+  }
+  if (key !== undefined) state.path.push(key);
+  return refuse(state, problem);
+}
+
+/** Whether `object` has an enumerable own symbol key (plain data has none). */
+function hasEnumerableSymbol(object: object): boolean {
+  const symbols = Object.getOwnPropertySymbols(object);
+  for (let i = 0; i < symbols.length; i++) {
+    if (Object.getOwnPropertyDescriptor(object, symbols[i])?.enumerable) return true;
+  }
+  return false;
+}
+
+/** `record[key] = value` as an own data property, also for a `"__proto__"` key. */
+function setData(record: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") {
+    Object.defineProperty(record, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else record[key] = value;
 }
 
 interface CopyState {
@@ -184,34 +215,7 @@ function copyData(item: unknown, state: CopyState): unknown {
       state.path.pop();
     }
     out = list;
-  } else {
-    const proto = Object.getPrototypeOf(object);
-    if (proto !== Object.prototype && proto !== null) refuse(state, "not_plain_object");
-    const symbols = Object.getOwnPropertySymbols(object);
-    for (let i = 0; i < symbols.length; i++) {
-      if (Object.getOwnPropertyDescriptor(object, symbols[i])?.enumerable) refuse(state, "symbol");
-    }
-    const record: Record<string, unknown> = {};
-    const keys = Object.keys(object);
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i];
-      const d = Object.getOwnPropertyDescriptor(object, key);
-      if (d === undefined || !d.enumerable) continue; // a proxy that lies about its keys
-      state.path.push(key);
-      if (d.get !== undefined || d.set !== undefined || !("value" in d)) refuse(state, "getter");
-      const copied = copyData(d.value, state);
-      if (key === "__proto__") {
-        Object.defineProperty(record, key, {
-          value: copied,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      } else record[key] = copied;
-      state.path.pop();
-    }
-    out = record;
-  }
+  } else out = copyRecord(object, state, state.action, "", state.freeze);
   state.open?.delete(object);
   return state.freeze ? Object.freeze(out) : out;
 }

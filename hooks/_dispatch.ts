@@ -140,12 +140,18 @@ export class Dispatcher extends Chains {
     this.#onError = onError;
   }
 
-  /** Runs the chain synchronously until a handler returns a thenable, then `runAsync`. */
-  run(point: HookPoint, payload: Record<string, unknown>, blocking: boolean): Promise<void> {
+  /**
+   * Runs the chain synchronously until a handler returns a thenable, then `runAsync`. `blocking`
+   * `null` means as the point says (`emit`: a gate point blocks), read only when it matters (a
+   * failure, or the chain going async): a chain that neither fails nor waits never asks.
+   */
+  run(point: HookPoint, payload: Record<string, unknown>, blocking: boolean | null): Promise<void> {
     const chain = this.chains[point];
     if (chain.length === 0) return this.record(point, payload);
     this.taken = true;
-    if (this.allAsync[point]) return this.awaitEach(point, payload, blocking, chain);
+    if (this.allAsync[point]) {
+      return this.awaitEach(point, payload, blocking ?? foldOf(point) === GATE, chain);
+    }
     const context = this.context;
     for (let i = 0; i < chain.length; i++) {
       let result: unknown;
@@ -153,11 +159,14 @@ export class Dispatcher extends Chains {
         result = (chain[i] as Call)(payload, context);
       } catch (error) {
         if (error instanceof StopHook) break;
-        if (blocking) return Promise.reject(error);
+        if (blocking ?? foldOf(point) === GATE) return Promise.reject(error);
         this.report(error, point, "handler");
         continue;
       }
-      if (isThenable(result)) return this.runAsync(point, payload, blocking, chain, i, result);
+      if (isThenable(result)) {
+        const blocks = blocking ?? foldOf(point) === GATE;
+        return this.runAsync(point, payload, blocks, chain, i, result);
+      }
     }
     return this.record(point, payload);
   }

@@ -287,9 +287,10 @@ export class HookBus {
     if (!isHookPoint(point)) return rejectUnknown(point);
     const body = (payload ?? EMPTY_PAYLOAD) as Record<string, unknown>;
     const d = this.#d;
-    const blocking = foldOf(point) === GATE;
-    if (options === undefined && !this.#special[point]) return d.run(point, body, blocking);
-    return d.start(point, body, blocking ? BLOCKING : ISOLATED, options, 0) as Promise<void>;
+    // `null`: blocking as the point says, read by the loop only when a handler fails or waits.
+    if (options === undefined && !this.#special[point]) return d.run(point, body, null);
+    const kind = foldOf(point) === GATE ? BLOCKING : ISOLATED;
+    return d.start(point, body, kind, options, 0) as Promise<void>;
   }
 
   /**

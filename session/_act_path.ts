@@ -478,8 +478,12 @@ async function runAction(
   if (bus !== null) {
     let post: Promise<ToolPostFold>;
     try {
+      // The call's fields written out, not spread: a literal is built in one step.
       post = bus.decide(HookPoint.TOOL_POST, {
-        ...call,
+        toolName,
+        callId,
+        signal: call.signal,
+        source: call.source,
         args: frozenArgs,
         result: deepFrozenCopy(output),
         resultSummary: summarize(output),
@@ -797,7 +801,10 @@ async function judgeCall(
   const fold = await op.run(
     "tool.pre",
     bus.decide(HookPoint.TOOL_PRE, {
-      ...call,
+      toolName,
+      callId,
+      signal: call.signal,
+      source: call.source,
       args: judged,
       argsSummary: summarize(judged),
       branchId: host.id,

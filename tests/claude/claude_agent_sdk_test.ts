@@ -90,6 +90,11 @@ describe("claudeAgentHooks with the real Claude Agent SDK", { skip }, () => {
           : undefined,
       { name: "rewrite-echo" },
     );
+    session.hooks.on(
+      "message.add",
+      ({ message }) =>
+        message.role === "user" ? { context: "sdk-prompt-context-marker" } : undefined,
+    );
     const recorded: ClaudeHookDecision[] = [];
     session.observer.observe({ type: ClaudeHookDecision }, (signal) => void recorded.push(signal));
     const fake = await startAnthropicFake([
@@ -137,6 +142,9 @@ describe("claudeAgentHooks with the real Claude Agent SDK", { skip }, () => {
       assert.equal(readFileSync(join(project, "victim", "data.txt"), "utf8"), "precious");
       assert.match(JSON.stringify(fake.toolResults[1]?.content), /rewritten-in-process/);
       assert.match(JSON.stringify(fake.requests.at(-1)), /sdk-context-marker/);
+      // UserPromptSubmit context, answered in-process, reaches the model too (the SDK sends no
+      // SessionStart to callback hooks).
+      assert.match(JSON.stringify(fake.requests[0]), /sdk-prompt-context-marker/);
       await session.drainSignals();
       const pre = recorded.map((s) => s.data as Record<string, unknown>).filter((d) =>
         d.event === "PreToolUse"

@@ -10,6 +10,9 @@ import { pathToFileURL } from "node:url";
 import { claudeCodeHooks, type ClaudeCodeHooksOptions } from "./claude_code_hooks.ts";
 import type { Policy } from "./policy.ts";
 
+/** A terminal colour code (SGR escape), built without a control character in a literal. */
+const ANSI_SGR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+
 /** A policy file that cannot be used. */
 export class PolicyLoadError extends Error {
   /** The file. */
@@ -63,7 +66,7 @@ export async function loadPolicy(file: string, options?: ClaudeCodeHooksOptions)
   } catch (error) {
     // Deno colours its module errors ("not a dependency", with a hint): the reason goes to Claude
     // Code and to logs as text, so the terminal colour codes are dropped.
-    const reason = String((error as Error)?.message ?? error).replace(/\x1b\[[0-9;]*m/g, "");
+    const reason = String((error as Error)?.message ?? error).replace(ANSI_SGR, "");
     throw new PolicyLoadError(file, `the module failed to load: ${reason}`, { cause: error });
   }
   const policy = module.policy;

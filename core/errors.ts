@@ -235,7 +235,7 @@ export class SecurityDeniedError extends ToolDeniedError {
  *
  * @example
  * ```ts
- * import { GateDeniedError, SecurityDeniedError } from "@hookscope/core";
+ * import { GateDeniedError, SecurityDeniedError } from "@hookscope/core/action";
  * import assert from "node:assert/strict";
  *
  * assert.equal(GateDeniedError, SecurityDeniedError);
@@ -282,7 +282,7 @@ export class ApprovalRequiredError extends Error {
  *
  * @example
  * ```ts
- * import { HookPhaseError } from "@hookscope/core";
+ * import { HookPhaseError } from "@hookscope/core/service";
  * import assert from "node:assert/strict";
  *
  * const error = new HookPhaseError("Pre-invoke hook cancelled: boom");

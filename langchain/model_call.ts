@@ -34,7 +34,7 @@ export interface LangChainModelCall {
  * @example
  * ```ts
  * import { ModelCallRefusedError } from "@hookscope/core/langchain";
- * import { HookPhaseError } from "@hookscope/core";
+ * import { HookPhaseError } from "@hookscope/core/service";
  * import assert from "node:assert/strict";
  *
  * const error = new ModelCallRefusedError("gpt-x", new Error("budget spent"));

@@ -45,6 +45,18 @@ export function failedAnswer(
   return { output: {}, blocks: typeof name !== "string" };
 }
 
+/**
+ * The answer that blocks whatever the event is, for a request `serve` cannot tell the event of
+ * (not UTF-8 or not JSON before its name, no name, a wrong bearer token, …). Checked with the
+ * real Claude Code: `decision: "block"` denies a `PreToolUse` call and blocks a prompt, and
+ * `continue: false` stops the run, so a `Stop` is not turned into "keep going" by the block;
+ * `continue: false` alone lets a `PreToolUse` call run, and a `hookSpecificOutput` naming another
+ * event makes Claude Code ignore the whole answer.
+ */
+export function blockAnything(reason: string): Record<string, unknown> {
+  return { continue: false, stopReason: reason, decision: "block", reason };
+}
+
 /** Reads at most `max` bytes of a stream as text, within `ms`. */
 export async function readLimited(
   stream: AsyncIterable<Uint8Array | string>,

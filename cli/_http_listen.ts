@@ -185,7 +185,7 @@ async function send(response: Response, request: Request, res: ServerResponse): 
     headers[name] = value;
   });
   // A refusal may leave the request body unread: the connection is not reused after it.
-  if (response.status >= 400) {
+  if (response.status >= 400 || response.headers.get("connection") === "close") {
     headers.connection = "close";
     if (request.body !== null) void request.body.cancel().catch(() => {});
   }

@@ -17,10 +17,11 @@ import {
   ANSWER_HEADER,
   ANSWER_HEADER_VALUE,
   asciiJson,
+  blockAnything,
   failedAnswer,
   MAX_EVENT_BYTES,
-  readLimited,
 } from "./_claude_wire.ts";
+import { eventNameOf, readEventBody } from "./_event_body.ts";
 import { WriteBehind } from "./_write_behind.ts";
 import { listen } from "./_http_listen.ts";
 import { consoleHandler } from "../console/handler.ts";
@@ -48,8 +49,12 @@ export const SERVE_HELP: string =
 
 Answers Claude Code http hooks: POST /claude/hooks takes the hook event JSON and answers the
 protocol's JSON; GET /healthz answers ok. Binds 127.0.0.1 unless --host says otherwise; any other
-address needs --token-env (requests then need 'Authorization: Bearer TOKEN'). Bodies over 1 MiB
-are refused. A policy that fails or times out denies a PreToolUse (fail closed).
+address needs --token-env (requests then need 'Authorization: Bearer TOKEN'). Fails closed, always
+with HTTP 200 (Claude Code runs the call on any other status): when the policy fails or times
+out, or the request is not a whole event (over 1 MiB, not UTF-8 or JSON, no session_id), a
+PreToolUse is denied and a UserPromptSubmit blocked; a request whose event cannot be told, or
+without the right token, is answered {"continue": false, "decision": "block", ...}, which denies
+a call, blocks a prompt and stops the run.
 Prints 'listening on http://HOST:PORT' once ready.
 
 ${flagHelp(FLAGS)}`;
@@ -94,17 +99,30 @@ function answer(output: Record<string, unknown>): Response {
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+const lossy = new TextDecoder("utf-8");
 
-/** A body of a declared length, as text, unless `signal` aborts first. */
-async function readWhole(req: Request, signal: AbortSignal, timeoutMs: number): Promise<string> {
-  try {
-    return utf8.decode(await abortable(req.arrayBuffer(), signal));
-  } catch (error) {
-    if (signal.aborted && error === signal.reason) {
-      throw new Error(`no complete event within ${timeoutMs} ms`);
-    }
-    throw error;
-  }
+/** The most read (and dropped) of a body past the event limit before the answer goes out. */
+const MAX_DRAINED_BYTES = 64 * MAX_EVENT_BYTES;
+
+/**
+ * The refusal of a request at `POST /claude/hooks`, in the protocol's terms and with HTTP 200
+ * (Claude Code runs the call on any other status): a `PreToolUse` is denied, a `UserPromptSubmit`
+ * blocked, another named event answered `{}`, and a request whose event cannot be told gets the
+ * answer that blocks any event. `closes`: the body was not read to its end.
+ */
+function refusal(event: unknown, reason: string, closes = false): Response {
+  const { output, blocks } = failedAnswer(event, reason);
+  const response = answer(
+    blocks && Object.keys(output).length === 0 ? blockAnything(reason) : output,
+  );
+  if (closes) response.headers.set("connection", "close");
+  return response;
+}
+
+/** The event's name as far as `bytes` (a body that could not be parsed whole) tell it. */
+function namedBy(bytes: Uint8Array): { hook_event_name?: string } {
+  const name = eventNameOf(lossy.decode(bytes));
+  return name === undefined ? {} : { hook_event_name: name };
 }
 
 /** Runs `hookscope serve` until the process is stopped; returns the exit code. */
@@ -174,66 +192,87 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     timeoutMs,
     () => new Error(`the policy did not answer within ${timeoutMs} ms`),
   );
+  /** Reads, parses and answers one event; every refusal is an answer (see `refusal`). */
+  const answerRequest = async (req: Request, signal: AbortSignal): Promise<Response> => {
+    const refused = !authorized(req)
+      ? "missing or wrong bearer token"
+      : !/^application\/json\b/i.test(req.headers.get("content-type") ?? "")
+      ? "the body must be application/json"
+      : undefined;
+    if (refused !== undefined) {
+      // Nothing of the body is judged, but it is read to its end: closing a connection that
+      // still has unread data resets it, and the answer could be lost (then the call runs).
+      const dropped = await readEventBody(req.body, 0, MAX_DRAINED_BYTES, signal);
+      return refusal(undefined, `hookscope serve: ${refused}`, dropped.ending !== "end");
+    }
+    const length = req.headers.get("content-length");
+    const declared = length === null ? undefined : Number(length);
+    let bytes: Uint8Array;
+    if (declared !== undefined && Number.isSafeInteger(declared) && declared <= MAX_EVENT_BYTES) {
+      // The server frames a body by its declared length: read it whole (without making the
+      // body's stream).
+      try {
+        bytes = new Uint8Array(await abortable(req.arrayBuffer(), signal));
+      } catch (error) {
+        if (!signal.aborted) throw error;
+        return refusal(
+          undefined,
+          `hookscope serve: cannot read the event: no complete event within ${timeoutMs} ms`,
+          true,
+        );
+      }
+    } else {
+      const body = await readEventBody(req.body, MAX_EVENT_BYTES, MAX_DRAINED_BYTES, signal);
+      if (body.ending !== "end" || body.size > MAX_EVENT_BYTES) {
+        const why = body.ending === "deadline"
+          ? `no complete event within ${timeoutMs} ms`
+          : `the event is larger than ${MAX_EVENT_BYTES} bytes`;
+        return refusal(
+          namedBy(body.bytes),
+          `hookscope serve: cannot read the event: ${why}`,
+          body.ending !== "end",
+        );
+      }
+      bytes = body.bytes;
+    }
+    let event: unknown;
+    try {
+      if (bytes.length === 0) throw new Error("the body is empty");
+      event = JSON.parse(utf8.decode(bytes));
+      if (event === null || typeof event !== "object" || Array.isArray(event)) {
+        throw new Error("the event is not a JSON object");
+      }
+    } catch (error) {
+      return refusal(
+        namedBy(bytes),
+        `hookscope serve: cannot read the event: ${(error as Error)?.message ?? error}`,
+      );
+    }
+    try {
+      // Answer first, record after: the event's writes are queued behind the answer (a failed
+      // write is reported on stderr; stopping the server waits for pending writes).
+      const answered = await answerInStore(store, policy, event, Infinity, {
+        known,
+        writeBehind,
+        signal,
+        deferRecord: (recorded) => void record(recorded),
+      });
+      return answer(answered.output);
+    } catch (error) {
+      return refusal(event, `hookscope serve: ${(error as Error)?.message ?? error}`);
+    }
+  };
   const handle = async (req: Request): Promise<Response> => {
     const path = pathOf(req.url);
     if (req.method === "GET" && path === "/healthz") return send(200, "ok");
     if (path !== "/claude/hooks") return await consoleHandle(req);
     if (req.method !== "POST") return send(405, { error: "use POST" });
-    if (!authorized(req)) return send(401, { error: "missing or wrong bearer token" });
-    if (!/^application\/json\b/i.test(req.headers.get("content-type") ?? "")) {
-      return send(415, { error: "the body must be application/json" });
-    }
-    const length = req.headers.get("content-length");
-    const declared = length === null ? undefined : Number(length);
-    if (declared !== undefined && declared > MAX_EVENT_BYTES) {
-      return send(413, { error: `the body is larger than ${MAX_EVENT_BYTES} bytes` });
-    }
     const request = deadlines.start();
     try {
-      let event: unknown;
-      try {
-        let text: string;
-        if (declared !== undefined && Number.isSafeInteger(declared)) {
-          // The server frames a body by its declared length: read it whole (without making
-          // the body's stream).
-          if (declared === 0) throw new Error("the body is empty");
-          text = await readWhole(req, request.signal, timeoutMs);
-        } else {
-          if (req.body === null) throw new Error("the body is empty");
-          text = await readLimited(
-            req.body as AsyncIterable<Uint8Array>,
-            MAX_EVENT_BYTES,
-            timeoutMs,
-          );
-        }
-        event = JSON.parse(text);
-      } catch (error) {
-        const message = (error as Error)?.message ?? String(error);
-        return send(/larger than/.test(message) ? 413 : 400, {
-          error: `cannot read the event: ${message}`,
-        });
-      }
-      try {
-        // Answer first, record after: the event's writes are queued behind the answer (a failed
-        // write is reported on stderr; stopping the server waits for pending writes).
-        const answered = await answerInStore(store, policy, event, Infinity, {
-          known,
-          writeBehind,
-          signal: request.signal,
-          deferRecord: (recorded) => void record(recorded),
-        });
-        return answer(answered.output);
-      } catch (error) {
-        // Claude Code treats a non-2xx answer as a non-blocking error (the call would run):
-        // answer a failed PreToolUse with a deny instead, so the hook fails closed.
-        const { output, blocks } = failedAnswer(
-          event,
-          `hookscope serve: ${(error as Error)?.message ?? error}`,
-        );
-        return blocks && Object.keys(output).length === 0
-          ? send(400, { error: "not a Claude hook event" })
-          : answer(output);
-      }
+      return await answerRequest(req, request.signal);
+    } catch (error) {
+      // Whatever went wrong, the request may be a PreToolUse: it fails closed.
+      return refusal(undefined, `hookscope serve: ${(error as Error)?.message ?? error}`, true);
     } finally {
       request.done();
     }

@@ -206,12 +206,11 @@ describe("hookscope hook and serve with bad input", () => {
       const denied = await post(pre("rm -rf x"));
       assert.equal(denied.status, 200);
       assert.equal((await denied.json()).hookSpecificOutput.permissionDecision, "deny");
+      // Without the right token nothing is judged, and the answer blocks (Claude Code would run
+      // the call on a 401).
       const anonymous = await post(pre("ls"), { authorization: "" });
-      assert.equal(anonymous.status, 401);
-      await anonymous.body?.cancel();
-      const wrong = await post(pre("ls"), { authorization: "Bearer s3creT" });
-      assert.equal(wrong.status, 401);
-      await wrong.body?.cancel();
+      assert.equal(anonymous.status, 200);
+      assert.equal((await anonymous.json()).decision, "block");
     });
 
     it("serves the web console at / (its API needs the same token)", async () => {
@@ -238,10 +237,12 @@ describe("hookscope hook and serve with bad input", () => {
       assert.equal(forwarded.code, 0, forwarded.stderr);
       assert.equal(permission(forwarded.stdout).permissionDecision, "deny");
       assert.equal(permission(forwarded.stdout).permissionDecisionReason, "no rm");
-      // Without the token the server refuses, and the forwarding hook fails closed.
+      // Without the token the server's answer blocks, and the forwarding hook passes it on.
       const refused = await hook(["--server", url], pre("ls"));
-      assert.equal(permission(refused.stdout).permissionDecision, "deny");
-      assert.match(permission(refused.stdout).permissionDecisionReason ?? "", /HTTP 401/);
+      assert.equal(refused.code, 0, refused.stderr);
+      assert.equal(JSON.parse(refused.stdout).decision, "block");
+      assert.equal(JSON.parse(refused.stdout).continue, false);
+      assert.match(JSON.parse(refused.stdout).reason, /missing or wrong bearer token/);
     });
 
     it("reads a chunked body (no content-length) as well as a declared one", async () => {
@@ -303,27 +304,168 @@ describe("hookscope hook and serve with bad input", () => {
       assert.equal(unknown.code, 2);
     });
 
-    it("refuses malformed, oversized and non-JSON bodies; a hanging policy denies at the deadline", async () => {
-      const malformed = await post("{ nope");
-      assert.equal(malformed.status, 400);
-      await malformed.body?.cancel();
-      const huge = await post(pre("x".repeat(2 * 1024 * 1024)));
-      assert.equal(huge.status, 413);
-      await huge.body?.cancel();
-      const form = await post("a=b", { "content-type": "application/x-www-form-urlencoded" });
-      assert.equal(form.status, 415);
-      await form.body?.cancel();
-      const unknown = await post(
-        JSON.stringify({ session_id: "cli-session", hook_event_name: "SomeFutureEvent" }),
+    /** An answer of serve: HTTP 200 with its mark (Claude Code runs the call on any other status). */
+    async function answered(response: Response): Promise<Record<string, unknown>> {
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get("x-hookscope-answer"), "claude-hook");
+      return await response.json();
+    }
+    const denies = (answer: Record<string, unknown>, reason: RegExp) => {
+      const output = answer.hookSpecificOutput as Record<string, unknown>;
+      assert.equal(output.hookEventName, "PreToolUse");
+      assert.equal(output.permissionDecision, "deny");
+      assert.match(String(output.permissionDecisionReason), reason);
+    };
+    /** The answer that blocks any event: denies a call, blocks a prompt, stops the run. */
+    const blocksAny = (answer: Record<string, unknown>, reason: RegExp) => {
+      assert.equal(answer.continue, false);
+      assert.equal(answer.decision, "block");
+      assert.match(String(answer.reason), reason);
+      assert.equal(answer.stopReason, answer.reason);
+      assert.equal(answer.hookSpecificOutput, undefined);
+    };
+    const bytes = (...parts: (string | number[])[]) => {
+      const chunks = parts.map((p) =>
+        typeof p === "string" ? new TextEncoder().encode(p) : new Uint8Array(p)
       );
-      assert.equal(unknown.status, 200);
-      assert.deepEqual(await unknown.json(), {});
-      const notEvent = await post(JSON.stringify([1, 2]));
-      assert.equal(notEvent.status, 400);
-      await notEvent.body?.cancel();
-      const empty = await post("");
-      assert.equal(empty.status, 400);
-      assert.match((await empty.json()).error, /the body is empty/);
+      const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+      let at = 0;
+      for (const c of chunks) {
+        all.set(c, at);
+        at += c.length;
+      }
+      return all;
+    };
+    const postBytes = (body: Uint8Array | ReadableStream<Uint8Array>) =>
+      fetch(`${url}/claude/hooks`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer s3cret" },
+        body,
+        signal: AbortSignal.timeout(30_000),
+        duplex: "half",
+      } as RequestInit);
+
+    it("fails closed with HTTP 200 on every refusal: a PreToolUse is denied, an event it cannot tell blocked and stopped", async () => {
+      // Malformed JSON: the event's name is read from its start.
+      denies(
+        await answered(
+          await post('{"session_id":"s","hook_event_name":"PreToolUse","tool_input":{'),
+        ),
+        /cannot read the event/,
+      );
+      blocksAny(await answered(await post("{ nope")), /cannot read the event/);
+      // Not UTF-8.
+      const garbled = bytes(
+        '{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf victim ',
+        [0xff, 0xfe],
+        '"}}',
+      );
+      denies(await answered(await postBytes(garbled)), /cannot read the event/);
+      blocksAny(
+        await answered(await postBytes(bytes([0xff, 0xfe, 0x7b]))),
+        /cannot read the event/,
+      );
+      const prompt = bytes(
+        '{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"',
+        [0xc3],
+        '"}',
+      );
+      const blocked = await answered(await postBytes(prompt));
+      assert.equal(blocked.decision, "block");
+      assert.equal(blocked.continue, undefined);
+      // A name inside the tool's input does not count; the one at the top does.
+      denies(
+        await answered(
+          await post(
+            '{"tool_input":{"hook_event_name":"PostToolUse"},"hook_event_name":"PreToolUse",',
+          ),
+        ),
+        /cannot read the event/,
+      );
+      // Not an event: an array, no name, an empty body, another content type.
+      blocksAny(
+        await answered(await post(JSON.stringify([1, 2]))),
+        /not a JSON object/,
+      );
+      blocksAny(
+        await answered(await post(JSON.stringify({ session_id: "s", tool_name: "Bash" }))),
+        /hook_event_name/,
+      );
+      blocksAny(await answered(await post("")), /the body is empty/);
+      blocksAny(
+        await answered(await post("a=b", { "content-type": "application/x-www-form-urlencoded" })),
+        /application\/json/,
+      );
+      // Missing fields of a named event: a PreToolUse is denied, another event answered {}.
+      denies(
+        await answered(
+          await post(JSON.stringify({ hook_event_name: "PreToolUse", tool_name: "Bash" })),
+        ),
+        /session_id/,
+      );
+      assert.deepEqual(
+        await answered(await post(JSON.stringify({ hook_event_name: "PostToolUse" }))),
+        {},
+      );
+      // An event it does not map is recorded and answered {} (nothing to deny).
+      assert.deepEqual(
+        await answered(
+          await post(
+            JSON.stringify({ session_id: "cli-session", hook_event_name: "SomeFutureEvent" }),
+          ),
+        ),
+        {},
+      );
+      // Over 1 MiB, declared and chunked: the call is denied, the rest of the body read.
+      const huge = pre("rm -rf victim # " + "x".repeat(2 * 1024 * 1024));
+      denies(await answered(await post(huge)), /larger than 1048576 bytes/);
+      const chunked = new Blob([huge]).stream();
+      denies(await answered(await postBytes(chunked)), /larger than 1048576 bytes/);
+      assert.deepEqual(
+        await answered(
+          await post(
+            JSON.stringify({
+              session_id: "s",
+              hook_event_name: "PostToolUse",
+              tool_response: "x".repeat(2 * 1024 * 1024),
+            }),
+          ),
+        ),
+        {},
+      );
+      // A wrong or missing token: serve's answer blocks whatever the event is.
+      blocksAny(await answered(await post(pre("ls"), { authorization: "" })), /bearer token/);
+      blocksAny(
+        await answered(await post(pre("ls"), { authorization: "Bearer s3creT" })),
+        /bearer token/,
+      );
+      // A body that never completes: refused at the deadline.
+      const { request } = await import("node:http");
+      const target = new URL(`${url}/claude/hooks`);
+      const slow = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = request({
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            authorization: "Bearer s3cret",
+            "content-length": "500",
+          },
+        }, (res) => {
+          let text = "";
+          res.on("data", (d) => (text += d));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+        });
+        req.on("error", reject);
+        req.write(pre("rm -rf victim").slice(0, 40));
+      });
+      assert.equal(slow.status, 200);
+      blocksAny(JSON.parse(slow.text), /within 1500 ms/);
+    });
+
+    it("a hanging policy denies at the deadline; answers carry serve's mark", async () => {
       const hung = await post(pre("hang"));
       assert.equal(hung.status, 200);
       const answer = await hung.json();

@@ -18,7 +18,9 @@ import {
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { createServer } from "node:http";
 import { CLI, DENO, ROOT, startServe, stopGroup } from "./_cli.ts";
+import { blockAnything } from "../../cli/_claude_wire.ts";
 import { startAnthropicFake, type ToolStep } from "../fixtures/anthropic_server.ts";
 
 const CLAUDE = process.env.HOOKSCOPE_CLAUDE_BIN ??
@@ -102,6 +104,10 @@ import { destructiveCommandGuard } from ${JSON.stringify(join(ROOT, "action/codi
 export const policy = (session) => {
   const undo = [
     session.hooks.on("tool.pre", destructiveCommandGuard(), { name: "destructive-command-guard" }),
+    session.hooks.on("tool.pre", ({ toolName, args }) =>
+      toolName === "Write" && String(args.file_path).includes("/victim/")
+        ? { decision: "deny", reason: "victim is protected" }
+        : undefined, { name: "protect-victim" }),
     session.hooks.on("tool.pre", ({ toolName, args }) => {
       if (toolName !== "Bash") return undefined;
       if (String(args.command).startsWith("git push")) return { decision: "ask", reason: "pushing needs a person" };
@@ -340,6 +346,28 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
     }
   });
 
+  it("as an http hook against serve: an event over 1 MiB (a Write padded past the limit) is denied, not run", async () => {
+    const db = join(dir, "oversized.db");
+    const { child: server, url } = await startServe(["--policy", policyFile, "--db", db]);
+    try {
+      const setup = project(
+        "oversized",
+        allEvents({ type: "http", url: `${url}/claude/hooks`, timeout: 30 }),
+      );
+      const planted = join(setup.project, "victim", "planted.txt");
+      const { result, fake } = await drive([
+        { name: "Write", input: { file_path: planted, content: "x".repeat(1536 * 1024) } },
+      ], setup);
+      assert.equal(result.code, 0, result.stderr);
+      // serve could not read the event whole; it told a PreToolUse from its start and denied.
+      assert.equal(existsSync(planted), false);
+      assert.deepEqual(result.json.permission_denials.map((d) => d.tool_name), ["Write"]);
+      assert.match(JSON.stringify(fake.toolResults[0].content), /larger than 1048576 bytes/);
+    } finally {
+      stopGroup(server);
+    }
+  });
+
   it("as a command hook forwarding to serve (hook --server): the same answers", async () => {
     const db = join(dir, "forward.db");
     const { child: server, url } = await startServe(["--policy", policyFile, "--db", db]);
@@ -358,6 +386,149 @@ describe("Claude Code governed by hookscope (real binary, fake provider)", { ski
     } finally {
       stopGroup(server);
     }
+  });
+});
+
+describe("what Claude Code does with an http hook's answer (real binary, a scripted hook server)", {
+  skip,
+}, () => {
+  let dir: string;
+  before(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), "hookscope-claude-answers-")));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Runs `rm -rf victim` under an http hook that answers every event with `status` and `body`. */
+  async function underAnswer(
+    name: string,
+    events: string[],
+    answer: (event: { hook_event_name?: string }) => { status: number; body: string },
+    settings: { url?: string; onFailure?: string } = {},
+  ): Promise<{ result: ClaudeResult; survived: boolean; modelRequests: number }> {
+    const hook = createServer((req, res) => {
+      let raw = "";
+      req.setEncoding("utf8");
+      req.on("data", (chunk) => (raw += chunk));
+      req.on("end", () => {
+        const { status, body } = answer(JSON.parse(raw));
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, "127.0.0.1", resolve));
+    const url = settings.url ??
+      `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
+    const project = join(dir, name);
+    const home = join(dir, `${name}-home`);
+    mkdirSync(join(project, ".claude"), { recursive: true });
+    mkdirSync(home, { recursive: true });
+    mkdirSync(join(project, "victim"), { recursive: true });
+    writeFileSync(join(project, "victim", "data.txt"), "precious");
+    const hooks: Record<string, unknown> = {};
+    for (const event of events) {
+      hooks[event] = [{
+        matcher: "*",
+        hooks: [{
+          type: "http",
+          url,
+          timeout: 30,
+          ...(settings.onFailure ? { onFailure: settings.onFailure } : {}),
+        }],
+      }];
+    }
+    writeFileSync(join(project, ".claude", "settings.json"), JSON.stringify({ hooks }));
+    const fake = await startAnthropicFake([STEPS[0]]);
+    try {
+      const result = await runClaude(project, home, fake.url, "do the task");
+      return {
+        result,
+        survived: existsSync(join(project, "victim", "data.txt")),
+        modelRequests: fake.requests.length,
+      };
+    } finally {
+      await fake.close();
+      hook.closeAllConnections?.();
+      await new Promise((resolve) => hook.close(resolve));
+    }
+  }
+
+  it("runs the call on a 400, 401, 413 or 500 answer, even one whose body denies it", async () => {
+    const deny = JSON.stringify({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "denied",
+      },
+    });
+    for (const status of [400, 401, 413, 500]) {
+      const ran = await underAnswer(
+        `status-${status}`,
+        ["PreToolUse"],
+        () => ({ status, body: deny }),
+      );
+      assert.equal(ran.result.code, 0, ran.result.stderr);
+      assert.equal(ran.survived, false, `HTTP ${status}`);
+    }
+    const denied = await underAnswer(
+      "status-200",
+      ["PreToolUse"],
+      () => ({ status: 200, body: deny }),
+    );
+    assert.equal(denied.survived, true);
+  });
+
+  it('with "onFailure": "block" in the hook\'s settings, a 500 and a server that is down block the call', async () => {
+    const error = await underAnswer("block-500", ["PreToolUse"], () => ({
+      status: 500,
+      body: "{}",
+    }), { onFailure: "block" });
+    assert.equal(error.survived, true);
+    const down = await underAnswer("block-down", ["PreToolUse"], () => ({
+      status: 200,
+      body: "{}",
+    }), { onFailure: "block", url: "http://127.0.0.1:9/hook" });
+    assert.equal(down.survived, true);
+    assert.deepEqual(down.result.json.permission_denials.map((d) => d.tool_name), ["Bash"]);
+  });
+
+  it("serve's answer for an event it cannot tell denies a call, blocks a prompt; continue: false alone does not deny", async () => {
+    const block = JSON.stringify(blockAnything("hookscope-cannot-tell"));
+    const call = await underAnswer(
+      "block-pre",
+      ["PreToolUse"],
+      () => ({ status: 200, body: block }),
+    );
+    assert.equal(call.survived, true);
+    assert.deepEqual(call.result.json.permission_denials.map((d) => d.tool_input.command), [
+      "rm -rf victim",
+    ]);
+    const prompt = await underAnswer("block-prompt", ["UserPromptSubmit"], () => ({
+      status: 200,
+      body: block,
+    }));
+    assert.equal(prompt.modelRequests, 0);
+    assert.match(String(prompt.result.json.result), /hookscope-cannot-tell/);
+    // Why the answer says both: continue: false alone stops the run after the call ran.
+    const stopOnly = await underAnswer("stop-only", ["PreToolUse"], () => ({
+      status: 200,
+      body: JSON.stringify({ continue: false, stopReason: "stop" }),
+    }));
+    assert.equal(stopOnly.survived, false);
+    // And why not a deny shape for every event: naming another event voids the whole answer.
+    const misnamed = await underAnswer("misnamed", ["UserPromptSubmit"], () => ({
+      status: 200,
+      body: JSON.stringify({
+        continue: false,
+        stopReason: "stop",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "denied",
+        },
+      }),
+    }));
+    assert.equal(misnamed.modelRequests > 0, true);
+    assert.equal(misnamed.survived, false);
   });
 });
 

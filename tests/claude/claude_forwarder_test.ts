@@ -182,10 +182,13 @@ describe("forwarding command hooks (sh + curl, and hook --server)", () => {
         const fine = await forward(url, pre("ls"), { HOOK_TOKEN: "s3cret" }, token);
         assert.equal(fine.code, 0, fine.stderr);
         assert.deepEqual(JSON.parse(fine.stdout), {});
-        // A wrong or missing token: serve refuses (401), the hook fails closed.
+        // A wrong token: serve's answer blocks whatever the event is (and stops the run); the
+        // hook passes it on. A missing one: the hook fails closed itself.
         const wrong = await forward(url, pre("ls"), { HOOK_TOKEN: "wrong" }, token);
-        assert.equal(decision(wrong.stdout).permissionDecision, "deny");
-        assert.match(decision(wrong.stdout).reason ?? "", /401/);
+        assert.equal(wrong.code, 0, wrong.stderr);
+        assert.equal(JSON.parse(wrong.stdout).decision, "block");
+        assert.equal(JSON.parse(wrong.stdout).continue, false);
+        assert.match(decision(wrong.stdout).reason ?? "", /missing or wrong bearer token/);
         const missing = await forward(url, pre("ls"), {}, token);
         assert.equal(decision(missing.stdout).permissionDecision, "deny");
         assert.match(missing.stderr, /HOOK_TOKEN is empty/);
@@ -248,7 +251,7 @@ describe("forwarding command hooks (sh + curl, and hook --server)", () => {
     // It runs as a command, by its shebang.
     const direct = spawnSync(file, { input: pre("rm -rf x"), encoding: "utf8", timeout: 60_000 });
     assert.equal(direct.status, 0, direct.stderr);
-    assert.equal(decision(direct.stdout).permissionDecision, "deny"); // no token: 401, closed
+    assert.equal(JSON.parse(direct.stdout).decision, "block"); // no token: serve blocks
     const printed = spawnSync(DENO, [...CLI, "hook-forwarder", "--server", url, "--out", "-"], {
       encoding: "utf8",
       timeout: 60_000,

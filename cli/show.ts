@@ -19,7 +19,8 @@ const FLAGS: Record<string, FlagSpec> = { json: { type: "boolean", help: "print 
 export const SHOW_HELP: string = `Usage: hookscope show DB SESSION [--json]
 
 Prints one session's timeline from DB (a SQLite file or a postgres:// URL): its messages and
-persisted signals, in order of time (signals by sequence number), then the checkpoints of the
+persisted signals, in order of time (signals by sequence number; a stored message is one row, its
+MessageAdded signal folded in), then the checkpoints of the
 change sets its staged runs committed (each undone with 'hookscope undo DB CALL_ID').
 
 ${flagHelp(FLAGS)}`;
@@ -149,11 +150,16 @@ function decisionDetail(kind: string, data: unknown): string | null {
   }
 }
 
-/** Merges messages and signals into one ordered timeline. */
+/**
+ * Merges messages and signals into one ordered timeline. A message is one row: the
+ * `MessageAdded` signal of a message among `messages` adds nothing to it and is left out (one
+ * whose message is not stored keeps its row).
+ */
 export function buildTimeline(
   messages: readonly MessageRecord[],
   signals: readonly SignalRow[],
 ): TimelineEntry[] {
+  const stored = new Set(messages.map((m) => m.id));
   const entries: (TimelineEntry & { order: number })[] = [];
   messages.forEach((m, i) =>
     entries.push({
@@ -164,15 +170,19 @@ export function buildTimeline(
       order: i,
     })
   );
-  signals.forEach((s) =>
+  signals.forEach((s) => {
+    if (s.kind === "MessageAdded") {
+      const ref = (s.payload as { messageRef?: { id?: unknown } } | null)?.messageRef;
+      if (typeof ref?.id === "string" && stored.has(ref.id)) return;
+    }
     entries.push({
       time: s.ts,
       source: "signal",
       kind: s.kind,
       detail: signalDetail(s),
       order: messages.length + s.seq,
-    })
-  );
+    });
+  });
   entries.sort((a, b) => a.time - b.time || a.order - b.order);
   return entries.map(({ order: _order, ...entry }) => entry);
 }

@@ -94,9 +94,19 @@ export async function tailCommand(
         } (Ctrl-C to stop)`,
       );
     }
+    const printed = new Set<string>();
     try {
       for await (const change of changes) {
         if (change.type === "message" && !values.messages) continue;
+        // A message printed on its own line: its MessageAdded signal adds nothing to it.
+        if (!values.json && change.type === "signal" && change.kind === "MessageAdded") {
+          const ref = (change.payload as { messageRef?: { id?: unknown } } | null)?.messageRef;
+          if (typeof ref?.id === "string" && printed.has(ref.id)) continue;
+        }
+        if (change.type === "message" && !values.json) {
+          if (printed.size >= 10_000) printed.clear();
+          printed.add(change.id);
+        }
         if (values.json) {
           io.out(JSON.stringify(change));
         } else if (change.type === "signal") {

@@ -156,6 +156,43 @@ describe("hookscope CLI on PostgreSQL", () => {
     assert.match(seen.out[0], /s1 {2}#2 {2}LiveOne/);
   });
 
+  it("hookscope tail --messages prints a message once (its MessageAdded signal is folded in)", async () => {
+    const { url, store } = await seeded();
+    stores.push(store);
+    const seen = capture();
+    const controller = new AbortController();
+    const running = tailCommand([url, "s1", "--messages"], seen.io, { signal: controller.signal });
+    await until("tail to start", () => seen.err.some((l) => l.startsWith("following session s1")));
+    await store.insertMessage({
+      id: "m1",
+      sessionId: "s1",
+      role: "user",
+      content: "hello there",
+      sender: null,
+      recipient: null,
+      branchId: null,
+      createdAt: 5,
+    } as never);
+    const added = (id: string, ts: number) =>
+      store.insertSessionSignal({
+        sessionId: "s1",
+        kind: "MessageAdded",
+        opId: "",
+        ts,
+        payload: { messageRef: { id, role: "user" } },
+      });
+    await added("m1", 6);
+    // A message tail never printed keeps its signal's line.
+    await added("m9", 7);
+    await until("the unprinted message's signal", () => seen.out.some((l) => l.includes("m9")));
+    controller.abort();
+    assert.equal(await running, 0);
+    assert.deepEqual(seen.out.map((l) => l.replace(/^.*? {2}/, "").replace(/#\d+/, "#N")), [
+      "s1  message user  hello there",
+      "s1  #N  MessageAdded  message user m9",
+    ]);
+  });
+
   it("hookscope tail --all in its own process prints history, follows, and exits 0 on SIGINT", async () => {
     const { url, store } = await seeded();
     stores.push(store);

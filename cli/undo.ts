@@ -54,9 +54,30 @@ export async function undoCommand(args: readonly string[], io: CliIO): Promise<n
   }
 }
 
+/**
+ * A refusal in the CLI's words: the library's message names its `force` option; here the way on
+ * is `--force`, or the `hookscope undo` of the later call to undo first.
+ */
+function refusal(error: EffectsCommitError, path: string, callId: string): string {
+  const paths = (error.paths ?? []).slice(0, 5).join(", ");
+  if (error.why === "conflict" && error.later !== undefined && error.later.length > 0) {
+    const ids = error.later.map((call) => call.callId);
+    const who = ids.length === 1
+      ? `A later call (${ids[0]})`
+      : `Later calls (${ids.join(", ")}; newest first)`;
+    return `${who} changed the same paths (${paths}); undo ${
+      ids.length === 1 ? "it" : "them"
+    } first (hookscope undo ${path} ${ids[0]}) or give --force`;
+  }
+  if (error.why === "changed") {
+    return `Paths changed since call ${callId} committed (${paths}); give --force to restore them anyway`;
+  }
+  return error.message;
+}
+
 async function undoIn(
   db: Awaited<ReturnType<typeof openWritableDb>>,
-  _path: string,
+  path: string,
   callId: string,
   dir: string | undefined,
   by: string,
@@ -100,7 +121,7 @@ async function undoIn(
       return 0;
     } catch (error) {
       if (error instanceof EffectsCommitError) {
-        throw new CliError(error.message);
+        throw new CliError(refusal(error, path, callId));
       }
       throw error;
     }

@@ -532,6 +532,24 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
     // Undone already: said once, with the command named once.
     assert.equal(await main(["undo", db, "cli-1", "--effects-dir", dir], io), 1);
     assert.equal(out.at(-1), "hookscope undo: The change set of call cli-1 was undone already");
+    // A refusal names the CLI's flag, not the library's option.
+    await bash(manager, "echo a > notes.md", "cli-2");
+    await bash(manager, "echo b > notes.md", "cli-3");
+    assert.equal(await main(["undo", db, "cli-2", "--effects-dir", dir], io), 1);
+    assert.equal(
+      out.at(-1),
+      `hookscope undo: A later call (cli-3) changed the same paths (notes.md); undo it first ` +
+        `(hookscope undo ${db} cli-3) or give --force`,
+    );
+    writeFileSync(join(ws, "notes.md"), "changed by hand\n");
+    assert.equal(await main(["undo", db, "cli-3", "--effects-dir", dir], io), 1);
+    assert.equal(
+      out.at(-1),
+      "hookscope undo: Paths changed since call cli-3 committed (notes.md); give --force to " +
+        "restore them anyway",
+    );
+    assert.equal(await main(["undo", db, "cli-3", "--effects-dir", dir, "--force"], io), 0);
+    assert.equal(readFileSync(join(ws, "notes.md"), "utf8"), "a\n");
   });
 
   it("a session's tool.effects handlers decide too when the tools are bound to a branch", async () => {

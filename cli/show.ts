@@ -103,9 +103,12 @@ function decisionDetail(kind: string, data: unknown): string | null {
       } ${verdict}${subject}${hook}${reason}${edited}${failed}`;
     }
     case "WouldDeny":
-      return `would deny (shadow) ${tool}${call}${hook}${reason}`;
-    case "WouldAsk":
-      return `would ask (shadow) ${tool}${call}${hook}${reason}`;
+    case "WouldAsk": {
+      // Which point's handler it was: the call (tool.pre) or its change set (tool.effects).
+      const at = text(d.point) ? `, ${d.point}` : "";
+      const would = kind === "WouldDeny" ? "would deny" : "would ask";
+      return `${would} (shadow${at}) ${tool}${call}${hook}${reason}`;
+    }
     case "ApprovalRequested": {
       // A change-set approval says so first: its counts by kind (the entries are in `pending`).
       const effects = d.effects as { count?: unknown; changes?: unknown } | undefined;

@@ -208,7 +208,7 @@ export function mcpElicitation(
             source,
           }, { signal });
           for (const shadow of fold.shadow ?? []) {
-            const data = verdict(shadow.reason, shadow.hook, true);
+            const data = { ...verdict(shadow.reason, shadow.hook, true), point: "tool.pre" };
             await record(
               shadow.decision === "deny" ? new WouldDeny({ data }) : new WouldAsk({ data }),
             );

@@ -815,7 +815,10 @@ async function judgeCall(
     return { error, errorHook: undefined } as unknown as ToolPreFold;
   });
   for (const verdict of fold.shadow ?? []) {
-    const data = verdictData(callId, toolName, verdict.reason, verdict.hook, true);
+    const data = Object.freeze({
+      ...verdictData(callId, toolName, verdict.reason, verdict.hook, true),
+      point: HookPoint.TOOL_PRE,
+    });
     await safeEmit(
       host,
       verdict.decision === "deny" ? new WouldDeny({ data }) : new WouldAsk({ data }),

@@ -136,6 +136,7 @@ export function actEffects(init: ActEffectsInit): ActEffects {
           };
           if (shadow.reason !== undefined) data.reason = shadow.reason;
           if (shadow.hook !== undefined) data.hook = shadow.hook;
+          data.point = "tool.effects";
           const frozen = Object.freeze(data);
           await init.emit(
             shadow.decision === "deny"

@@ -183,6 +183,11 @@ export interface ToolVerdictData {
   readonly hook?: string;
   /** `true` for a shadow-mode verdict that was not applied. */
   readonly shadow: boolean;
+  /**
+   * The hook point whose handler gave the verdict: `"tool.pre"` (the call) or `"tool.effects"`
+   * (its change set). Set on {@linkcode WouldDeny} and {@linkcode WouldAsk}.
+   */
+  readonly point?: "tool.pre" | "tool.effects";
 }
 
 function callOpId(data: unknown): string {
@@ -218,14 +223,16 @@ export class ToolDenied extends Signal {
 /**
  * A shadow-mode `tool.pre` handler would have denied a call (or a `tool.effects` handler its
  * change set); nothing was applied. `data` is a
- * {@linkcode ToolVerdictData} with `shadow: true`.
+ * {@linkcode ToolVerdictData} with `shadow: true` and the `point` of the handler.
  *
  * @example
  * ```ts
  * import { WouldDeny } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
- * const signal = new WouldDeny({ data: { callId: "c1", toolName: "bash", reason: "no", shadow: true } });
+ * const signal = new WouldDeny({
+ *   data: { callId: "c1", toolName: "bash", reason: "no", shadow: true, point: "tool.pre" },
+ * });
  * assert.equal(signal.opId, "c1");
  * ```
  */
@@ -243,14 +250,16 @@ export class WouldDeny extends Signal {
 /**
  * A shadow-mode `tool.pre` handler would have asked for approval (or a `tool.effects` handler
  * about its change set); nothing was applied. `data`
- * is a {@linkcode ToolVerdictData} with `shadow: true`.
+ * is a {@linkcode ToolVerdictData} with `shadow: true` and the `point` of the handler.
  *
  * @example
  * ```ts
  * import { WouldAsk } from "@hookscope/core/session";
  * import assert from "node:assert/strict";
  *
- * const signal = new WouldAsk({ data: { callId: "c1", toolName: "bash", shadow: true } });
+ * const signal = new WouldAsk({
+ *   data: { callId: "c1", toolName: "bash", shadow: true, point: "tool.effects" },
+ * });
  * assert.equal(signal.opId, "c1");
  * ```
  */

@@ -23,6 +23,24 @@ function signal(seq: number, kind: string, payload: Record<string, unknown>, ts:
 }
 
 describe("hookscope show timeline", () => {
+  it("says which point a shadow verdict came from (tool.pre or tool.effects)", () => {
+    const timeline = buildTimeline([], [
+      signal(1, "WouldDeny", {
+        data: { callId: "c1", toolName: "bash", hook: "h", reason: "no", point: "tool.pre" },
+      }, 1),
+      signal(2, "WouldAsk", {
+        data: { callId: "c2", toolName: "bash", hook: "e", point: "tool.effects" },
+      }, 2),
+      // Recorded before the point was: no point to name.
+      signal(3, "WouldDeny", { data: { callId: "c3", toolName: "bash" } }, 3),
+    ]);
+    assert.deepEqual(timeline.map((e) => e.detail), [
+      "would deny (shadow, tool.pre) bash call c1 by h: no",
+      "would ask (shadow, tool.effects) bash call c2 by e",
+      "would deny (shadow) bash call c3",
+    ]);
+  });
+
   it("prints each stored message once: its MessageAdded signal adds no row", () => {
     const timeline = buildTimeline(
       [message("m1", "user", "hello", 1), message("m2", "assistant", "hi", 3)],

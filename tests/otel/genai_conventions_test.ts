@@ -599,6 +599,7 @@ describe("hook decisions as hookscope.decision events", () => {
     assert.equal(shadow["hookscope.decision.kind"], "deny");
     assert.equal(shadow["hookscope.decision.shadow"], true);
     assert.equal(shadow["hookscope.signal"], "WouldDeny");
+    assert.equal(shadow["hookscope.hook.point"], "tool.pre");
     assert.equal(only(spans, "execute_tool read").status.code, 0); // it ran
 
     const [block] = events("boom");

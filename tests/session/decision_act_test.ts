@@ -454,8 +454,10 @@ describe("shadow mode", () => {
       reason: "would block",
       hook: "trial",
       shadow: true,
+      point: "tool.pre",
     });
     assert.ok(would[1] instanceof WouldAsk);
+    assert.equal(((would[1] as WouldAsk).data as { point?: string }).point, "tool.pre");
     assert.ok(would[2] instanceof WouldDeny);
   });
 });

@@ -69,10 +69,12 @@ describe("tool.effects handlers in shadow mode", () => {
         reason: "docs are frozen",
         hook: "docs-freeze",
         shadow: true,
+        point: "tool.effects",
       },
     );
     assert.equal(wouldAsk.length, 1);
     assert.equal((wouldAsk[0] as { hook?: string }).hook, "deletions");
+    assert.equal((wouldAsk[0] as { point?: string }).point, "tool.effects");
   });
 
   it("a shadow handler that throws is recorded as WouldDeny; the enforced handlers still decide", async () => {

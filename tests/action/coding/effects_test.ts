@@ -615,6 +615,7 @@ describe("staged runs (effects: overlay) with real bubblewrap and overlayfs", ()
       reason: "deletions are about to be refused",
       hook: "no-deletions",
       shadow: true,
+      point: "tool.effects",
     }]);
   });
 

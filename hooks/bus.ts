@@ -270,7 +270,11 @@ export class HookBus {
     if (!isHookPoint(point)) return rejectUnknown(point);
     const body = (payload ?? EMPTY_PAYLOAD) as Record<string, unknown>;
     const d = this.#d;
-    if (options === undefined && !this.#special[point]) return d.run(point, body, true);
+    if (options === undefined) {
+      return this.#special[point]
+        ? d.runEntries(point, body, BLOCKING) as Promise<void>
+        : d.run(point, body, true);
+    }
     return d.start(point, body, BLOCKING, options, 0) as Promise<void>;
   }
 
@@ -288,7 +292,11 @@ export class HookBus {
     const body = (payload ?? EMPTY_PAYLOAD) as Record<string, unknown>;
     const d = this.#d;
     // `null`: blocking as the point says, read by the loop only when a handler fails or waits.
-    if (options === undefined && !this.#special[point]) return d.run(point, body, null);
+    if (options === undefined) {
+      return this.#special[point]
+        ? d.runEntries(point, body, null) as Promise<void>
+        : d.run(point, body, null);
+    }
     const kind = foldOf(point) === GATE ? BLOCKING : ISOLATED;
     return d.start(point, body, kind, options, 0) as Promise<void>;
   }

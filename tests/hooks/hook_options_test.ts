@@ -158,6 +158,39 @@ describe("HookBus.on() options", () => {
     assert.equal(bus.count("tool.pre"), 0);
   });
 
+  it("an emission without EmitOptions on an option chain hands a failure or a promise on mid-chain", async () => {
+    const reported: unknown[] = [];
+    const bus = new HookBus(null, { onError: (e) => void reported.push(e) });
+    const order: string[] = [];
+    bus.on("tool.post", () => void order.push("once"), { once: true, priority: 5 });
+    bus.on("tool.post", () => void order.push("other tool"), { match: "other" });
+    bus.on("tool.post", () => {
+      order.push("throws");
+      throw new Error("isolated");
+    }, { match: "t*" });
+    bus.on("tool.post", () => Promise.resolve().then(() => void order.push("async")), {
+      match: "t",
+    });
+    bus.on("tool.post", () => void order.push("after"), { match: "t" });
+    const first = bus.emit("tool.post", POST("t"));
+    // The sync prefix ran before emit returned, up to the handler that returned a promise.
+    assert.deepEqual(order, ["once", "throws"]);
+    await first;
+    await bus.emit("tool.post", POST("t"));
+    assert.deepEqual(order, ["once", "throws", "async", "after", "throws", "async", "after"]);
+    assert.equal(reported.length, 2);
+    assert.match(String(reported[0]), /isolated/);
+
+    // A gate point blocks: a throwing guard rejects emit, the rest of the chain does not run.
+    let ran = false;
+    bus.on("tool.pre", () => {
+      throw new Error("refused");
+    }, { match: "t" });
+    bus.on("tool.pre", () => void (ran = true), { match: "t" });
+    await assert.rejects(bus.emit("tool.pre", PRE("t")), /refused/);
+    assert.equal(ran, false);
+  });
+
   it("a chain without options still takes the plain path and keeps its semantics", async () => {
     const bus = new HookBus();
     const order: number[] = [];

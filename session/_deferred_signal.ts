@@ -1,25 +1,25 @@
 // A recorded hook signal whose envelope is not built yet. An observer with nothing to deliver
 // to (no subscription, route or gate) stores this instead of a `HookSignal`: the clock reading
-// and the shallow payload copy are taken now, the envelope (and the freeze) when the event is
-// first read.
+// and a plain shallow copy of the payload are taken now; the envelope, the removal of the call's
+// `signal` and the freeze when the event is first read (never, for an event evicted unread).
 
 import { HookSignal } from "../hooks/hook_signal.ts";
 import type { HookPoint } from "../hooks/hook_point.ts";
-import { recordedPayload } from "../core/_record.ts";
 
 /** The parts of a `HookSignal` taken at record time. */
 export class DeferredHookSignal {
   readonly point: string;
-  /**
-   * A private shallow copy without the call's `signal` (the payload itself when it is frozen and
-   * has none), frozen when built.
-   */
-  readonly payload: Record<string, unknown>;
   readonly createdAt: number;
+  /**
+   * The payload as it was at record time: a private shallow copy, or the payload itself when it
+   * is frozen. It may still hold the call's `signal`: a copy that leaves one property out costs
+   * about three plain copies, so it is made when the envelope is built, for the events someone reads.
+   */
+  readonly #payload: Record<string, unknown>;
 
   constructor(point: string, payload: Record<string, unknown>) {
     this.point = point;
-    this.payload = recordedPayload(payload, Object.isFrozen(payload));
+    this.#payload = Object.isFrozen(payload) ? payload : { ...payload };
     this.createdAt = Date.now();
   }
 
@@ -27,7 +27,9 @@ export class DeferredHookSignal {
   build(): HookSignal {
     return new HookSignal({
       point: this.point as HookPoint,
-      payload: Object.freeze(this.payload),
+      // Frozen (the copy is private): `HookSignal` keeps it as it is when it holds no `signal`,
+      // and otherwise records it without.
+      payload: Object.freeze(this.#payload),
       createdAt: this.createdAt,
     });
   }

@@ -27,6 +27,8 @@ import { askGate, isAudit } from "./_gate.ts";
 import { signalWriter } from "./_persist_binding.ts";
 import { GateDenied } from "./signal.ts";
 import { DeferredHookSignal } from "./_deferred_signal.ts";
+import { HookSignal } from "../hooks/hook_signal.ts";
+import type { HookPoint } from "../hooks/hook_point.ts";
 import type { Session } from "./session.ts";
 
 /** A reactive subscriber: called with each matched value and the Session (or the observer). */
@@ -331,12 +333,11 @@ export class SessionObserver {
    * event is first read (or never, when it is evicted unread).
    */
   [RECORD_HOOK](point: string, payload: Record<string, unknown>): Promise<unknown> | undefined {
-    const deferred = new DeferredHookSignal(point, payload);
     if (this.#subs.length === 0 && this.#routes.length === 0 && this.#gate === null) {
-      this.#log.store(deferred);
+      this.#log.store(new DeferredHookSignal(point, payload));
       return undefined;
     }
-    return this[RECORD](deferred.build());
+    return this[RECORD](new HookSignal({ point: point as HookPoint, payload }));
   }
 
   #emit(event: unknown): unknown[] | Promise<unknown[]> {

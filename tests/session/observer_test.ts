@@ -559,6 +559,38 @@ describe("SessionObserver records hook signals from a bus", () => {
     assert.deepEqual(seen, ["late"]);
   });
 
+  it("a tool.* payload is recorded without its signal, as it was at emit time, read late or at once", async () => {
+    for (const subscribed of [false, true]) {
+      const observer = new SessionObserver();
+      const seen: HookSignal[] = [];
+      if (subscribed) observer.observe({ type: HookSignal }, (s) => void seen.push(s));
+      const bus = new HookBus(observer);
+      const payload: Record<string, unknown> = {
+        ...CALL,
+        toolName: "t",
+        callId: "c",
+        args: {},
+        argsSummary: "",
+      };
+      await bus.emit("tool.pre", payload as never);
+      payload.toolName = "changed after emit";
+      delete payload.callId;
+      const recorded = observer.byType(HookSignal)[0];
+      assert.deepEqual(Object.keys(recorded.payload), [
+        "source",
+        "toolName",
+        "callId",
+        "args",
+        "argsSummary",
+      ]);
+      assert.equal(recorded.payload.toolName, "t");
+      assert.ok(Object.isFrozen(recorded.payload));
+      assert.equal(recorded.payload.signal, undefined);
+      assert.equal(JSON.parse(JSON.stringify(recorded.toJSON())).payload.callId, "c");
+      if (subscribed) assert.equal(seen[0], recorded);
+    }
+  });
+
   it("hook signals evicted unread leave the newest maxEvents, in order", async () => {
     const observer = new SessionObserver({ maxEvents: 2 });
     const bus = new HookBus(observer);

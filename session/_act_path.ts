@@ -152,37 +152,44 @@ export interface Exchange {
  * for, so an abort or deadline while `message.add` handlers run leaves both messages or (when
  * the act stopped earlier) neither.
  */
-export async function writeExchange(
+export function writeExchange(
   host: Pick<ActHost, "id" | "addMessage">,
   exchange: Exchange,
   op?: ActDeadline,
-): Promise<void> {
-  op?.check("message.add");
-  const signal = op?.signal;
-  const options = signal === undefined ? undefined : { signal };
-  const { toolName, callId, args } = exchange;
-  const requestAdded = host.addMessage({
-    role: "action_request",
-    content: { function: toolName, arguments: args, callId },
-    sender: host.id,
-    recipient: toolName,
-  }, options);
-  const content: Record<string, unknown> = {
-    function: toolName,
-    arguments: exchange.ranArgs ?? args,
-    output: exchange.output,
-    callId,
-  };
-  const context = exchange.context;
-  if (context !== undefined && context !== null && context.length > 0) content.context = context;
-  const responseAdded = host.addMessage({
-    role: "action_response",
-    content,
-    sender: toolName,
-    recipient: host.id,
-  }, options);
-  const both = Promise.all([requestAdded, responseAdded]);
-  await (op === undefined ? both : op.run("message.add", both));
+): Promise<unknown> {
+  // Not an `async` function (its caller awaits it): a throw still rejects.
+  try {
+    op?.check("message.add");
+    const signal = op?.signal;
+    const options = signal === undefined ? undefined : { signal };
+    const { toolName, callId, args } = exchange;
+    const requestAdded = host.addMessage({
+      role: "action_request",
+      content: { function: toolName, arguments: args, callId },
+      sender: host.id,
+      recipient: toolName,
+    }, options);
+    const content: Record<string, unknown> = {
+      function: toolName,
+      arguments: exchange.ranArgs ?? args,
+      output: exchange.output,
+      callId,
+    };
+    const context = exchange.context;
+    if (context !== undefined && context !== null && context.length > 0) {
+      content.context = context;
+    }
+    const responseAdded = host.addMessage({
+      role: "action_response",
+      content,
+      sender: toolName,
+      recipient: host.id,
+    }, options);
+    const both = Promise.all([requestAdded, responseAdded]);
+    return op === undefined ? both : op.run("message.add", both);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** What the model is told about a denial, whoever denied. */
@@ -235,27 +242,39 @@ async function safeEmit(
  * suppressed failure resolve to an {@linkcode ActOutcome} instead of settling. An abort, a
  * missed deadline and a failing message write still reject. For the agent loop.
  */
-export async function actOutcome(
+export function actOutcome(
   host: ActHost,
   request: ActionRequestInit,
   options?: ActOptions,
 ): Promise<ActOutcome> {
-  const req = checkRequest(request);
-  checkOptions(options);
-  return await runOutcome(host, req, options);
+  let req: Required<ActionRequestInit>;
+  try {
+    req = checkRequest(request);
+    checkOptions(options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return runOutcome(host, req, options);
 }
 
-export async function runOutcome(
+/**
+ * Runs one checked request to its outcome (the operation's deadline and listener released when
+ * it settles). Not an `async` function: `runAction` is the one frame the act path awaits.
+ */
+export function runOutcome(
   host: ActHost,
   req: Required<ActionRequestInit>,
   options: ActOptions | undefined,
 ): Promise<ActOutcome> {
   const op = new ActDeadline(options?.signal, options?.timeoutMs);
+  let callId: string;
   try {
-    return await runAction(host, req, options?.callId ?? crypto.randomUUID(), options, op);
-  } finally {
+    callId = options?.callId ?? crypto.randomUUID();
+  } catch (error) {
     op.finish();
+    return Promise.reject(error);
   }
+  return runAction(host, req, callId, options, op);
 }
 
 function verdictData(
@@ -307,245 +326,346 @@ async function runAction(
   options: ActOptions | undefined,
   op: ActDeadline,
 ): Promise<ActOutcome> {
-  const toolName = request.function;
-  const args = plainArguments(toolName, request.arguments) as Record<string, unknown>;
-  const signal = op.signal;
-  const bus = host.hooks;
-  const emitOptions = signal === undefined ? undefined : { signal };
-  // What every tool.* payload carries besides the call: its signal and the tool's source, the
-  // fields a tool hook reads wherever it is registered.
-  const call: CallFields = {
-    toolName,
-    callId,
-    signal: signal ?? neverAborted(),
-    source: host.actions.get(toolName)?.source ?? LOCAL_SOURCE,
-  };
-  // `frozenArgs`: what the hooks judged and the tool will run with (plain data, frozen);
-  // `runArgs`: the tool's own mutable copy of it.
-  let frozenArgs: Readonly<Record<string, unknown>> = args;
-  let context: string[] | null = null;
-  const addContext = (texts: readonly string[]): void => {
-    for (const text of texts) if (!(context ??= []).includes(text)) context.push(text);
-  };
-  const judge = bus === null
-    ? null
-    : (judged: Readonly<Record<string, unknown>>) => judgeCall(host, bus, op, call, judged);
-  // The arguments a person approved on this call (their argsHash): a Tool-scope ask about the
-  // same arguments is answered by that approval, so nobody is asked twice about one call.
-  let approvedHash: string | undefined;
   try {
-    const allowed = await op.run(
-      "gate",
-      host.authorize(
-        toolInvocation(toolName, args, host.id),
-        signal === undefined ? undefined : { signal },
-      ),
-    );
-    if (!allowed) {
-      await deny(host, op, {
-        toolName,
-        callId,
-        reason: GATE_DENIED_OUTPUT,
-        hook: "gate",
-        by: "gate",
-      });
-    }
-    if (judge !== null) {
-      const fold = await judge(args);
-      if (fold.updatedArgs !== undefined) frozenArgs = fold.updatedArgs;
-      if (fold.context.length > 0) context = [...fold.context];
-      if (fold.verdict === "ask") {
-        frozenArgs = await approveAsk(host, op, options, judge, addContext, {
+    const toolName = request.function;
+    const args = plainArguments(toolName, request.arguments) as Record<string, unknown>;
+    const signal = op.signal;
+    const bus = host.hooks;
+    const emitOptions = signal === undefined ? undefined : { signal };
+    // The call's state: what its payloads carry, the arguments, the hooks' `context` strings,
+    // and the tool's side of the call (the approval path, the effects channel): one object.
+    const call = new ActCall(host, bus, op, options, toolName, callId, args);
+    try {
+      const allowed = await op.run(
+        "gate",
+        host.authorize(toolInvocation(toolName, args, host.id), emitOptions),
+      );
+      if (!allowed) {
+        await deny(host, op, {
           toolName,
           callId,
-          args: frozenArgs,
-          reason: fold.reason,
-          hook: fold.hook,
-          expiresAt: fold.expiresAt,
-          answerableBy: fold.answerableBy,
+          reason: GATE_DENIED_OUTPUT,
+          hook: "gate",
+          by: "gate",
         });
-        approvedHash = argsHash(frozenArgs);
       }
+      if (bus !== null) {
+        const fold = await call.judge(args);
+        if (fold.updatedArgs !== undefined) call.args = fold.updatedArgs;
+        if (fold.context.length > 0) call.context = [...fold.context];
+        if (fold.verdict === "ask") {
+          call.args = await call.approveAsk({
+            toolName,
+            callId,
+            args: call.args,
+            reason: fold.reason,
+            hook: fold.hook,
+            expiresAt: fold.expiresAt,
+            answerableBy: fold.answerableBy,
+          });
+          call.approvedHash = argsHash(call.args);
+        }
+      }
+    } catch (error) {
+      return await stopped(host, op, error, toolName, callId, args);
     }
-  } catch (error) {
-    return await stopped(host, op, error, toolName, callId, args);
-  }
-  const runArgs = structuredCloneArgs(frozenArgs);
-  // The tool's side of the call: the approval path of a Tool-scope ask, and the effects channel
-  // of a staged run, made only if the tool or a hook reads it.
-  const effects = new ActCallHost(
-    host,
-    op,
-    options,
-    toolName,
-    callId,
-    frozenArgs,
-    judge,
-    addContext,
-  );
-  effects.approvedHash = approvedHash;
+    // `frozenArgs`: what the hooks judged and the tool runs with (plain data, frozen);
+    // `runArgs`: the tool's own mutable copy of it.
+    let frozenArgs = call.args;
+    const runArgs = structuredCloneArgs(frozenArgs);
 
-  const started = performance.now();
-  let fc: FunctionCalling | null = null;
-  let failure: unknown = null;
-  let failed = false;
-  const invokeOptions: InvokeOptions & { [EFFECTS]: CallHost } = signal
-    ? { signal, callId, suppressErrors: true, [EFFECTS]: effects }
-    : { callId, suppressErrors: true, [EFFECTS]: effects };
-  try {
-    fc = await op.run(
-      `tool "${toolName}"`,
-      host.actions.invoke({ function: toolName, arguments: runArgs }, invokeOptions),
-    );
-    if (fc.status !== EventStatus.COMPLETED) {
+    const started = performance.now();
+    let fc: FunctionCalling | null = null;
+    let failure: unknown = null;
+    let failed = false;
+    const invokeOptions: InvokeOptions & { [EFFECTS]: CallHost } = signal
+      ? { signal, callId, suppressErrors: true, [EFFECTS]: call }
+      : { callId, suppressErrors: true, [EFFECTS]: call };
+    try {
+      fc = await op.run(
+        `tool "${toolName}"`,
+        host.actions.invoke({ function: toolName, arguments: runArgs }, invokeOptions),
+      );
+      if (fc.status !== EventStatus.COMPLETED) {
+        failed = true;
+        failure = fc.execution.error;
+      }
+    } catch (error) {
       failed = true;
-      failure = fc.execution.error;
+      failure = error;
     }
-  } catch (error) {
-    failed = true;
-    failure = error;
-  }
-  const durationMs = fc?.execution.durationMs ?? performance.now() - started;
-  const held = effects.flush();
-  if (held !== undefined) await held;
-  // `context` strings of the Tool scope's hooks, after the `tool.pre` ones; the arguments its
-  // hooks rewrote are the ones that ran.
-  if (fc !== null) {
-    if (fc.context.length > 0) addContext(fc.context);
-    if (fc[ARGS_REWRITTEN]) frozenArgs = deepFrozenCopy(fc.arguments);
-  }
+    const durationMs = fc?.execution.durationMs ?? performance.now() - started;
+    const held = call.flush();
+    if (held !== undefined) await held;
+    // `context` strings of the Tool scope's hooks, after the `tool.pre` ones; the arguments its
+    // hooks rewrote are the ones that ran.
+    if (fc !== null) {
+      if (fc.context.length > 0) call.addContext(fc.context);
+      if (fc[ARGS_REWRITTEN]) frozenArgs = deepFrozenCopy(fc.arguments);
+    }
 
-  // The change set waits for a person: the call is pending (the tool kept its staged layer),
-  // whatever the tool's processors made of the stop.
-  if (effects.pending !== undefined && !op.aborted) {
-    return { kind: "pending", error: effects.pending };
-  }
-  if (failed && failure === effects.denied && !op.aborted) {
-    // A person's rejection of the change set ended the run; `ToolDenied` is recorded already.
-    return await stopped(host, op, failure, toolName, callId, args);
-  }
-  if (
-    failed && !op.aborted &&
-    (failure instanceof ToolDeniedError || failure instanceof ApprovalRequiredError)
-  ) {
-    // A Tool-scope hook denied (or its ask was rejected, or is pending): a denial like any other.
-    // A denial the act path made itself (a rejected approval) is already recorded.
-    const error = failure instanceof ToolDeniedError ? ofCall(failure, toolName, callId) : failure;
-    return await stopped(host, op, error, toolName, callId, args, !isBlocked(failure));
-  }
-  if (failed) {
-    let recovered: ToolErrorFold | null = null;
-    if (bus !== null) {
-      const payload: HookPayloads["tool.error"] = {
-        ...call,
-        args: frozenArgs,
-        error: failure,
-        durationMs,
-        branchId: host.id,
-      };
-      if (op.aborted) bus.emit(HookPoint.TOOL_ERROR, payload).catch(() => {});
-      else {
-        const fold = await op.run(
-          "tool.error",
-          bus.decide(HookPoint.TOOL_ERROR, payload, emitOptions),
-          true,
-        );
-        if (fold.context.length > 0) addContext(fold.context);
-        if (fold.recovered) recovered = fold;
-      }
+    // The change set waits for a person: the call is pending (the tool kept its staged layer),
+    // whatever the tool's processors made of the stop.
+    const pending = call.pending;
+    if (pending !== undefined && !op.aborted) return { kind: "pending", error: pending };
+    if (failed && failure === call.denied && !op.aborted) {
+      // A person's rejection of the change set ended the run; `ToolDenied` is recorded already.
+      return await stopped(host, op, failure, toolName, callId, args);
     }
-    const aborted = op.aborted ||
-      (options?.signal !== undefined && isAbortError(failure, options.signal));
-    if (aborted) throw failure;
-    if (recovered !== null) {
-      // A `tool.error` handler recovered the call: it ends with that result, as a Tool-scope
-      // error hook's recovery would (`tool.post` does not run: the tool did not succeed).
-      return await ranOutcome(
+    if (
+      failed && !op.aborted &&
+      (failure instanceof ToolDeniedError || failure instanceof ApprovalRequiredError)
+    ) {
+      // A Tool-scope hook denied (or its ask was rejected, or is pending): a denial like any
+      // other. A denial the act path made itself (a rejected approval) is already recorded.
+      const error = failure instanceof ToolDeniedError
+        ? ofCall(failure, toolName, callId)
+        : failure;
+      return await stopped(host, op, error, toolName, callId, args, !isBlocked(failure));
+    }
+    if (failed) {
+      let recovered: ToolErrorFold | null = null;
+      if (bus !== null) {
+        const payload: HookPayloads["tool.error"] = {
+          toolName,
+          callId,
+          signal: call.signal,
+          source: call.source,
+          args: frozenArgs,
+          error: failure,
+          durationMs,
+          branchId: host.id,
+        };
+        if (op.aborted) bus.emit(HookPoint.TOOL_ERROR, payload).catch(() => {});
+        else {
+          const fold = await op.run(
+            "tool.error",
+            bus.decide(HookPoint.TOOL_ERROR, payload, emitOptions),
+            true,
+          );
+          if (fold.context.length > 0) call.addContext(fold.context);
+          if (fold.recovered) recovered = fold;
+        }
+      }
+      const aborted = op.aborted ||
+        (options?.signal !== undefined && isAbortError(failure, options.signal));
+      if (aborted) throw failure;
+      if (recovered !== null) {
+        // A `tool.error` handler recovered the call: it ends with that result, as a Tool-scope
+        // error hook's recovery would (`tool.post` does not run: the tool did not succeed).
+        const output = recovered.result;
+        await writeExchange(host, ranExchange(call, args, frozenArgs, output), op);
+        return ranOutcome(call, args, output);
+      }
+      return await failedOutcome(
         host,
         op,
+        options,
+        failure,
         toolName,
         callId,
         args,
-        frozenArgs,
-        recovered.result,
-        context,
+        call.context ?? [],
       );
     }
-    return await failedOutcome(host, op, options, failure, toolName, callId, args, context ?? []);
-  }
 
-  let output = fc!.response;
-  if (bus !== null) {
-    let post: Promise<ToolPostFold>;
-    try {
-      // The call's fields written out, not spread: a literal is built in one step.
-      post = bus.decide(HookPoint.TOOL_POST, {
-        toolName,
-        callId,
-        signal: call.signal,
-        source: call.source,
-        args: frozenArgs,
-        result: deepFrozenCopy(output),
-        resultSummary: summarize(output),
-        durationMs,
-        branchId: host.id,
-      }, emitOptions);
-    } catch (error) {
-      // A result nested too deeply for a hook payload: a failure the model can read.
-      if (!(error instanceof PayloadTooDeepError)) throw error;
-      return await failedOutcome(host, op, options, error, toolName, callId, args, context ?? []);
+    let output = fc!.response;
+    if (bus !== null) {
+      let post: Promise<ToolPostFold>;
+      try {
+        // The call's fields written out, not spread: a literal is built in one step.
+        post = bus.decide(HookPoint.TOOL_POST, {
+          toolName,
+          callId,
+          signal: call.signal,
+          source: call.source,
+          args: frozenArgs,
+          result: deepFrozenCopy(output),
+          resultSummary: summarize(output),
+          durationMs,
+          branchId: host.id,
+        }, emitOptions);
+      } catch (error) {
+        // A result nested too deeply for a hook payload: a failure the model can read.
+        if (!(error instanceof PayloadTooDeepError)) throw error;
+        return await failedOutcome(
+          host,
+          op,
+          options,
+          error,
+          toolName,
+          callId,
+          args,
+          call.context ?? [],
+        );
+      }
+      const fold = await op.run("tool.post", post, true);
+      if (fold.replaced) output = fold.result;
+      if (fold.context.length > 0) (call.context ??= []).push(...fold.context);
     }
-    const fold = await op.run("tool.post", post, true);
-    if (fold.replaced) output = fold.result;
-    if (fold.context.length > 0) (context ??= []).push(...fold.context);
+    await safeEmit(host, fc, op, "observer (FunctionCalling)");
+    await writeExchange(host, ranExchange(call, args, frozenArgs, output), op);
+    return ranOutcome(call, args, output);
+  } finally {
+    op.finish();
   }
-  await safeEmit(host, fc, op, "observer (FunctionCalling)");
-  return await ranOutcome(host, op, toolName, callId, args, frozenArgs, output, context);
 }
 
 /**
- * What one call on the act path hands its tool (its `CallHost`, one object per call): the approval
- * path of an ask of the Tool scope (a `Tool` preprocessor, an `AgentSpec` hook), the same as a
- * `tool.pre` ask's (recorded, answered inline or left pending), and the effects channel through
- * which a staged run (coding toolkit) decides on its change set: the session's hooks, the call's
- * approval path and the audit trail. The channel is made when the tool or a hook first reads
- * `effects`: a call that stages nothing makes none.
+ * One call on the act path (one object per call): what its `tool.*` payloads carry besides the
+ * arguments (the call's signal and the tool's source, the fields a tool hook reads wherever it is
+ * registered), the arguments the hooks judged, the hooks' `context` strings, and what the call
+ * hands its tool as its `CallHost`: the approval path of an ask of the Tool scope (a `Tool`
+ * preprocessor, an `AgentSpec` hook), the same as a `tool.pre` ask's (recorded, answered inline
+ * or left pending), and the effects channel through which a staged run (coding toolkit) decides
+ * on its change set: the session's hooks, the call's approval path and the audit trail. The
+ * channel is made when the tool or a hook first reads `effects`: a call that stages nothing makes
+ * none.
  */
-class ActCallHost implements CallHost {
+class ActCall implements CallHost {
+  readonly toolName: string;
+  readonly callId: string;
+  /** The signal the `tool.*` payloads carry (a never-aborted one without a deadline or signal). */
+  readonly signal: AbortSignal;
+  /** The tool's source. */
+  readonly source: ToolSource;
+  /** What the hooks judged and the tool runs with (plain data, frozen). */
+  args: Readonly<Record<string, unknown>>;
+  /** The hooks' `context` strings for the model, in order, each once. */
+  context: string[] | null = null;
   /**
    * The arguments a person approved on this call (their argsHash): a Tool-scope ask about the
    * same arguments is answered by that approval, so nobody is asked twice about one call.
    */
   approvedHash: string | undefined = undefined;
   readonly #host: ActHost;
+  readonly #bus: HookBus | null;
   readonly #op: ActDeadline;
   readonly #options: ActOptions | undefined;
-  readonly #toolName: string;
-  readonly #callId: string;
-  /** The arguments the call runs with (a change set's question names them). */
-  readonly #args: Readonly<Record<string, unknown>>;
-  readonly #judge: ((judged: Readonly<Record<string, unknown>>) => Promise<ToolPreFold>) | null;
-  readonly #addContext: (texts: readonly string[]) => void;
   #channel: ActEffects | undefined = undefined;
 
   constructor(
     host: ActHost,
+    bus: HookBus | null,
     op: ActDeadline,
     options: ActOptions | undefined,
     toolName: string,
     callId: string,
     args: Readonly<Record<string, unknown>>,
-    judge: ((judged: Readonly<Record<string, unknown>>) => Promise<ToolPreFold>) | null,
-    addContext: (texts: readonly string[]) => void,
   ) {
+    this.toolName = toolName;
+    this.callId = callId;
+    this.signal = op.signal ?? neverAborted();
+    this.source = host.actions.get(toolName)?.source ?? LOCAL_SOURCE;
+    this.args = args;
     this.#host = host;
+    this.#bus = bus;
     this.#op = op;
     this.#options = options;
-    this.#toolName = toolName;
-    this.#callId = callId;
-    this.#args = args;
-    this.#judge = judge;
-    this.#addContext = addContext;
+  }
+
+  /** Adds `context` strings (a text already there is not repeated). */
+  addContext(texts: readonly string[]): void {
+    for (const text of texts) {
+      const context = this.context ??= [];
+      if (!context.includes(text)) context.push(text);
+    }
+  }
+
+  /**
+   * Runs the `tool.pre` fold on `judged` (the chain re-runs on its own rewrites until they
+   * settle, see `HookBus.decide`) and applies what stops the call: shadow verdicts are recorded,
+   * a failing hook records `HookBlocked` and rejects with its error, a deny records `ToolDenied`
+   * and rejects with `ToolDeniedError`. Resolves to the fold otherwise (verdict none, allow or
+   * ask). Only for a call with a bus.
+   */
+  async judge(judged: Readonly<Record<string, unknown>>): Promise<ToolPreFold> {
+    const host = this.#host;
+    const op = this.#op;
+    const signal = op.signal;
+    const { toolName, callId } = this;
+    const fold = await op.run(
+      "tool.pre",
+      this.#bus!.decide(HookPoint.TOOL_PRE, {
+        toolName,
+        callId,
+        signal: this.signal,
+        source: this.source,
+        args: judged,
+        argsSummary: summarize(judged),
+        branchId: host.id,
+      }, signal === undefined ? undefined : { signal }),
+      true,
+    ).catch((error) => {
+      if (op.aborted) throw error;
+      return { error, errorHook: undefined } as unknown as ToolPreFold;
+    });
+    for (const verdict of fold.shadow ?? []) {
+      const data = Object.freeze({
+        ...verdictData(callId, toolName, verdict.reason, verdict.hook, true),
+        point: HookPoint.TOOL_PRE,
+      });
+      await safeEmit(
+        host,
+        verdict.decision === "deny" ? new WouldDeny({ data }) : new WouldAsk({ data }),
+        op,
+        "observer (shadow verdicts)",
+      );
+    }
+    if (fold.error !== undefined) {
+      const error = fold.error;
+      markBlocked(error);
+      await safeEmit(
+        host,
+        new HookBlocked({ point: HookPoint.TOOL_PRE, callId, toolName, error }),
+        op,
+        "observer (HookBlocked)",
+      );
+      throw error;
+    }
+    if (fold.verdict === "deny") {
+      const init: Parameters<typeof deny>[2] = {
+        toolName,
+        callId,
+        reason: fold.reason ?? "denied by a tool.pre hook",
+        interrupt: fold.interrupt,
+      };
+      if (fold.hook !== undefined) init.hook = fold.hook;
+      return await deny(host, op, init);
+    }
+    return fold;
+  }
+
+  /**
+   * Asks for approval (see {@linkcode askApproval}) and resolves to the arguments that run. When
+   * the approver changed the arguments, the whole `tool.pre` chain judges them again: a deny or
+   * a failure stops the call; when the chain leaves them as they are, an ask is answered by this
+   * approval (it named exactly these arguments); when it rewrites them, the rewrite runs only if
+   * the chain would run it without asking: nobody approved it.
+   */
+  async approveAsk(ask: Question): Promise<Readonly<Record<string, unknown>>> {
+    const host = this.#host;
+    const op = this.#op;
+    const approved = await askApproval(host, op, this.#options, ask);
+    if (approved === undefined || samePlainData(approved, ask.args)) return ask.args;
+    if (this.#bus === null) return approved;
+    const again = await this.judge(approved);
+    let ran = approved;
+    if (again.updatedArgs !== undefined && !samePlainData(again.updatedArgs, approved)) {
+      if (again.verdict === "ask") {
+        return await deny(host, op, {
+          toolName: ask.toolName,
+          callId: ask.callId,
+          reason:
+            "The tool.pre hooks rewrote the approved arguments and ask about the result; approve the arguments they settle on",
+          hook: "approval",
+          by: "approval",
+        });
+      }
+      ran = again.updatedArgs;
+    }
+    this.addContext(again.context);
+    return ran;
   }
 
   /** The effects channel, made at the first read. */
@@ -559,7 +679,7 @@ class ActCallHost implements CallHost {
       host,
       op,
       ...(runId ? { runId } : {}),
-      call: { toolName: this.#toolName, callId: this.#callId, args: this.#args },
+      call: { toolName: this.toolName, callId: this.callId, args: this.args },
       ask: (question, wait) => requestAnswer(host, op, options, question, wait),
       stored: (question) =>
         storedAnswerOf(options?.approve, pendingOf(host, options, question)) ?? undefined,
@@ -589,22 +709,15 @@ class ActCallHost implements CallHost {
     if (this.approvedHash !== undefined && pending.argsHash === this.approvedHash) {
       return APPROVED;
     }
-    const ran = await approveAsk(
-      this.#host,
-      this.#op,
-      this.#options,
-      this.#judge,
-      this.#addContext,
-      {
-        toolName: this.#toolName,
-        callId: this.#callId,
-        args: pending.args,
-        reason: pending.reason,
-        hook: pending.policy,
-        expiresAt: pending.expiresAt,
-        answerableBy: pending.answerableBy,
-      },
-    );
+    const ran = await this.approveAsk({
+      toolName: this.toolName,
+      callId: this.callId,
+      args: pending.args,
+      reason: pending.reason,
+      hook: pending.policy,
+      expiresAt: pending.expiresAt,
+      answerableBy: pending.answerableBy,
+    });
     this.approvedHash = argsHash(ran);
     return ran === pending.args
       ? APPROVED
@@ -612,39 +725,36 @@ class ActCallHost implements CallHost {
   }
 }
 
-/** The tool.* payload fields every hook reads: the call, its signal and the tool's source. */
-interface CallFields {
-  readonly toolName: string;
-  readonly callId: string;
-  readonly signal: AbortSignal;
-  readonly source: ToolSource;
-}
-
-/** A call that ran (or was recovered): its exchange written, its result told. */
-async function ranOutcome(
-  host: ActHost,
-  op: ActDeadline,
-  toolName: string,
-  callId: string,
+/** The exchange of a call that ran (or was recovered). */
+function ranExchange(
+  call: ActCall,
   args: Readonly<Record<string, unknown>>,
   ranArgs: Readonly<Record<string, unknown>>,
   output: unknown,
-  context: string[] | null,
-): Promise<ActOutcome> {
+): Exchange {
   const exchange: { -readonly [K in keyof Exchange]: Exchange[K] } = {
-    toolName,
-    callId,
+    toolName: call.toolName,
+    callId: call.callId,
     args,
     output,
-    context,
+    context: call.context,
   };
   if (ranArgs !== args) exchange.ranArgs = ranArgs;
-  await writeExchange(host, exchange, op);
+  return exchange;
+}
+
+/** The outcome of a call that ran (or was recovered), once its exchange is written. */
+function ranOutcome(
+  call: ActCall,
+  args: Readonly<Record<string, unknown>>,
+  output: unknown,
+): ActOutcome {
   const result: ActionResult = {
-    function: toolName,
+    function: call.toolName,
     arguments: args as Record<string, unknown>,
     output,
   };
+  const context = call.context;
   if (context !== null) result.context = context;
   return { kind: "ran", result };
 }
@@ -663,43 +773,6 @@ function ofCall(error: ToolDeniedError, toolName: string, callId: string): ToolD
   if (error.hook !== undefined) init.hook = error.hook;
   if (error.interrupt) init.interrupt = true;
   return new ToolDeniedError(init, error.cause === undefined ? undefined : { cause: error.cause });
-}
-
-/**
- * Asks for approval (see {@linkcode askApproval}) and resolves to the arguments that run. When
- * the approver changed the arguments, the whole `tool.pre` chain judges them again: a deny or a
- * failure stops the call; when the chain leaves them as they are, an ask is answered by this
- * approval (it named exactly these arguments); when it rewrites them, the rewrite runs only if the
- * chain would run it without asking: nobody approved it.
- */
-async function approveAsk(
-  host: ActHost,
-  op: ActDeadline,
-  options: ActOptions | undefined,
-  judge: ((judged: Readonly<Record<string, unknown>>) => Promise<ToolPreFold>) | null,
-  addContext: (texts: readonly string[]) => void,
-  ask: Question,
-): Promise<Readonly<Record<string, unknown>>> {
-  const approved = await askApproval(host, op, options, ask);
-  if (approved === undefined || samePlainData(approved, ask.args)) return ask.args;
-  if (judge === null) return approved;
-  const again = await judge(approved);
-  let ran = approved;
-  if (again.updatedArgs !== undefined && !samePlainData(again.updatedArgs, approved)) {
-    if (again.verdict === "ask") {
-      return await deny(host, op, {
-        toolName: ask.toolName,
-        callId: ask.callId,
-        reason:
-          "The tool.pre hooks rewrote the approved arguments and ask about the result; approve the arguments they settle on",
-        hook: "approval",
-        by: "approval",
-      });
-    }
-    ran = again.updatedArgs;
-  }
-  addContext(again.context);
-  return ran;
 }
 
 /** A failed call: written (and told as an error output) only with `suppressErrors`. */
@@ -781,73 +854,6 @@ async function stopped(
     error,
     result: { function: toolName, arguments: args as Record<string, unknown>, output },
   };
-}
-
-/**
- * Runs the `tool.pre` fold on `judged` (the chain re-runs on its own rewrites until they settle,
- * see `HookBus.decide`) and applies what stops the call: shadow verdicts are recorded, a failing
- * hook records `HookBlocked` and rejects with its error, a deny records `ToolDenied` and rejects
- * with `ToolDeniedError`. Resolves to the fold otherwise (verdict none, allow or ask).
- */
-async function judgeCall(
-  host: ActHost,
-  bus: HookBus,
-  op: ActDeadline,
-  call: CallFields,
-  judged: Readonly<Record<string, unknown>>,
-): Promise<ToolPreFold> {
-  const signal = op.signal;
-  const { toolName, callId } = call;
-  const fold = await op.run(
-    "tool.pre",
-    bus.decide(HookPoint.TOOL_PRE, {
-      toolName,
-      callId,
-      signal: call.signal,
-      source: call.source,
-      args: judged,
-      argsSummary: summarize(judged),
-      branchId: host.id,
-    }, signal === undefined ? undefined : { signal }),
-    true,
-  ).catch((error) => {
-    if (op.aborted) throw error;
-    return { error, errorHook: undefined } as unknown as ToolPreFold;
-  });
-  for (const verdict of fold.shadow ?? []) {
-    const data = Object.freeze({
-      ...verdictData(callId, toolName, verdict.reason, verdict.hook, true),
-      point: HookPoint.TOOL_PRE,
-    });
-    await safeEmit(
-      host,
-      verdict.decision === "deny" ? new WouldDeny({ data }) : new WouldAsk({ data }),
-      op,
-      "observer (shadow verdicts)",
-    );
-  }
-  if (fold.error !== undefined) {
-    const error = fold.error;
-    markBlocked(error);
-    await safeEmit(
-      host,
-      new HookBlocked({ point: HookPoint.TOOL_PRE, callId, toolName, error }),
-      op,
-      "observer (HookBlocked)",
-    );
-    throw error;
-  }
-  if (fold.verdict === "deny") {
-    const init: Parameters<typeof deny>[2] = {
-      toolName,
-      callId,
-      reason: fold.reason ?? "denied by a tool.pre hook",
-      interrupt: fold.interrupt,
-    };
-    if (fold.hook !== undefined) init.hook = fold.hook;
-    return await deny(host, op, init);
-  }
-  return fold;
 }
 
 /** A mutable deep copy of frozen arguments for the tool (it may change its own copy). */

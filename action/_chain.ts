@@ -366,10 +366,13 @@ function apply(
     state,
   );
   if (read === undefined) return;
-  const hook = entry.hook.name || "anonymous";
-  if (read.decision === "deny") throw deniedBy(names, source, hook, read, entry.gate);
-  if (read.decision === "ask") state.asked = noteAsk(names, source, state.asked, hook, read);
-  else note(source, read.context);
+  // A function's `name` is read only for a deny or an ask (a native accessor: ~25 ns a read).
+  if (read.decision === "deny") {
+    throw deniedBy(names, source, entry.hook.name || "anonymous", read, entry.gate);
+  }
+  if (read.decision === "ask") {
+    state.asked = noteAsk(names, source, state.asked, entry.hook.name || "anonymous", read);
+  } else note(source, read.context);
   const next = read.updatedArgs;
   if (next === undefined || samePlainData(next, state.args)) return;
   state.args = next;

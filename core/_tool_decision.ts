@@ -6,6 +6,7 @@
 
 import { ToolHookReturnError, type ToolHookReturnInit } from "./errors.ts";
 import { isPlainObject, plainDataCopy } from "./_freeze.ts";
+import { NotPlainDataError } from "./plain_data.ts";
 
 /**
  * Which hook returned the value, for messages: the tool, the phase, what the hook is
@@ -175,13 +176,18 @@ export function readPreDecision(
   const problem = preDecisionProblem(d.decision, d.reason, d.context, d.updatedArgs);
   if (problem !== null) return refuse(toolName, "pre", label, fn, option, problem);
   if (d.updatedArgs !== undefined && d.decision !== "deny") {
-    // The slot is the reader's own object: the checked arguments replace the returned ones.
-    d.updatedArgs = plainDataCopy(
-      d.updatedArgs,
-      `Cannot apply ${label} of tool "${toolName}"`,
-      "updatedArgs",
-      false,
-    );
+    // The slot is the reader's own object: the checked arguments replace the returned ones. The
+    // error's message is made when there is an error (not a string per decision).
+    try {
+      d.updatedArgs = plainDataCopy(d.updatedArgs, "", "updatedArgs", false);
+    } catch (error) {
+      if (!(error instanceof NotPlainDataError)) throw error;
+      throw new NotPlainDataError(
+        `Cannot apply ${label} of tool "${toolName}"`,
+        error.path,
+        error.problem,
+      );
+    }
   }
   return d as PreDecisionRead;
 }

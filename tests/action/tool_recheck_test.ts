@@ -99,7 +99,10 @@ describe("Tool-scope security hooks judge the arguments that run", () => {
     const { manager, victim, ran } = setup(spec);
     await assert.rejects(
       manager.invoke({ function: "bash", arguments: { command: "ls" } }),
-      (e) => e instanceof NotPlainDataError && e.problem === "getter",
+      (e) =>
+        e instanceof NotPlainDataError && e.problem === "getter" &&
+        e.message ===
+          'Cannot apply pre hook of tool "bash": updatedArgs.command is a getter or setter, not plain data',
     );
     assert.equal(reads, 0);
     assert.deepEqual(ran, []);

@@ -20,13 +20,21 @@ export interface ResumeInfo {
   workspace: string;
   /** Tools whose calls need approval. */
   askBefore: string[];
+  /** The coding toolkit's `effectsDir`, when the run named one (`--effects-dir`). */
+  effectsDir?: string;
 }
 
 /** Stores the setup in the session row's metadata (`metadata.hookscope`). */
 export async function saveResumeInfo(
   store: SessionStore,
   sessionId: string,
-  config: { baseURL: string; model: string; workspace: string; askBefore?: readonly string[] },
+  config: {
+    baseURL: string;
+    model: string;
+    workspace: string;
+    askBefore?: readonly string[];
+    effectsDir?: string;
+  },
 ): Promise<void> {
   const row = await store.getSession(sessionId);
   const info: ResumeInfo = {
@@ -35,6 +43,7 @@ export async function saveResumeInfo(
     model: config.model,
     workspace: config.workspace,
     askBefore: [...(config.askBefore ?? [])],
+    ...(config.effectsDir !== undefined ? { effectsDir: config.effectsDir } : {}),
   };
   await store.updateSession(sessionId, {
     metadata: { ...(row?.metadata ?? {}), hookscope: info },
@@ -45,7 +54,7 @@ export async function saveResumeInfo(
 export function readResumeInfo(metadata: unknown): ResumeInfo | null {
   const info = (metadata as { hookscope?: Record<string, unknown> } | null | undefined)?.hookscope;
   if (info === null || typeof info !== "object") return null;
-  const { baseURL, model, workspace, askBefore } = info;
+  const { baseURL, model, workspace, askBefore, effectsDir } = info;
   if (typeof baseURL !== "string" || typeof model !== "string" || typeof workspace !== "string") {
     return null;
   }
@@ -56,6 +65,7 @@ export function readResumeInfo(metadata: unknown): ResumeInfo | null {
     askBefore: Array.isArray(askBefore)
       ? askBefore.filter((name): name is string => typeof name === "string")
       : [],
+    ...(typeof effectsDir === "string" && effectsDir !== "" ? { effectsDir } : {}),
   };
 }
 

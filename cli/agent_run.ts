@@ -63,6 +63,11 @@ export interface AgentRunConfig {
   write: (text: string) => void;
   /** Where the bash tool runs (default: bubblewrap, refusing without it). */
   sandbox?: SandboxOptions;
+  /**
+   * Where the coding toolkit keeps staged layers and checkpoints (its `effectsDir`; default
+   * `defaultEffectsDir()`). Stored for `hookscope resume`.
+   */
+  effectsDir?: string;
 }
 
 /** What the run produced. */
@@ -210,7 +215,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
     );
   });
 
-  observeEffects(session, line, config.dbPath);
+  observeEffects(session, line, config.dbPath, config.effectsDir);
 
   const bridge = bridgeModelToSession(model, session, { chunks: false });
 
@@ -219,6 +224,7 @@ export async function runCodingAgent(config: AgentRunConfig): Promise<AgentRunSu
   const toolkit = new CodingToolkit({
     workspaceRoot: config.workspace,
     ...(config.sandbox ? { sandbox: config.sandbox } : {}),
+    ...(config.effectsDir !== undefined ? { effectsDir: config.effectsDir } : {}),
   });
   // Detection first, so the bash tool's description states where commands run and whether
   // their changes are staged.
@@ -318,7 +324,9 @@ export function observeEffects(
   session: Session,
   line: (tag: string, text: string) => void,
   dbPath: string,
+  effectsDir?: string,
 ): void {
+  const undoFlags = effectsDir === undefined ? "" : ` --effects-dir ${effectsDir}`;
   session.observer.observe({ type: EffectsDecided }, (signal) => {
     const d = signal.data as {
       toolName: string;
@@ -353,7 +361,9 @@ export function observeEffects(
     };
     line(
       "commit",
-      `${d.toolName} ${d.summary} (undo: hookscope undo ${displayDb(dbPath)} ${d.callId})`,
+      `${d.toolName} ${d.summary} (undo: hookscope undo ${
+        displayDb(dbPath)
+      } ${d.callId}${undoFlags})`,
     );
   });
   session.observer.observe({ type: EffectsDiscarded }, (signal) => {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { resolve } from "node:path";
 import { codingSpec, CodingToolkit, nodeFileSystem } from "../action/coding/mod.ts";
 import { summarize } from "../core/json_safe.ts";
 import { IModel, OpenAICompatibleEndpoint } from "../service/mod.ts";
@@ -27,12 +28,17 @@ const FLAGS: Record<string, FlagSpec> = {
   "base-url": { type: "string", help: "the model server (default: the one the run used)" },
   model: { type: "string", help: "the model name (default: the one the run used)" },
   workspace: { type: "string", help: "the coding workspace (default: the one the run used)" },
+  "effects-dir": {
+    type: "string",
+    help: "the coding toolkit's effectsDir (default: the one the run used, else its default)",
+  },
   json: { type: "boolean", help: "print the result as JSON" },
 };
 
 /** Help text for `hookscope resume`. */
 export const RESUME_HELP: string =
-  `Usage: hookscope resume DB RUN_ID [--base-url URL] [--model NAME] [--workspace DIR] [--json]
+  `Usage: hookscope resume DB RUN_ID [--base-url URL] [--model NAME] [--workspace DIR]
+                        [--effects-dir DIR] [--json]
 
 Continues the agent run RUN_ID stored in the SQLite file DB, exactly where it stopped for
 approval: calls approved with 'hookscope approve' run once (with the edited arguments, if
@@ -40,8 +46,8 @@ given), rejected ones are answered to the model with the reason, and the agent g
 answers, hits its turn limit or stops for approval again. Two processes resuming the same run
 cannot both run it: the second exits with code 1.
 
-Runs started by 'hookscope run' or 'hookscope demo' store their model server, model and
-workspace; the flags override them. The API key comes from HOOKSCOPE_API_KEY or OPENAI_API_KEY.
+Runs started by 'hookscope run' or 'hookscope demo' store their model server, model, workspace
+and --effects-dir; the flags override them. The API key comes from HOOKSCOPE_API_KEY or OPENAI_API_KEY.
 
 ${flagHelp(FLAGS)}`;
 
@@ -66,6 +72,7 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
   }
   const flagModel = optionalString("resume", values.model, "model");
   const flagWorkspace = optionalString("resume", values.workspace, "workspace");
+  const flagEffectsDir = optionalString("resume", values["effects-dir"], "effects-dir");
   const json = values.json === true;
   const line = (tag: string, text: string) => {
     if (!json) io.out(`${clock()}  ${tag.padEnd(8)} ${text.replace(/\s+/g, " ")}`);
@@ -140,7 +147,12 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
     const model = new IModel({ model: modelName, endpoint });
     const spec = codingSpec({ cwd: workspace, secure: true, fs: nodeFileSystem });
     // The toolkit runs the preset's hooks: its effects policy decides on change sets here too.
-    const tools = new CodingToolkit({ workspaceRoot: workspace, spec }).bind();
+    const effectsDir = flagEffectsDir !== undefined ? resolve(flagEffectsDir) : info?.effectsDir;
+    const tools = new CodingToolkit({
+      workspaceRoot: workspace,
+      spec,
+      ...(effectsDir !== undefined ? { effectsDir } : {}),
+    }).bind();
     const session = await Session.restore(store, run.sessionId, {
       model,
       onError: (error, where) => void failures.push(redact(`${where}: ${String(error)}`)),
@@ -178,7 +190,7 @@ export async function resumeCommand(args: readonly string[], io: CliIO): Promise
         }`,
       );
     });
-    observeEffects(session, line, path);
+    observeEffects(session, line, path, effectsDir);
     line("resume", `run ${runId} of session ${run.sessionId}`);
     for (const pending of run.pending) {
       const answer = run.answers[pending.callId];

@@ -14,6 +14,7 @@ import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { encode, fold } from "./_fold.ts";
 import { type ModelServer, modelServer, redactCredentials } from "./_credentials.ts";
 import { runCodingAgent } from "./agent_run.ts";
+import { optionalString } from "./_approvals.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   "base-url": { type: "string", help: "the API root, e.g. http://127.0.0.1:8080/v1 (required)" },
@@ -34,6 +35,12 @@ const FLAGS: Record<string, FlagSpec> = {
     help: "give up when the server sends nothing for this many ms (default 60000)",
   },
   timeout: { type: "string", help: "give up on a model call after this many ms (default 600000)" },
+  "effects-dir": {
+    type: "string",
+    help: "where the coding toolkit keeps staged layers and checkpoints (default " +
+      "$XDG_STATE_HOME/hookscope/effects, else ~/.local/state/hookscope/effects); " +
+      "'hookscope resume' uses the same, 'hookscope undo' and 'console' take it too",
+  },
   "ask-before": {
     type: "string",
     help: `comma-separated tools (${CODING_TOOLS.join(", ")}) whose calls wait for a person: ` +
@@ -159,6 +166,7 @@ export async function runCommand(
   } catch {
     throw new CliError(`Cannot use workspace ${JSON.stringify(workspace)}: no such directory`);
   }
+  const effectsDir = optionalString("run", values["effects-dir"], "effects-dir");
   const sandbox = values.sandbox === undefined ? "auto" : values.sandbox;
   if (sandbox !== "auto" && sandbox !== "none") {
     throw new UsageError(`hookscope run: --sandbox must be "auto" or "none"`);
@@ -189,6 +197,7 @@ export async function runCommand(
       io,
       write,
       sandbox: { kind: sandbox },
+      ...(effectsDir !== undefined ? { effectsDir: resolve(effectsDir) } : {}),
     });
   } catch (error) {
     if (error instanceof CliError) throw error;

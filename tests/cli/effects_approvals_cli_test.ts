@@ -2,20 +2,29 @@
 // overlayfs) runs `rm -r victim`, the preset's keepDataPolicy asks and the run stops; `hookscope
 // pending` lists the change set, `hookscope approve` answers it (bound to its hash), and
 // `hookscope resume` in another process commits the staged layer without running the command
-// again.
+// again. The layer lives in the directory `run --effects-dir` names (not the default one), and
+// the resume finds it there from what the run stored.
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { main } from "../../cli/main.ts";
-import { runCodingAgent } from "../../cli/agent_run.ts";
 import { detectSandbox } from "../../action/coding/mod.ts";
 import { SqliteStore } from "../../store/sqlite/mod.ts";
 import {
+  jsonReply,
   type OpenAIServer,
   type RecordedRequest,
   type Reply,
@@ -55,6 +64,7 @@ function hookscope(args: string[], env: Record<string, string>) {
 
 /** One bash call deleting victim/, then an answer quoting the tool. */
 function script(request: RecordedRequest): Reply {
+  if (request.method === "GET") return jsonReply({ data: [] }); // run's reachability check
   const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
   const last = messages.at(-1);
   if (last?.role === "tool") return sseReply(textEvents([`Tool said: ${String(last.content)}`]));
@@ -67,18 +77,13 @@ function script(request: RecordedRequest): Reply {
 describe("a change-set approval through hookscope run, pending, approve and resume", () => {
   let dir: string;
   let server: OpenAIServer;
-  const saved = process.env.XDG_STATE_HOME;
   before(async () => {
     const info = await detectSandbox();
     assert.equal(info.effects, "overlay", `overlayfs must mount: ${info.effectsReason}`);
     dir = realpathSync(mkdtempSync(join(tmpdir(), "hookscope-cli-effects-")));
-    // The toolkit's default effects directory, here and in the resuming process.
-    process.env.XDG_STATE_HOME = join(dir, "state");
     server = await startOpenAIServer(script);
   });
   after(async () => {
-    if (saved === undefined) delete process.env.XDG_STATE_HOME;
-    else process.env.XDG_STATE_HOME = saved;
     await server?.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -88,18 +93,31 @@ describe("a change-set approval through hookscope run, pending, approve and resu
     mkdirSync(join(workspace, "victim"), { recursive: true });
     writeFileSync(join(workspace, "victim", "file"), "precious\n");
     const db = join(dir, "runs.db");
-    const lines: string[] = [];
-    const summary = await runCodingAgent({
-      baseURL: server.baseURL,
-      model: "test-model",
-      dbPath: db,
+    const effects = join(dir, "effects");
+    const ran = await cli([
+      "run",
+      "--base-url",
+      server.baseURL,
+      "--model",
+      "test-model",
+      "--db",
+      db,
+      "--workspace",
       workspace,
-      instruction: "clean up",
-      io: { out: (t) => lines.push(t), err: (t) => lines.push(t) },
-      write: (t) => lines.push(t),
-    });
-    const timeline = lines.join("");
-    assert.equal(summary.status, "waiting_approval", timeline);
+      "--prompt",
+      "clean up",
+      "--effects-dir",
+      effects,
+    ]);
+    const timeline = ran.text;
+    assert.equal(ran.code, 0, timeline);
+    const summary = {
+      runId: /run ([0-9a-f-]{36}) waits for a person's answer/.exec(timeline)?.[1],
+      sessionId: /session ([0-9a-f-]{36}) waiting_approval/.exec(timeline)![1],
+    };
+    assert.ok(summary.runId, timeline);
+    // The kept layer is in the directory the flag named.
+    assert.ok(readdirSync(effects).length > 0);
     assert.match(timeline, /effects\s+staged: commands write into a copy-on-write layer/);
     assert.match(timeline, /effects\s+bash ASK \(2 deleted\): The command deletes 1 existing file/);
     assert.equal(existsSync(join(workspace, "victim", "file")), true);
@@ -122,11 +140,18 @@ describe("a change-set approval through hookscope run, pending, approve and resu
     } finally {
       await store.close();
     }
+    // Another process, whose default effects directory is elsewhere: the run's stored one counts.
     const resumed = await hookscope(["resume", db, summary.runId!], {
-      XDG_STATE_HOME: join(dir, "state"),
+      XDG_STATE_HOME: join(dir, "elsewhere"),
     });
     assert.equal(resumed.code, 0, resumed.out);
-    assert.match(resumed.out, /commit\s+bash 2 deleted \(undo: hookscope undo /);
+    assert.match(
+      resumed.out,
+      new RegExp(
+        `commit\\s+bash 2 deleted \\(undo: hookscope undo \\S+ call_b1 --effects-dir ${effects}\\)`,
+      ),
+    );
+    assert.equal(existsSync(join(dir, "elsewhere")), false);
     assert.equal(existsSync(join(workspace, "victim")), false);
     // The resume applies ana's answer: it says so, and asks nobody again.
     assert.doesNotMatch(resumed.out, /effects\s+bash ASK/);

@@ -52,6 +52,7 @@ export async function recordAnswer(
   dbPath: string,
   io: CliIO,
   json: boolean,
+  effectsDir?: string,
 ): Promise<number> {
   // The answer names the arguments (and change set) this command showed: other ones are refused
   // by the store.
@@ -75,6 +76,29 @@ export async function recordAnswer(
       } is no longer waiting for approval (resumed by another process?)`,
     );
   }
+  // A change set this answer rules out (rejected, or another one approved) can never be
+  // committed: its kept staged layer goes now, not when it expires.
+  let removed = 0;
+  if (pending.effects !== undefined) {
+    try {
+      const { dropKeptLayers, effectsBases } = await import(
+        "../action/coding/_find_checkpoints.ts"
+      );
+      // The layer belongs to the call of that run in that session (the run record names it).
+      const sessionId = pending.sessionId ?? (await store.getRun(pending.runId))?.sessionId;
+      removed = await dropKeptLayers(effectsBases(effectsDir), {
+        callId: pending.callId,
+        runId: pending.runId,
+        ...(typeof sessionId === "string" ? { sessionId } : {}),
+      }, bound);
+    } catch (error) {
+      io.err(
+        `cannot remove the staged layer kept for ${pending.callId}: ${
+          (error as Error)?.message ?? error
+        }`,
+      );
+    }
+  }
   const left = (await store.listPendingApprovals({ runId: pending.runId }))
     .filter((row) => row.answer === undefined)
     .map((row) => row.callId);
@@ -88,6 +112,7 @@ export async function recordAnswer(
         toolName: pending.toolName,
         answer: run?.answers[pending.callId] ?? answer,
         unanswered: left,
+        ...(pending.effects !== undefined ? { keptLayersRemoved: removed } : {}),
       },
       null,
       2,
@@ -99,6 +124,9 @@ export async function recordAnswer(
     `${verb} call ${pending.callId} (${pending.toolName}) of run ${pending.runId}` +
       (answer.by ? ` as ${answer.by}` : ""),
   );
+  if (removed > 0) {
+    io.out(`removed the staged layer kept for it (it can no longer be committed)`);
+  }
   if (left.length > 0) {
     io.out(`still unanswered in this run: ${left.join(", ")}`);
   } else if (await resumableByCli(store, pending.sessionId)) {

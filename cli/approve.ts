@@ -21,17 +21,23 @@ const FLAGS: Record<string, FlagSpec> = {
   args: { type: "string", help: "run the call with these arguments instead (a JSON object)" },
   by: { type: "string", help: "who approves (default $USER)" },
   run: { type: "string", help: "the run, when the call id is pending in several" },
+  "effects-dir": {
+    type: "string",
+    help: "where the coding toolkit keeps staged layers (its effectsDir; default: its default)",
+  },
   json: { type: "boolean", help: "print JSON" },
 };
 
 /** Help text for `hookscope approve`. */
 export const APPROVE_HELP: string =
-  `Usage: hookscope approve DB CALL_ID [--args JSON] [--by NAME] [--run RUN_ID] [--json]
+  `Usage: hookscope approve DB CALL_ID [--args JSON] [--by NAME] [--run RUN_ID]
+                        [--effects-dir DIR] [--json]
 
 Approves the pending tool call CALL_ID in the SQLite file DB. With --args the call runs with
 those arguments instead (validated again by the tool's schema when the run resumes). The answer
 is stored; 'hookscope resume DB RUN_ID' continues the run once every pending call of it is
-answered.
+answered. A staged layer kept for another change set of the call than the one approved is
+removed (under --effects-dir).
 
 ${flagHelp(FLAGS)}`;
 
@@ -53,7 +59,8 @@ export async function approveCommand(args: readonly string[], io: CliIO): Promis
     const answer = updatedArgs === undefined
       ? { approve: true, by }
       : { approve: true, updatedArgs, by };
-    return await recordAnswer(store, pending, answer, path, io, values.json === true);
+    const effectsDir = optionalString("approve", values["effects-dir"], "effects-dir");
+    return await recordAnswer(store, pending, answer, path, io, values.json === true, effectsDir);
   } finally {
     await store.close();
   }

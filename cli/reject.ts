@@ -21,17 +21,23 @@ const FLAGS: Record<string, FlagSpec> = {
   interrupt: { type: "boolean", help: "end the run instead of telling the model" },
   by: { type: "string", help: "who rejects (default $USER)" },
   run: { type: "string", help: "the run, when the call id is pending in several" },
+  "effects-dir": {
+    type: "string",
+    help: "where the coding toolkit keeps staged layers (its effectsDir; default: its default)",
+  },
   json: { type: "boolean", help: "print JSON" },
 };
 
 /** Help text for `hookscope reject`. */
 export const REJECT_HELP: string =
-  `Usage: hookscope reject DB CALL_ID [--reason TEXT] [--interrupt] [--by NAME] [--run RUN_ID] [--json]
+  `Usage: hookscope reject DB CALL_ID [--reason TEXT] [--interrupt] [--by NAME] [--run RUN_ID]
+                       [--effects-dir DIR] [--json]
 
 Rejects the pending tool call CALL_ID in the SQLite file DB. When the run resumes, the model gets
 a tool message saying the call was denied, with the reason, and the run goes on (with
 --interrupt the run ends instead). 'hookscope resume DB RUN_ID' continues the run once every
-pending call of it is answered.
+pending call of it is answered. A rejected change set's staged layer (kept under --effects-dir
+for the answer) is removed.
 
 ${flagHelp(FLAGS)}`;
 
@@ -55,7 +61,8 @@ export async function rejectCommand(args: readonly string[], io: CliIO): Promise
     };
     if (reason !== undefined) answer.reason = reason;
     if (values.interrupt === true) answer.interrupt = true;
-    return await recordAnswer(store, pending, answer, path, io, values.json === true);
+    const effectsDir = optionalString("reject", values["effects-dir"], "effects-dir");
+    return await recordAnswer(store, pending, answer, path, io, values.json === true, effectsDir);
   } finally {
     await store.close();
   }

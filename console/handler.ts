@@ -17,6 +17,25 @@ import { LiveFeed } from "./_live.ts";
 import { sessionCheckpoints, undoCall } from "./_undo.ts";
 import { isRecord } from "../core/_util.ts";
 
+/**
+ * Removes the staged layers kept for a call that `answer` rules out (a rejection, or an approval
+ * of another change set), under the toolkit's effects directories.
+ */
+async function dropKept(
+  runId: string,
+  sessionId: string | null,
+  callId: string,
+  answer: RunAnswer,
+  effectsDirs: readonly string[] | undefined,
+): Promise<void> {
+  const { dropKeptLayers, effectsBases } = await import("../action/coding/_find_checkpoints.ts");
+  await dropKeptLayers(effectsDirs ?? effectsBases(), {
+    callId,
+    runId,
+    ...(sessionId ? { sessionId } : {}),
+  }, answer);
+}
+
 /** Options of {@linkcode consoleHandler}. */
 export interface ConsoleOptions {
   /**
@@ -230,6 +249,12 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
       const ok = await answerRecorded(store, body.runId, body.callId, given);
       if (!ok) return reply(404, { error: "that run does not wait for that call" });
       const run = await store.getRun(body.runId);
+      const recorded = run?.answers[body.callId];
+      if (recorded?.effectsHash !== undefined) {
+        // A change set this answer rules out can never be committed: its kept layer goes now.
+        await dropKept(run!.runId, run!.sessionId, body.callId, recorded, options.effectsDirs)
+          .catch(() => {});
+      }
       return reply(200, { ok: true, answer: run?.answers[body.callId] ?? given });
     } catch (error) {
       if (error instanceof ApprovalConflictError) {

@@ -377,7 +377,7 @@ export function bashTool(
         pendingTtlMs: effects.pendingTtlMs,
         maxPendingBytes: effects.maxPendingBytes,
         ...(kept !== undefined ? { expiresAt: kept.manifest.expiresAt } : {}),
-        keep: async (expiresAt) => {
+        keep: async (expiresAt, effectsHash) => {
           keptAway = true;
           if (fresh === undefined) return; // the layer is kept already
           const { changes: _c, skipped: _s, advice: _a, ...output } = result;
@@ -387,6 +387,7 @@ export function bashTool(
             ...(channel.sessionId !== undefined ? { sessionId: channel.sessionId } : {}),
             ...(channel.runId !== undefined ? { runId: channel.runId } : {}),
             argsHash: hash,
+            effectsHash,
             opaque: [...opaque],
             result: output,
             createdAt: Date.now(),

@@ -52,7 +52,7 @@ export interface SettleRequest {
    * Keeps the layer for a later answer (moves it away; `undefined`: it cannot be kept, an ask is
    * then answered inline or not at all).
    */
-  readonly keep?: (expiresAt: number) => Promise<void>;
+  readonly keep?: (expiresAt: number, effectsHash: string) => Promise<void>;
   /** How long a kept layer waits for an answer, in ms. */
   readonly pendingTtlMs: number;
   /** The cap on all kept layers, in bytes (a larger layer is not kept). */
@@ -114,7 +114,7 @@ export async function settleChanges(request: SettleRequest): Promise<Settled> {
       }, { wait: keepable });
     } catch (error) {
       if (error instanceof ApprovalRequiredError && keepable && expiresAt !== undefined) {
-        await request.keep!(expiresAt);
+        await request.keep!(expiresAt, hash);
       } else {
         await outcome(false, { reason: (error as Error)?.message ?? String(error) });
       }

@@ -12,6 +12,7 @@ import {
   listCheckpoints,
 } from "./_commit.ts";
 import { defaultEffectsDir } from "./_effects_home.ts";
+import { dropKept, type PendingCall } from "./_pending.ts";
 
 /** A checkpoint and the effects state it belongs to. */
 export interface FoundCheckpoint {
@@ -36,6 +37,21 @@ export async function findCheckpoints(
   callIds?: ReadonlySet<string>,
 ): Promise<FoundCheckpoint[]> {
   const out: FoundCheckpoint[] = [];
+  for (const store of await workspaceStates(bases)) {
+    for (const manifest of await listCheckpoints(store)) {
+      if (callIds !== undefined && !callIds.has(manifest.callId)) continue;
+      out.push({ store, manifest });
+    }
+  }
+  return out.sort((a, b) => a.manifest.createdAt - b.manifest.createdAt);
+}
+
+/**
+ * The effects state of every workspace under `bases`, each once; a state directory is taken only
+ * when its recorded workspace hashes back to it.
+ */
+export async function workspaceStates(bases: readonly string[]): Promise<EffectsStore[]> {
+  const out: EffectsStore[] = [];
   const seen = new Set<string>();
   for (const base of bases) {
     for (const hash of await readdir(base).catch(() => [] as string[])) {
@@ -48,11 +64,25 @@ export async function findCheckpoints(
       const store = effectsStore(base, workspace);
       if (store.dir !== `${base}/${hash}` || seen.has(store.dir)) continue;
       seen.add(store.dir);
-      for (const manifest of await listCheckpoints(store)) {
-        if (callIds !== undefined && !callIds.has(manifest.callId)) continue;
-        out.push({ store, manifest });
-      }
+      out.push(store);
     }
   }
-  return out.sort((a, b) => a.manifest.createdAt - b.manifest.createdAt);
+  return out;
+}
+
+/**
+ * Removes the staged layers kept under `bases` for `call` that the recorded `answer` rules out
+ * (see `dropKept`): for the tools that record answers without the toolkit that kept them
+ * (`hookscope approve`/`reject`, the web console). Resolves to how many were removed.
+ */
+export async function dropKeptLayers(
+  bases: readonly string[],
+  call: PendingCall,
+  answer: { readonly approve: boolean; readonly effectsHash?: string },
+): Promise<number> {
+  let dropped = 0;
+  for (const store of await workspaceStates(bases)) {
+    if (await dropKept(store, call, answer)) dropped++;
+  }
+  return dropped;
 }

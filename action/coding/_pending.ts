@@ -9,7 +9,9 @@
  * When the call is resumed with an approval, the tool finds the layer here and commits it instead
  * of running the program again. Kept layers are bounded in total size (the oldest go first) and
  * expire; an expired or missing layer means the program runs again, and its new change set is
- * committed only if its hash is the approved one.
+ * committed only if its hash is the approved one. A layer nobody can commit any more (its
+ * rejection is recorded, or an approval of another change set) is removed when that answer is
+ * recorded (`dropKept`), not left to expire.
  *
  * @module
  */
@@ -33,6 +35,8 @@ export interface PendingManifest {
   runId?: string;
   /** The hash of the arguments the program ran with (`argsHash`). */
   argsHash: string;
+  /** The hash of the change set a person was asked about (`ApprovalEffects.hash`). */
+  effectsHash?: string;
   /** The opaque upper directories the wrapper listed (`./a/b`). */
   opaque: string[];
   /** The program's result as the model was to see it (output, exit code). */
@@ -149,6 +153,9 @@ export async function keepPending(
   maxBytes: number,
 ): Promise<void> {
   await mkdir(`${store.dir}/pending`, { recursive: true, mode: 0o700 });
+  // Which workspace this state is of: what finds the layer without the toolkit (`hookscope
+  // reject`, the console) reads it, as it does for checkpoints.
+  await writeFile(`${store.dir}/workspace`, store.workspace, { mode: 0o600 });
   await prunePending(store, maxBytes, manifest.bytes);
   const dir = dirOf(store, manifest);
   const partial = `${dir}.${process.pid}.partial`;
@@ -169,6 +176,28 @@ export async function findPending(
   const manifest = await readManifest(dir);
   if (manifest === undefined || !sameCall(manifest, call)) return undefined;
   return { dir, upper: `${dir}/upper`, manifest };
+}
+
+/**
+ * Removes the layer kept for `call` that `answer` rules out: any, for a rejection; one kept for
+ * another change set than the approved `effectsHash`, for an approval. Resolves to whether a
+ * layer was removed.
+ */
+export async function dropKept(
+  store: EffectsStore,
+  call: PendingCall,
+  answer: { readonly approve: boolean; readonly effectsHash?: string },
+): Promise<boolean> {
+  const layer = await findPending(store, call);
+  if (layer === undefined) return false;
+  if (answer.approve) {
+    const kept = layer.manifest.effectsHash;
+    if (answer.effectsHash === undefined || kept === undefined || kept === answer.effectsHash) {
+      return false;
+    }
+  }
+  await removePending(layer);
+  return true;
 }
 
 /** Removes a kept layer. */

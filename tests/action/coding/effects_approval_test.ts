@@ -283,6 +283,64 @@ describe("a change-set ask goes through the approval path", () => {
     }
   });
 
+  it("a rejection recorded by hookscope reject or the console removes the kept layer at once", async () => {
+    const ws = join(box.base, "rejected");
+    const state = join(box.base, "rejected-state");
+    fill(ws);
+    const before = treeHash(ws);
+    const db = join(box.base, "rejected.db");
+    const store = await SqliteStore.open(db);
+    try {
+      const session = new Session({ store });
+      await session.start();
+      const branch = codingBranch(session, ws, state, bashModel(TOKEN_AND_DELETE, "x1"));
+      const stopped = await branch.operate("clean up");
+      assert.equal(stopped.stoppedBy, "approval");
+      assert.equal(readdirSync(pendingDir(state, ws)).length, 1);
+      const rejected = await cli(["reject", db, "x1", "--reason", "no", "--effects-dir", state]);
+      assert.equal(rejected.code, 0, rejected.text);
+      assert.match(rejected.text, /removed the staged layer kept for it/);
+      assert.deepEqual(readdirSync(pendingDir(state, ws)), []);
+      const done = await session.resume(stopped.runId, {});
+      assert.equal(done.stoppedBy, "answer");
+      assert.match(JSON.stringify(done.actions[0].output), /no/);
+      assert.equal(treeHash(ws), before);
+
+      // The console: a rejection removes it too; an approval of the change set keeps it.
+      const again = codingBranch(session, ws, state, bashModel(TOKEN_AND_DELETE, "x2"));
+      const second = await again.operate("clean up");
+      assert.equal(second.stoppedBy, "approval");
+      const { consoleHandler } = await import("../../../console/handler.ts");
+      const handle = consoleHandler(store, { tokens: { ana: "s3cret" }, effectsDirs: [state] });
+      const answer = async (approve: boolean, effectsHash: string) => {
+        const [row] = await store.listPendingApprovals({ runId: second.runId });
+        const response = await handle(
+          new Request("http://127.0.0.1/api/answer", {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: "Bearer s3cret" },
+            body: JSON.stringify({
+              runId: second.runId,
+              callId: "x2",
+              approve,
+              argsHash: row.argsHash,
+              effectsHash,
+            }),
+          }),
+        );
+        return { status: response.status, body: await response.json() };
+      };
+      const hash = second.pending![0].effects!.hash;
+      // An approval of another change set is refused by the store; the layer stays.
+      assert.equal((await answer(true, "0".repeat(64))).status, 409);
+      assert.equal(readdirSync(pendingDir(state, ws)).length, 1);
+      const refused = await answer(false, hash);
+      assert.equal(refused.status, 200, JSON.stringify(refused.body));
+      assert.deepEqual(readdirSync(pendingDir(state, ws)), []);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("a kept layer that is gone: the command runs again and a person is asked about its new change set", async () => {
     const ws = join(box.base, "gone");
     const state = join(box.base, "gone-state");

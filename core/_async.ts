@@ -4,7 +4,8 @@
 // library; every wait with a deadline or a signal goes through here.
 //
 // Rules every helper keeps: at most one timer per wait, created only when there is something to
-// wait for and cleared as soon as anything settles; the signal listener is removed the same way;
+// wait for (`deadline` arms it a microtask later, so a promise already settled arms none) and
+// cleared as soon as anything settles; the signal listener is removed the same way;
 // an already aborted signal rejects at once with its reason (and the promise it no longer waits
 // for is marked handled); a delay above what every runtime's
 // `setTimeout` honours (2^31 - 1 ms; Node, Deno and Bun turn a longer one into 1 ms) arms no
@@ -35,20 +36,16 @@ export function deadline<T>(
   }
   return new Promise<T>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let settled = false;
     const onAbort = (): void => {
       done();
       reject(signal!.reason);
     };
     const done = (): void => {
+      settled = true;
       if (timer !== undefined) clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     };
-    if (ms <= MAX_TIMER_MS) {
-      timer = setTimeout(() => {
-        done();
-        reject(timeout === undefined ? TIMED_OUT : timeout());
-      }, ms);
-    }
     signal?.addEventListener("abort", onAbort, { once: true });
     pending.then((value) => {
       done();
@@ -57,6 +54,19 @@ export function deadline<T>(
       done();
       reject(error);
     });
+    if (ms <= MAX_TIMER_MS) {
+      // Armed a microtask later, and only if `pending` is still pending then: a promise that is
+      // already settled (an `async` hook that returned without waiting, such as persistMessage
+      // without a store) has run its reaction by then and costs no timer. Its outcome is the same
+      // either way: no timer fires before the microtasks queued now.
+      queueMicrotask(() => {
+        if (settled) return;
+        timer = setTimeout(() => {
+          done();
+          reject(timeout === undefined ? TIMED_OUT : timeout());
+        }, ms);
+      });
+    }
   });
 }
 

@@ -18,6 +18,28 @@ describe("core/_async", () => {
     await assert.rejects(deadline(Promise.reject(new Error("boom")), 1_000), /boom/);
   });
 
+  it("deadline() arms no timer for a promise already settled, and one for a pending promise", async () => {
+    const real = globalThis.setTimeout;
+    let armed = 0;
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      armed++;
+      return real(...args);
+    }) as typeof setTimeout;
+    try {
+      // An `async` function that returns without waiting hands back a settled promise.
+      const finished = (async () => "done")();
+      assert.equal(await deadline(finished, 1_000), "done");
+      await assert.rejects(deadline(Promise.reject(new Error("boom")), 1_000), /boom/);
+      assert.equal(armed, 0);
+      assert.equal(await deadline(delay(5).then(() => "later"), 1_000), "later");
+      assert.equal(armed, 2); // the deadline's timer and delay()'s own
+      await assert.rejects(deadline(never, 5), (error) => error === TIMED_OUT);
+      assert.equal(armed, 3);
+    } finally {
+      globalThis.setTimeout = real;
+    }
+  });
+
   it("deadline() rejects with TIMED_OUT, or the caller's reason, when time runs out", async () => {
     await assert.rejects(deadline(never, 5), (error) => error === TIMED_OUT);
     const reason = new Error("too slow");

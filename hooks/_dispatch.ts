@@ -15,10 +15,11 @@
 //    the shape of a hand-written `for … await` loop. No timer, no signal listener, no closure.
 // 4. Options cost nothing unused: the option-aware loop (`start` / `drive` / `driveAsync`) runs
 //    only when a point holds a registration that needs it (match, once, timeoutMs, onFailure,
-//    shadow) or the emission carries `EmitOptions`. There, a timer exists only while a handler's
-//    promise is pending (a sync result arms none). An emission without `EmitOptions` that does
-//    not fold (`runEntries`) runs its sync prefix with no run state at all: the state (`Run`) is
-//    made only when a handler fails or returns a thenable.
+//    shadow) or the emission carries `EmitOptions`. There, a timer exists only while a
+//    handler's promise is still pending a microtask after it returned (a sync result, or an
+//    `async` handler that returned without waiting, arms none). An emission without
+//    `EmitOptions` that does not fold (`runEntries`) runs its sync prefix with no run state at
+//    all: the state (`Run`) is made only when a handler fails or returns a thenable.
 // 5. `decide()` with no handler returning a decision allocates nothing (a sync prefix returns a
 //    shared fold); the fold state is made at the first decision.
 // 6. No `Object.freeze` on per-call values in the loops (it measured 3–4× a 20-hook chain).

@@ -14,7 +14,8 @@
  * - `tool-processors`: a tool with its own preprocessor (no opinion) and postprocessor
  *   (replaces the result);
  * - `act/1`: `Branch.act` of a session with one `tool.pre` handler (no opinion) and one
- *   `tool.post` handler, the whole act path.
+ *   `tool.post` handler, the whole act path (a new session per batch, so the history does not
+ *   grow over the run).
  *
  * Hooks are written in the shape each version takes: before the one hook shape, a pre hook
  * returned the arguments bare and a post hook the result bare, and processors took positional

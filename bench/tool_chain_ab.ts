@@ -15,7 +15,12 @@
  *   (replaces the result);
  * - `act/1`: `Branch.act` of a session with one `tool.pre` handler (no opinion) and one
  *   `tool.post` handler, the whole act path (a new session per batch, so the history does not
- *   grow over the run).
+ *   grow over the run);
+ * - `tool-processors/no-decision` and `tool-processors/same-decision`: `tool-processors` with a
+ *   postprocessor that returns nothing (after) or the result (before), and one that returns the
+ *   same decision object every time (after): what the processors row costs without the
+ *   decision, and without the hook allocating it. They run last, so they change nothing in how
+ *   the rows above are compiled.
  *
  * Hooks are written in the shape each version takes: before the one hook shape, a pre hook
  * returned the arguments bare and a post hook the result bare, and processors took positional
@@ -154,6 +159,36 @@ const scenarios: Scenario<Version>[] = [
           await branch.act({ function: "add", arguments: ARGS });
         }
       };
+    },
+  },
+  {
+    name: "tool-processors/no-decision",
+    ops: N,
+    make(v) {
+      const manager = new v.action.ActionManager();
+      manager.register(addTool(v, {
+        preprocessor: (): void => {
+          sink++;
+        },
+        postprocessor: v.decisions ? (): undefined => undefined : (result: unknown) => result,
+      }));
+      return invokeBatch(manager, N);
+    },
+  },
+  {
+    name: "tool-processors/same-decision",
+    ops: N,
+    make(v) {
+      // Every call of the batch returns 3: one decision object serves them all.
+      const decision = { updatedResult: 3 };
+      const manager = new v.action.ActionManager();
+      manager.register(addTool(v, {
+        preprocessor: (): void => {
+          sink++;
+        },
+        postprocessor: v.decisions ? () => decision : (result: unknown) => result,
+      }));
+      return invokeBatch(manager, N);
     },
   },
 ];

@@ -27,6 +27,7 @@ describe("core/_async", () => {
     }) as typeof setTimeout;
     try {
       // An `async` function that returns without waiting hands back a settled promise.
+      // deno-lint-ignore require-await
       const finished = (async () => "done")();
       assert.equal(await deadline(finished, 1_000), "done");
       await assert.rejects(deadline(Promise.reject(new Error("boom")), 1_000), /boom/);

@@ -20,22 +20,27 @@ describe("core/_async", () => {
 
   it("deadline() arms no timer for a promise already settled, and one for a pending promise", async () => {
     const real = globalThis.setTimeout;
-    let armed = 0;
+    // Timers are counted by their delay: the suite runs many files in one process (Node, Bun), so
+    // a timer some other module arms in this window must not count. The delays here are unusual.
+    const armed = new Map<number, number>();
     globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
-      armed++;
+      const ms = Number(args[1] ?? 0);
+      armed.set(ms, (armed.get(ms) ?? 0) + 1);
       return real(...args);
     }) as typeof setTimeout;
+    const count = (ms: number) => armed.get(ms) ?? 0;
     try {
       // An `async` function that returns without waiting hands back a settled promise.
       // deno-lint-ignore require-await
       const finished = (async () => "done")();
-      assert.equal(await deadline(finished, 1_000), "done");
-      await assert.rejects(deadline(Promise.reject(new Error("boom")), 1_000), /boom/);
-      assert.equal(armed, 0);
-      assert.equal(await deadline(delay(5).then(() => "later"), 1_000), "later");
-      assert.equal(armed, 2); // the deadline's timer and delay()'s own
-      await assert.rejects(deadline(never, 5), (error) => error === TIMED_OUT);
-      assert.equal(armed, 3);
+      assert.equal(await deadline(finished, 1_237), "done");
+      await assert.rejects(deadline(Promise.reject(new Error("boom")), 1_237), /boom/);
+      assert.equal(count(1_237), 0);
+      assert.equal(await deadline(delay(7).then(() => "later"), 1_237), "later");
+      assert.equal(count(1_237), 1); // the deadline's timer
+      assert.equal(count(7), 1); // delay()'s own
+      await assert.rejects(deadline(never, 11), (error) => error === TIMED_OUT);
+      assert.equal(count(11), 1);
     } finally {
       globalThis.setTimeout = real;
     }

@@ -24,7 +24,12 @@ export const LATE_READ_MS = 2 * QUIET_MS + 50;
  */
 export class Notifier {
   #notice: { to: number; sessions: Set<string> | null } | null = null;
-  #notifying: Promise<void> | null = null;
+  /**
+   * Whether {@linkcode Notifier.#sendAll} runs; cleared by it in the same synchronous step that
+   * finds nothing queued, so a notice queued just after is never left for a sender that has ended.
+   */
+  #sending = false;
+  #sent: Promise<void> = Promise.resolve();
   #send: (payload: string) => Promise<boolean>;
   #stopped: () => boolean;
   #listening: () => boolean;
@@ -55,23 +60,28 @@ export class Notifier {
       notice.sessions?.add(session);
       if ((notice.sessions?.size ?? 0) > 100) notice.sessions = null; // "every session"
     }
-    this.#notifying ??= this.#sendAll().finally(() => {
-      this.#notifying = null;
-    });
+    if (!this.#sending) {
+      this.#sending = true;
+      this.#sent = this.#sendAll();
+    }
   }
 
   /** Resolves once no notice is queued or in flight. */
   async idle(): Promise<void> {
-    while (this.#notifying !== null) await this.#notifying;
+    while (this.#sending) await this.#sent;
   }
 
   async #sendAll(): Promise<void> {
-    for (let notice = this.#notice; notice !== null && !this.#stopped(); notice = this.#notice) {
-      this.#notice = null;
-      let sessions = notice.sessions === null ? "null" : JSON.stringify([...notice.sessions]);
-      if (sessions.length > 7000) sessions = "null";
-      const heard = await this.#send(`{"to":${notice.to},"s":${sessions}}`);
-      if (!heard) this.#quietUntil = Date.now() + QUIET_MS;
+    try {
+      for (let notice = this.#notice; notice !== null && !this.#stopped(); notice = this.#notice) {
+        this.#notice = null;
+        let sessions = notice.sessions === null ? "null" : JSON.stringify([...notice.sessions]);
+        if (sessions.length > 7000) sessions = "null";
+        const heard = await this.#send(`{"to":${notice.to},"s":${sessions}}`);
+        if (!heard) this.#quietUntil = Date.now() + QUIET_MS;
+      }
+    } finally {
+      this.#sending = false;
     }
   }
 }

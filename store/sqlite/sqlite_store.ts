@@ -179,7 +179,15 @@ export class SqliteStore implements SessionStore {
     resolve: () => void;
     reject: (error: unknown) => void;
   }> = [];
-  #pumping: Promise<void> | null = null;
+  /**
+   * Whether {@linkcode SqliteStore.#pump} runs. It is cleared by the pump itself in the same
+   * synchronous step that finds no write waiting: a flag cleared one microtask later (by a
+   * `.finally`) left a window in which a write queued, saw a pump that had already ended, and
+   * waited forever.
+   */
+  #pumpActive = false;
+  /** The running (or last) pump, for close() to wait on. */
+  #pumped: Promise<void> = Promise.resolve();
   /** Transactions this connection committed (`PRAGMA data_version` counts only the others'). */
   #commits = 0;
 
@@ -356,9 +364,10 @@ export class SqliteStore implements SessionStore {
     return new Promise<void>((resolve, reject) => {
       const deadline = Date.now() + this.#busyMs;
       this.#waiting.push({ operation, body, deadline, resolve, reject });
-      this.#pumping ??= this.#pump().finally(() => {
-        this.#pumping = null;
-      });
+      if (!this.#pumpActive) {
+        this.#pumpActive = true;
+        this.#pumped = this.#pump();
+      }
     });
   }
 
@@ -407,69 +416,78 @@ export class SqliteStore implements SessionStore {
    * once.
    */
   async #pump(): Promise<void> {
-    let attempt = 0;
-    while (this.#waiting.length > 0) {
-      const first = this.#waiting[0];
-      const db = this.#db;
-      try {
-        if (db === null) throw new StoreClosedError(first.operation, "SQLite store");
-        if (!this.#begin(db, first.operation)) {
-          if (Date.now() >= first.deadline) {
-            throw new StoreUnavailableError(
-              `Cannot ${first.operation}: SQLite store ${
-                JSON.stringify(this.#path)
-              } failed: database is locked (another connection held the write lock for ${this.#busyMs} ms)`,
-            );
-          }
-          attempt += 1;
-          await pause(Math.min(2, 0.5 * attempt));
-          continue;
-        }
-      } catch (error) {
-        this.#waiting.shift();
-        first.reject(error);
-        continue;
-      }
-      attempt = 0;
-      const batch = this.#waiting.splice(0);
-      const done: Array<() => void> = [];
-      for (const write of batch) {
+    // The flag is cleared in the same synchronous step in which the loop finds no write waiting.
+    try {
+      let attempt = 0;
+      while (this.#waiting.length > 0) {
+        const first = this.#waiting[0];
+        const db = this.#db;
         try {
-          db.exec("SAVEPOINT hookscope_write");
-          try {
-            write.body(db);
-            db.exec("RELEASE hookscope_write");
-            done.push(write.resolve);
-          } catch (error) {
-            db.exec("ROLLBACK TO hookscope_write");
-            db.exec("RELEASE hookscope_write");
-            throw error;
+          if (db === null) throw new StoreClosedError(first.operation, "SQLite store");
+          if (!this.#begin(db, first.operation)) {
+            if (Date.now() >= first.deadline) {
+              throw new StoreUnavailableError(
+                `Cannot ${first.operation}: SQLite store ${
+                  JSON.stringify(this.#path)
+                } failed: database is locked (another connection held the write lock for ${this.#busyMs} ms)`,
+              );
+            }
+            attempt += 1;
+            await pause(Math.min(2, 0.5 * attempt));
+            continue;
           }
         } catch (error) {
-          try {
-            this.#fail(write.operation, error);
-          } catch (failure) {
-            done.push(() => write.reject(failure));
-          }
+          this.#waiting.shift();
+          first.reject(error);
+          continue;
         }
-      }
-      try {
-        db.exec("COMMIT");
-        this.#commits++;
-        for (const settle of done) settle();
-      } catch (error) {
-        try {
-          db.exec("ROLLBACK");
-        } catch { /* the transaction is already gone */ }
+        attempt = 0;
+        const batch = this.#waiting.splice(0);
+        const done: Array<() => void> = [];
         for (const write of batch) {
           try {
-            this.#fail(write.operation, error);
-          } catch (failure) {
-            write.reject(failure);
+            db.exec("SAVEPOINT hookscope_write");
+            try {
+              write.body(db);
+              db.exec("RELEASE hookscope_write");
+              done.push(write.resolve);
+            } catch (error) {
+              db.exec("ROLLBACK TO hookscope_write");
+              db.exec("RELEASE hookscope_write");
+              throw error;
+            }
+          } catch (error) {
+            try {
+              this.#fail(write.operation, error);
+            } catch (failure) {
+              done.push(() => write.reject(failure));
+            }
           }
         }
+        try {
+          db.exec("COMMIT");
+          this.#commits++;
+          for (const settle of done) settle();
+        } catch (error) {
+          try {
+            db.exec("ROLLBACK");
+          } catch { /* the transaction is already gone */ }
+          for (const write of batch) {
+            try {
+              this.#fail(write.operation, error);
+            } catch (failure) {
+              write.reject(failure);
+            }
+          }
+        }
+        if (this.#waiting.length > 0) await pause(0.5);
       }
-      if (this.#waiting.length > 0) await pause(0.5);
+    } catch (error) {
+      // Not reached by a failing write (each one settles alone); a fault of the loop itself must
+      // not leave writes waiting for a pump that is gone.
+      for (const write of this.#waiting.splice(0)) write.reject(error);
+    } finally {
+      this.#pumpActive = false;
     }
   }
 
@@ -723,7 +741,7 @@ export class SqliteStore implements SessionStore {
   /** Closes the file; later calls reject with {@linkcode StoreClosedError}. Idempotent. */
   async close(): Promise<void> {
     // Writes still waiting for the lock are finished (or fail by their deadline) first.
-    while (this.#pumping !== null) await this.#pumping;
+    while (this.#pumpActive) await this.#pumped;
     const db = this.#db;
     this.#db = null;
     if (db !== null) db.close();

@@ -28,6 +28,28 @@ describe("PostgreSQL store notifier", () => {
     assert.deepEqual(sent, ['{"to":10,"s":["a"]}', '{"to":12,"s":["b","a"]}']);
   });
 
+  it("sends a notice queued in the same tick as the sender finishing (none is left behind)", async () => {
+    const sent: string[] = [];
+    let answer: (heard: boolean) => void = () => {};
+    const notifier = new Notifier(
+      (payload) => {
+        sent.push(payload);
+        return new Promise<boolean>((resolve) => answer = resolve);
+      },
+      () => false,
+      () => true,
+    );
+    notifier.notify(1, ["a"]);
+    // The sender resumes first, finds nothing queued and ends; the notice below comes one
+    // microtask later, before any `.finally` of the sender could have run.
+    answer(true);
+    queueMicrotask(() => notifier.notify(2, ["b"]));
+    await delay(1);
+    answer(true);
+    await notifier.idle();
+    assert.deepEqual(sent, ['{"to":1,"s":["a"]}', '{"to":2,"s":["b"]}']);
+  });
+
   it("sends nothing for a moment after a notice that no one heard, unless this process listens", async () => {
     const sent: string[] = [];
     let listening = false;

@@ -194,22 +194,26 @@ async function send(response: Response, request: Request, res: ServerResponse): 
     res.end();
     return;
   }
-  // Streamed chunk by chunk (a live feed never ends); a client that goes away cancels it.
+  // Streamed chunk by chunk (a live feed never ends); a client that goes away cancels it. The
+  // client may have gone while the handler ran: "close" has then fired already and never comes
+  // again, so `destroyed` is checked before every wait.
   const reader = response.body.getReader();
-  res.once("close", () => void reader.cancel().catch(() => {}));
+  const cancel = (): void => void reader.cancel().catch(() => {});
+  res.once("close", cancel);
   try {
-    for (;;) {
+    while (!res.destroyed) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (!res.write(value)) {
+      if (!res.write(value) && !res.destroyed) {
         await new Promise<void>((resume) => {
           res.once("drain", resume);
           res.once("close", resume);
         });
       }
-      if (res.destroyed) break;
     }
   } finally {
+    res.off("close", cancel);
+    if (res.destroyed) cancel();
     res.end();
   }
 }

@@ -72,6 +72,43 @@ describe("serve plumbing", () => {
     assert.equal(closed, "closed");
   });
 
+  it("a client gone before the handler answered: the answer's body is cancelled, nothing waits", async () => {
+    let cancelled: (reason: string) => void = () => {};
+    const wasCancelled = new Promise<string>((resolve) => cancelled = resolve);
+    let handled: () => void = () => {};
+    const wasHandled = new Promise<void>((resolve) => handled = resolve);
+    const server = await listen(async () => {
+      await new Promise((r) => setTimeout(r, 300));
+      handled();
+      // A live feed: it never ends by itself, and has a chunk ready at every pull.
+      return new Response(
+        new ReadableStream({
+          pull(controller) {
+            controller.enqueue(new TextEncoder().encode("tick\n"));
+            return new Promise((r) => setTimeout(r, 5));
+          },
+          cancel() {
+            cancelled("cancelled");
+          },
+        }),
+      );
+    }, { host: "127.0.0.1", port: 0 });
+    try {
+      const req = request({ host: "127.0.0.1", port: server.port, path: "/" });
+      req.on("error", () => {});
+      req.end();
+      setTimeout(() => req.destroy(), 50);
+      await wasHandled;
+      const outcome = await Promise.race([
+        wasCancelled,
+        new Promise<string>((r) => setTimeout(() => r("still streaming to nobody"), 5_000)),
+      ]);
+      assert.equal(outcome, "cancelled");
+    } finally {
+      await server.close();
+    }
+  });
+
   it("WriteBehind: writes resolve at once, land in order, and reads see them", async () => {
     const inner = new MemoryStore();
     const order: string[] = [];

@@ -23,6 +23,7 @@ import {
 } from "../core/mod.ts";
 import { neverAborted } from "../core/_abort.ts";
 import { normalizeAnswer } from "../core/_approval_answer.ts";
+import { answerInline } from "../core/_inline_answer.ts";
 import { abortable as untilAborted } from "../core/_async.ts";
 import { plainDataCopy, samePlainData } from "../core/_freeze.ts";
 import {
@@ -413,16 +414,18 @@ export class FunctionCalling extends Operation {
     if (approve === undefined && host?.approve === undefined) {
       throw new ApprovalRequiredError(approval);
     }
-    const answer = normalizeAnswer(
-      await abortable(
-        Promise.resolve().then(() =>
-          approve !== undefined
-            ? approve(approval, { signal })
-            : host!.approve!(approval, { signal })
-        ),
-        signal,
-      ),
-    );
+    // The caller's own handler is held to the ask's terms here (expiry, who may answer); the act
+    // path's handler holds its own to them already.
+    const answer = approve !== undefined
+      ? await answerInline(
+        approval,
+        approve,
+        signal === neverAborted() ? undefined : signal,
+        normalizeAnswer,
+      )
+      : normalizeAnswer(
+        await abortable(Promise.resolve().then(() => host!.approve!(approval, { signal })), signal),
+      );
     if (!answer.approve) {
       throw this.#denied(
         answer.reason ?? "rejected by the approver",
@@ -491,8 +494,9 @@ export class FunctionCalling extends Operation {
 /** Options of {@linkcode FunctionCalling.invoke}. */
 export interface FunctionCallingRunOptions extends EventRunOptions {
   /**
-   * Answers an `ask` of the tool's hooks (inline approval). Without it an ask ends the call
-   * FAILED with `ApprovalRequiredError`. `Branch.act` passes its own, which goes through the
+   * Answers an `ask` of the tool's hooks (inline approval), held to the ask's expiry and
+   * `answerableBy` (an expired wait or an answerer not named denies). Without it an ask ends the
+   * call FAILED with `ApprovalRequiredError`. `Branch.act` passes its own, which goes through the
    * session's approval path.
    */
   approve?: ApprovalHandler;

@@ -34,8 +34,11 @@ export interface InvokeOptions {
    */
   suppressErrors?: boolean;
   /**
-   * Answers an `ask` of the tool's hooks inline (as `ActOptions.approve` does for `Branch.act`).
-   * Without it an ask rejects with `ApprovalRequiredError` (the call ends FAILED).
+   * Answers an `ask` of the tool's hooks inline (as `ActOptions.approve` does for `Branch.act`),
+   * held to the ask's terms as there: past `expiresInMs`/`expiresAt` the wait ends (its signal
+   * aborts) and the call is denied with reason `"expired"`; an answer whose `by` is not in
+   * `answerableBy` denies. Without it an ask rejects with `ApprovalRequiredError` (the call ends
+   * FAILED).
    */
   approve?: ApprovalHandler;
   /**

@@ -24,7 +24,7 @@ import {
   WouldAsk,
   WouldDeny,
 } from "../session/signal.ts";
-import { answerInline } from "../session/_inline_answer.ts";
+import { answerInline } from "../core/_inline_answer.ts";
 import {
   callSignal,
   installRequestHandler,

@@ -28,7 +28,7 @@ import type { ToolSource } from "../core/tool_source.ts";
 import { type HookPayloads, HookPoint } from "../hooks/hook_point.ts";
 import { isBlocked, markBlocked } from "./_blocked.ts";
 import { ActDeadline } from "./_operation.ts";
-import { answerInline, storedAnswerOf } from "./_inline_answer.ts";
+import { answerInline, storedAnswerOf } from "../core/_inline_answer.ts";
 import {
   ApprovalAnswered,
   type ApprovalAnsweredData,

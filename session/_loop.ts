@@ -30,7 +30,7 @@ import type {
   StoppedBy,
 } from "./agent_loop.ts";
 import { bounded } from "./_bounded.ts";
-import { storedAnswerHandler } from "./_inline_answer.ts";
+import { storedAnswerHandler } from "../core/_inline_answer.ts";
 import { ApprovalAnswered, ToolDenied } from "./signal.ts";
 import { runStoreOf } from "./_run_store.ts";
 import type { Message } from "./message.ts";

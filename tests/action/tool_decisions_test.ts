@@ -153,6 +153,37 @@ describe("Tool-scope decisions", () => {
     assert.deepEqual(ran, ["a"]);
   });
 
+  it("invoke's approve is held to the ask's terms: an expired wait and an answerer not named deny", async () => {
+    const ran: unknown[] = [];
+    const spec = new AgentSpec().pre(
+      "t",
+      () => ({ decision: "ask", expiresInMs: 50, answerableBy: ["ana"] }),
+    );
+    const manager = managerWith(spec, ran);
+    let handlerSignal: AbortSignal | undefined;
+    const started = Date.now();
+    const expired = await manager.invoke({ function: "t", arguments: { v: "late" } }, {
+      approve: (_pending, { signal }) => {
+        handlerSignal = signal;
+        return new Promise(() => {}); // a person who never answers
+      },
+    }).then(() => null, (e: unknown) => e);
+    assert.ok(expired instanceof ToolDeniedError, String(expired));
+    assert.deepEqual([expired.reason, expired.hook], ["expired", "approval by hookscope"]);
+    assert.ok(Date.now() - started < 5_000);
+    assert.equal(handlerSignal?.aborted, true, "the handler is told the approval expired");
+    const stranger = await manager.invoke({ function: "t", arguments: { v: "m" } }, {
+      approve: () => ({ approve: true, by: "mallory" }),
+    }).then(() => null, (e: unknown) => e);
+    assert.ok(stranger instanceof ToolDeniedError, String(stranger));
+    assert.match(stranger.reason, /not allowed: "mallory" may not answer it; who may: "ana"/);
+    const ana = await manager.invoke({ function: "t", arguments: { v: "a" } }, {
+      approve: () => ({ approve: true, by: "ana" }),
+    });
+    assert.equal(ana.response, "ran a");
+    assert.deepEqual(ran, ["a"]);
+  });
+
   it("arguments an approver edits are judged by the chain again: validated, denied, or run", async () => {
     const ran: unknown[] = [];
     const seen: unknown[] = [];

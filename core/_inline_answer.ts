@@ -3,10 +3,10 @@
 // made by hookscope, so the model is told and the tool does not run. Shared by the act path and
 // the MCP elicitation handler.
 
-import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "../core/approval.ts";
-import { deadline, TIMED_OUT } from "../core/_async.ts";
-import { anySignal, neverAborted } from "../core/_abort.ts";
-import { ApprovalRequiredError } from "../core/errors.ts";
+import type { ApprovalAnswer, ApprovalHandler, PendingApproval } from "./approval.ts";
+import { deadline, TIMED_OUT } from "./_async.ts";
+import { anySignal, neverAborted } from "./_abort.ts";
+import { ApprovalRequiredError } from "./errors.ts";
 
 /** Who a rejection hookscope made (expiry, an answerer not allowed) is recorded as by. */
 export const HOOKSCOPE_ANSWERER = "hookscope";

@@ -573,7 +573,7 @@ export async function mcpTools(
     options?.onError?.(error);
   };
 
-  const refresh = async (): Promise<readonly Tool[]> => {
+  const listOnce = async (): Promise<readonly Tool[]> => {
     const infos = await list();
     const next = new Map<string, { tool: Tool; fingerprint: string; registered?: Tool }>();
     const built: McpToolInfo[] = [];
@@ -671,11 +671,37 @@ export async function mcpTools(
     return [...next.values()].map((e) => e.tool);
   };
 
-  await refresh();
+  // Refreshes run one at a time, so an older list never lands after a newer one; a call made
+  // while one runs gets the next, which lists after the call was made (calls made before it
+  // starts share it).
+  let tail: Promise<unknown> = Promise.resolve();
+  let next: Promise<readonly Tool[]> | null = null;
+  const refresh = (): Promise<readonly Tool[]> => {
+    if (next !== null) return next;
+    const run = tail.then(() => {
+      next = null;
+      return listOnce();
+    }, () => {
+      next = null;
+      return listOnce();
+    });
+    next = run;
+    tail = run;
+    return run;
+  };
+
+  // Changes are followed before the first list: the SDK drops a notification that arrives while
+  // no handler is set, and a server that changes its tools right after connecting sends one then.
   const unfollow = follow(client, () => {
     if (closed) return;
     refresh().catch((error) => options?.onError?.(error));
   });
+  try {
+    await refresh();
+  } catch (error) {
+    unfollow();
+    throw error;
+  }
 
   return {
     server,

@@ -247,6 +247,39 @@ describe("mcpTools with a malformed server", () => {
     await client.close();
   });
 
+  it("a list change sent while the first list is being answered is not lost", async () => {
+    const tools: unknown[] = [{ name: "one", inputSchema: { type: "object" } }];
+    const server = new Server({ name: "eager", version: "1.0.0" }, {
+      capabilities: { tools: { listChanged: true } },
+    });
+    let lists = 0;
+    server.setRequestHandler(ListToolsRequestSchema, () => {
+      const answer = { tools: [...tools] };
+      if (lists++ === 0) {
+        // A server that registers another tool as soon as a client has looked.
+        tools.push({ name: "two", inputSchema: { type: "object" } });
+        void server.sendToolListChanged();
+      }
+      return answer as never;
+    });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(b);
+    const manager = new ActionManager();
+    const set = await mcpTools(client, { manager });
+    await until(() => manager.has("two"), "the refresh after the early list change", 3_000);
+    assert.deepEqual(set.tools.map((t) => t.name), ["one", "two"]);
+    // Refreshes asked for together share one list; one asked for later lists again.
+    const [x, y] = await Promise.all([set.refresh(), set.refresh()]);
+    assert.equal(x, y);
+    const before = lists;
+    await set.refresh();
+    assert.equal(lists, before + 1);
+    set.close();
+    await client.close();
+  });
+
   it("a tool list that is not a list at all is an McpSchemaError naming the server", async () => {
     const client = await serverListing("nope" as never);
     await assert.rejects(mcpTools(client), (error: unknown) => {

@@ -142,8 +142,10 @@ export function tapeMiddleware<V extends MiddlewareSpecificationVersion = "v3">(
     }): Promise<G> {
       const index = tape.claim();
       const signal = signalOf(o.params);
-      const prepared = await abortable(
-        tape.prepare("generate", requestOf(o.params, o.model)),
+      const prepared = await tape.prepareFor(
+        index,
+        "generate",
+        requestOf(o.params, o.model),
         signal,
       );
       const base = {
@@ -176,8 +178,10 @@ export function tapeMiddleware<V extends MiddlewareSpecificationVersion = "v3">(
       const index = tape.claim();
       const started = Date.now();
       const signal = signalOf(o.params);
-      const prepared = await abortable(
-        tape.prepare("stream", requestOf(o.params, o.model)),
+      const prepared = await tape.prepareFor(
+        index,
+        "stream",
+        requestOf(o.params, o.model),
         signal,
       );
       if (tape.mode === "record") {
@@ -243,7 +247,8 @@ function recordParts(
     tape,
     index,
     started,
-    Promise.resolve({ prepared, reader: stream.getReader() }),
+    Promise.resolve(prepared),
+    Promise.resolve(stream.getReader()),
   );
 }
 

@@ -2,6 +2,7 @@
 // redaction, the canonical request and its fingerprint, matching with a line diff, and timing.
 
 import { isAbortSignal } from "../core/_abort.ts";
+import { abortable } from "../core/_async.ts";
 import { REDACTED, redactSecrets } from "../core/redact.ts";
 import {
   TapeExhaustedError,
@@ -308,42 +309,60 @@ export function lineDiff(a: string, b: string, maxLines = 200): string {
 
 /**
  * A stream that passes on a live stream's chunks and records them, with their times since
- * `started`, as tape entry `index`; the entry is committed once, when the stream ends, fails or
- * is cancelled. `open` is the live stream (a promise of it, or a function called on first read),
- * with the prepared request it answers.
+ * `started`, as tape entry `index`; the entry is committed exactly once, when the stream ends,
+ * fails, fails to open or is cancelled (also before its first read), so a tape never has a gap.
+ * `preparing` is the request the stream answers; `open` is the live stream's reader (a promise of
+ * it, or a function called on first read).
  */
 export function recordStream<T>(
   tape: Tape,
   index: number,
   started: number,
+  preparing: Promise<PreparedRequest>,
   open:
-    | Promise<{ prepared: PreparedRequest; reader: ReadableStreamDefaultReader<T> }>
-    | (() => Promise<{ prepared: PreparedRequest; reader: ReadableStreamDefaultReader<T> }>),
+    | Promise<ReadableStreamDefaultReader<T>>
+    | (() => Promise<ReadableStreamDefaultReader<T>>),
 ): ReadableStream<T> {
   const chunks: TapeChunk[] = [];
-  let live: { prepared: PreparedRequest; reader: ReadableStreamDefaultReader<T> } | undefined;
+  let opening = typeof open === "function" ? undefined : open;
+  opening?.catch(() => {}); // handled by the first read or by cancel
+  let reader: ReadableStreamDefaultReader<T> | undefined;
+  let cancelled = false;
   let finished = false;
   const finish = async (rest: Partial<TapeEntry>): Promise<void> => {
-    if (finished || !live) return;
+    if (finished) return;
     finished = true;
-    const { prepared } = live;
+    // A request that could not be prepared is recorded as null (the same failure replays).
+    const prepared = await preparing.catch(() => undefined);
     await tape.commit({
       index,
       call: "stream",
-      fingerprint: prepared.fingerprint,
-      request: prepared.request,
+      fingerprint: prepared?.fingerprint ?? "",
+      request: prepared?.request ?? null,
       chunks,
       ...rest,
     });
   };
+  const failed = (error: unknown) =>
+    finish({ end: "error", error: errorRecord(error, (v) => tape.clean(v)) });
   return new ReadableStream<T>({
     pull: async (controller) => {
-      live ??= await (typeof open === "function" ? open() : open);
+      if (reader === undefined) {
+        opening ??= (open as () => Promise<ReadableStreamDefaultReader<T>>)();
+        try {
+          reader = await opening;
+        } catch (error) {
+          await failed(error);
+          throw error;
+        }
+        // Cancelled while it was being opened: cancel has waited for it and ended it upstream.
+        if (cancelled) return;
+      }
       let next: ReadableStreamReadResult<T>;
       try {
-        next = await live.reader.read();
+        next = await reader.read();
       } catch (error) {
-        await finish({ end: "error", error: errorRecord(error, (v) => tape.clean(v)) });
+        await failed(error);
         throw error;
       }
       if (next.done) {
@@ -355,11 +374,14 @@ export function recordStream<T>(
       controller.enqueue(next.value);
     },
     cancel: async (reason) => {
-      // A stream that was already open (a promise) is cancelled upstream even before a read;
-      // one opened on demand is never started just to be cancelled.
-      if (!live && typeof open !== "function") live = await open;
+      cancelled = true;
       try {
-        await live?.reader.cancel(reason);
+        // A stream that is open or being opened is cancelled upstream, even before a read; one
+        // opened on demand and never read is never started just to be cancelled.
+        if (reader === undefined && opening !== undefined) {
+          reader = await opening.catch(() => undefined);
+        }
+        await reader?.cancel(reason);
       } finally {
         await finish({ end: "cancelled" });
       }
@@ -488,6 +510,35 @@ export class Tape {
     const canonical = canonicalJson(request);
     const fingerprint = await sha256Hex(canonicalJson({ call, request }));
     return { request, canonical, fingerprint };
+  }
+
+  /**
+   * {@linkcode Tape.prepare} for claimed entry `index`, ended early by `signal`. When recording, a
+   * request that fails to prepare or an abort before the call is committed as the entry's error
+   * (the tape keeps no gap; a failed write shows in `writeError`), and the failure is thrown.
+   */
+  async prepareFor(
+    index: number,
+    call: string,
+    raw: unknown,
+    signal?: AbortSignal,
+  ): Promise<PreparedRequest> {
+    const preparing = this.prepare(call, raw);
+    try {
+      return await abortable(preparing, signal);
+    } catch (error) {
+      if (this.mode === "record") {
+        const prepared = await preparing.catch(() => undefined);
+        await this.commit({
+          index,
+          call,
+          fingerprint: prepared?.fingerprint ?? "",
+          request: prepared?.request ?? null,
+          error: errorRecord(error, (v) => this.clean(v)),
+        }).catch(() => {});
+      }
+      throw error;
+    }
   }
 
   /** Stores a finished entry and rewrites the file; resolves once it is written. */

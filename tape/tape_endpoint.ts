@@ -171,7 +171,7 @@ class TapeEndpointImpl implements TapeEndpoint {
   ): Promise<ModelAnswer> {
     const tape = this.#tape;
     const index = tape.claim();
-    const prepared = await abortable(tape.prepare("call", payload), options.signal);
+    const prepared = await tape.prepareFor(index, "call", payload, options.signal);
     const base = {
       index,
       call: "call",
@@ -218,9 +218,9 @@ class TapeEndpointImpl implements TapeEndpoint {
     payload: Record<string, unknown>,
     options: EndpointCallOptions,
   ): ReadableStream<StreamChunk> {
-    return recordStream<StreamChunk>(this.#tape, index, started, async () => {
-      const prepared = await abortable(preparing, options.signal);
-      return { prepared, reader: this.#inner!.stream(payload, options).getReader() };
+    return recordStream<StreamChunk>(this.#tape, index, started, preparing, async () => {
+      await abortable(preparing, options.signal);
+      return this.#inner!.stream(payload, options).getReader();
     });
   }
 }

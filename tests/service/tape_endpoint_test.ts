@@ -408,6 +408,73 @@ describe("tapeEndpoint", () => {
     await replay.assertConsumed();
   });
 
+  it("a stream cancelled before its first read or while opening, and a call aborted before it was sent, leave no gap: the tape replays", async () => {
+    const path = tapePath();
+    const server = await serve([jsonReply(answer("done"))]);
+    const live = new OpenAICompatibleEndpoint({ baseURL: server.baseURL, apiKey: KEY });
+    // The live endpoint, as a user could wrap it: says which upstream streams were cancelled.
+    const upstream: string[] = [];
+    const watched: Endpoint = {
+      name: "watched",
+      call: (payload, options) => live.call(payload, options),
+      stream: (payload, options) => {
+        upstream.push("opened");
+        const inner = live.stream(payload, options).getReader();
+        return new ReadableStream({
+          pull: async (controller) => {
+            const next = await inner.read();
+            if (next.done) controller.close();
+            else controller.enqueue(next.value);
+          },
+          cancel: async (reason) => {
+            upstream.push("cancelled");
+            await inner.cancel(reason);
+          },
+        }, { highWaterMark: 0 }); // nothing is asked of the server before a read
+      },
+    };
+    const payload = { model: "m", messages: [{ role: "user", content: "x" }] };
+    const signal = new AbortController().signal;
+    const aborted = AbortSignal.abort();
+    const script = async (endpoint: Endpoint) => {
+      // 0: never read.
+      await endpoint.stream({ ...payload, stream: true }, { signal }).cancel("not needed");
+      // 1: aborted before it was sent.
+      const early = await endpoint.call(payload, { signal: aborted }).then(
+        () => assert.fail("expected the abort"),
+        (e: Error) => e.name,
+      );
+      // 2: cancelled while the first read is opening it.
+      const reader = endpoint.stream({ ...payload, stream: true }, { signal }).getReader();
+      await new Promise((r) => setTimeout(r, 0)); // the stream has started: a read pulls at once
+      const first = reader.read().then(() => "read", (e: Error) => e.name);
+      await reader.cancel("changed my mind");
+      await first;
+      // 3: an ordinary call.
+      const done = await endpoint.call(payload, { signal });
+      return { early, text: done.text };
+    };
+    const recorder = tapeEndpoint({ path, mode: "record", endpoint: watched });
+    const recorded = await script(recorder);
+    await recorder.flush();
+    assert.deepEqual(recorded, { early: "AbortError", text: "done" });
+    assert.equal(server.requests.length, 1, "only the ordinary call reached the server");
+    // The stream cancelled while opening was opened upstream, and cancelled there too.
+    assert.deepEqual(upstream, ["opened", "cancelled"]);
+    const lines = (await readFile(path, "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(
+      lines.slice(1).map((l) => [l.index, l.call, l.end ?? l.error?.name ?? "answer"]),
+      [[0, "stream", "cancelled"], [1, "call", "AbortError"], [2, "stream", "cancelled"], [
+        3,
+        "call",
+        "answer",
+      ]],
+    );
+    const replay = tapeEndpoint({ path, mode: "replay" });
+    assert.deepEqual(await script(replay), recorded);
+    await replay.assertConsumed();
+  });
+
   it("recording without an endpoint is a TypeError", () => {
     assert.throws(
       () => tapeEndpoint({ path: tapePath(), mode: "record" }),

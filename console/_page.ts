@@ -470,22 +470,41 @@ export const CONSOLE_JS: string = String.raw`"use strict";
   // The live stream: one request that the server feeds from the store's change stream (fetch,
   // not EventSource, which cannot send the token). Cut or refused, it is opened again from the
   // cursor, so nothing is lost or shown twice.
+  // A connection can die without closing (a proxy's idle cut, a laptop that slept): the server
+  // sends a keep-alive comment every few seconds, so a stream silent for three of them is dropped
+  // and opened again.
   let stream = null;
   async function follow() {
     const controller = new AbortController();
     stream = controller;
     let delay = 500;
+    // Until a server has said how often it speaks, 16 s; then as it said (also while waiting for
+    // the answer to the next request, which may go out on a pooled connection as dead).
+    let silentMs = 16000;
     while (stream === controller) {
+      const connection = new AbortController();
+      const stop = () => connection.abort();
+      controller.signal.addEventListener("abort", stop);
+      let watchdog = 0;
+      const watch = () => {
+        clearTimeout(watchdog);
+        watchdog = setTimeout(() => connection.abort(new Error("no word from the server for " + Math.round(silentMs / 1000) + " s")), silentMs);
+      };
       try {
         const query = "?afterSeq=" + state.afterSeq + "&messagesFrom=" + state.messagesFrom + (state.session ? "&session=" + encodeURIComponent(state.session) : "");
         const headers = state.token ? { authorization: "Bearer " + state.token } : {};
-        const response = await fetch("/api/events" + query, { headers, signal: controller.signal });
+        watch();
+        const response = await fetch("/api/events" + query, { headers, signal: connection.signal });
+        const keepAlive = Number(response.headers.get("x-hookscope-keep-alive"));
+        if (keepAlive > 0) silentMs = 3 * keepAlive + 1000;
+        watch();
         if (!response.ok) {
           const body = await response.json().catch(() => ({}));
           const error = new Error(body.error || ("HTTP " + response.status)); error.status = response.status; throw error;
         }
         document.body.dataset.feed = response.headers.get("x-hookscope-feed") || "";
-        if ($("error").textContent === NEED_TOKEN) showError("");
+        const shown = $("error").textContent;
+        if (shown === NEED_TOKEN || shown.startsWith("Live updates interrupted")) showError("");
         delay = 500;
         const reader = response.body.getReader();
         const decoder = new TextDecoder();
@@ -493,6 +512,7 @@ export const CONSOLE_JS: string = String.raw`"use strict";
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
+          watch();
           buffer += decoder.decode(value, { stream: true });
           let at;
           while ((at = buffer.indexOf("\n\n")) >= 0) {
@@ -503,10 +523,15 @@ export const CONSOLE_JS: string = String.raw`"use strict";
         }
       } catch (error) {
         if (stream !== controller) return;
-        showError(error.status === 401 ? NEED_TOKEN : "Live updates interrupted (" + error.message + "); reconnecting");
+        const reason = connection.signal.aborted && connection.signal.reason instanceof Error ? connection.signal.reason : error;
+        showError(error.status === 401 ? NEED_TOKEN : "Live updates interrupted (" + reason.message + "); reconnecting");
         // Not "Nothing waits.": what waits is not known until the token is given.
         if (error.status === 401 && !state.pendingRows) $("pending-empty").textContent = "Enter the answer token to see what waits.";
         delay = Math.min(delay * 2, error.status === 401 ? 30000 : 5000);
+      } finally {
+        clearTimeout(watchdog);
+        controller.signal.removeEventListener("abort", stop);
+        connection.abort();
       }
       if (stream === controller) await new Promise((resume) => setTimeout(resume, delay));
     }

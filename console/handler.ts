@@ -59,6 +59,13 @@ export interface ConsoleOptions {
    * a run that is claimed or released.
    */
   readonly fallbackMs?: number;
+  /**
+   * How often a live stream sends a keep-alive comment, in milliseconds (default 5 000). The page
+   * reads it from the `x-hookscope-keep-alive` header: a stream silent for three keep-alives (a
+   * connection that died without closing, as behind a proxy or after a laptop slept) is dropped
+   * and reopened from the cursor.
+   */
+  readonly keepAliveMs?: number;
   /** Most live streams open at once (default 32); more are refused with 503. */
   readonly maxStreams?: number;
   /**
@@ -215,6 +222,14 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
   const cap = options.maxBodyBytes ?? 65_536;
   const pageSize = options.pageSize ?? 5_000;
   const maxStreams = options.maxStreams ?? 32;
+  const keepAliveMs = options.keepAliveMs ?? 5_000;
+  if (typeof keepAliveMs !== "number" || !(keepAliveMs >= 10) || !(keepAliveMs <= 600_000)) {
+    throw new TypeError(
+      `Cannot create console handler: keepAliveMs must be a number from 10 to 600000; got ${
+        String(keepAliveMs)
+      }`,
+    );
+  }
   const undoOn = options.undo !== false;
   let feed: LiveFeed | undefined;
   let streams = 0;
@@ -361,6 +376,7 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
         messagesFrom: cursor(url.searchParams.get("messagesFrom")),
       }, {
         pageSize,
+        keepAliveMs,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         onEnd: () => streams--,
       });
@@ -370,6 +386,7 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
           "content-type": "text/event-stream; charset=utf-8",
           "x-accel-buffering": "no",
           "x-hookscope-feed": feed.kind,
+          "x-hookscope-keep-alive": String(keepAliveMs),
         },
       });
     }

@@ -9,6 +9,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
+import { connect, createServer, type Socket } from "node:net";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -17,6 +18,8 @@ import process from "node:process";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { Session } from "../../mod.ts";
 import { SqliteStore } from "../../store/sqlite/mod.ts";
+import { consoleHandler } from "../../console/mod.ts";
+import { listen } from "../../cli/_http_listen.ts";
 import { PostgresStore } from "../../store/postgres/mod.ts";
 import type { SessionStore } from "../../store/mod.ts";
 import { type OpenAIServer, startOpenAIServer } from "../fixtures/openai_server.ts";
@@ -458,6 +461,70 @@ describe("the console in a real browser", () => {
       }),
       [["edit-1", "ana", false], ["edit-3", "ana", true]],
     );
+  });
+
+  it("a live stream whose connection dies without closing is dropped and reopened; what was written meanwhile shows", async () => {
+    // The console in this process, behind a TCP relay that can stop passing the bytes of the live
+    // streams' connections without closing them: what a proxy's idle cut or a sleeping laptop
+    // leaves. The keep-alive is short so the page gives up on a silent stream within seconds.
+    const handler = consoleHandler(store, { tokens: { ana: TOKEN }, keepAliveMs: 200 });
+    const server = await listen(handler, { host: "127.0.0.1", port: 0 });
+    // Connections that carried a request for the live stream (a browser reuses connections).
+    const streams: { client: Socket; upstream: Socket; dead: boolean }[] = [];
+    const sockets: Socket[] = [];
+    const relay = createServer((client) => {
+      const upstream = connect(server.port, "127.0.0.1");
+      sockets.push(client, upstream);
+      const pair = { client, upstream, dead: false };
+      client.on("data", (chunk: Uint8Array) => {
+        const text = new TextDecoder().decode(chunk);
+        if (text.startsWith("GET /api/events") && !streams.includes(pair)) streams.push(pair);
+        if (!pair.dead) upstream.write(chunk);
+      });
+      upstream.on("data", (chunk: Uint8Array) => {
+        if (!pair.dead) client.write(chunk);
+      });
+      client.on("error", () => {});
+      upstream.on("error", () => {});
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+    });
+    await new Promise<void>((done) => relay.listen(0, "127.0.0.1", done));
+    const port = (relay.address() as { port: number }).port;
+    const session = "silent-link";
+    await store.insertSessionSignal({
+      sessionId: session,
+      kind: "BeforeSilence",
+      opId: "",
+      ts: Date.now(),
+      payload: { reason: "first" },
+    });
+    try {
+      await signIn(`http://127.0.0.1:${port}`);
+      await page.goto(`http://127.0.0.1:${port}/#/s/${session}`);
+      await page.locator('#timeline li[data-kind="BeforeSilence"]').waitFor({ timeout: 20_000 });
+      const open = streams.filter((s) => !s.client.destroyed);
+      assert.ok(open.length >= 1, "the page follows the live stream through the relay");
+      for (const pair of open) pair.dead = true; // no byte passes either way; nothing closes
+      await store.insertSessionSignal({
+        sessionId: session,
+        kind: "AfterSilence",
+        opId: "",
+        ts: Date.now(),
+        payload: { reason: "second" },
+      });
+      await page.locator('#timeline li[data-kind="AfterSilence"]').waitFor({ timeout: 20_000 });
+      assert.equal(await page.locator('#timeline li[data-kind="BeforeSilence"]').count(), 1);
+      assert.ok(
+        streams.some((s) => !s.dead),
+        "the stream was opened again on another connection",
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((done) => relay.close(() => done()));
+      await server.close();
+      await signIn(base);
+    }
   });
 
   it("is usable with the keyboard alone, labels every field, and fits a phone", async () => {

@@ -222,4 +222,31 @@ describe("console security", () => {
       await readOnly.close();
     }
   });
+
+  it("a live stream names its keep-alive for the page's watchdog; a bad keepAliveMs is a TypeError", async () => {
+    const store = new MemoryStore();
+    const stopping = new AbortController();
+    const handler = consoleHandler(store, { keepAliveMs: 50, signal: stopping.signal });
+    const response = await handler(new Request("http://127.0.0.1/api/events"));
+    assert.equal(response.headers.get("x-hookscope-keep-alive"), "50");
+    const reader = response.body!.getReader();
+    const seen: string[] = [];
+    const decoder = new TextDecoder();
+    while (!seen.join("").includes(": keep-alive")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      seen.push(decoder.decode(value));
+    }
+    assert.match(seen.join(""), /: keep-alive\n\n/);
+    await reader.cancel();
+    stopping.abort();
+    for (const bad of [0, -1, Number.NaN, "5000", 700_000]) {
+      assert.throws(
+        () => consoleHandler(store, { keepAliveMs: bad as number }),
+        (error: unknown) =>
+          error instanceof TypeError &&
+          /keepAliveMs must be a number from 10 to 600000/.test(error.message),
+      );
+    }
+  });
 });

@@ -204,18 +204,26 @@ async function send(response: Response, request: Request, res: ServerResponse): 
     while (!res.destroyed) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (!res.write(value) && !res.destroyed) {
-        await new Promise<void>((resume) => {
-          res.once("drain", resume);
-          res.once("close", resume);
-        });
-      }
+      if (!res.write(value) && !res.destroyed) await drained(res);
     }
   } finally {
     res.off("close", cancel);
     if (res.destroyed) cancel();
     res.end();
   }
+}
+
+/** Resolves once `res` can take more, or has closed; leaves no listener behind either way. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resume) => {
+    const done = (): void => {
+      res.off("drain", done);
+      res.off("close", done);
+      resume();
+    };
+    res.once("drain", done);
+    res.once("close", done);
+  });
 }
 
 function listenNode(handler: WebHandler, options: ListenOptions): Promise<Listening> {

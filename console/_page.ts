@@ -497,7 +497,8 @@ export const CONSOLE_JS: string = String.raw`"use strict";
         const response = await fetch("/api/events" + query, { headers, signal: connection.signal });
         const keepAlive = Number(response.headers.get("x-hookscope-keep-alive"));
         if (keepAlive > 0) silentMs = 3 * keepAlive + 1000;
-        watch();
+        // A server (or a proxy) that does not name its keep-alive: no watch on the stream itself.
+        if (keepAlive > 0) watch(); else clearTimeout(watchdog);
         if (!response.ok) {
           const body = await response.json().catch(() => ({}));
           const error = new Error(body.error || ("HTTP " + response.status)); error.status = response.status; throw error;
@@ -512,7 +513,7 @@ export const CONSOLE_JS: string = String.raw`"use strict";
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          watch();
+          if (keepAlive > 0) watch();
           buffer += decoder.decode(value, { stream: true });
           let at;
           while ((at = buffer.indexOf("\n\n")) >= 0) {

@@ -673,32 +673,39 @@ export async function mcpTools(
 
   // Refreshes run one at a time, so an older list never lands after a newer one; a call made
   // while one runs gets the next, which lists after the call was made (calls made before it
-  // starts share it).
+  // starts share it). One that only a list change asked for does not run once the set is closed
+  // or failed to start: it would change the manager for a set its caller no longer has.
   let tail: Promise<unknown> = Promise.resolve();
   let next: Promise<readonly Tool[]> | null = null;
-  const refresh = (): Promise<readonly Tool[]> => {
+  let asked = false;
+  let failed = false;
+  const queue = (byCaller: boolean): Promise<readonly Tool[]> => {
+    asked ||= byCaller;
     if (next !== null) return next;
-    const run = tail.then(() => {
+    const start = (): Promise<readonly Tool[]> | readonly Tool[] => {
+      const byCallers = asked;
       next = null;
+      asked = false;
+      if (failed || (closed && !byCallers)) return [...current.values()].map((e) => e.tool);
       return listOnce();
-    }, () => {
-      next = null;
-      return listOnce();
-    });
+    };
+    const run = tail.then(start, start);
     next = run;
     tail = run;
     return run;
   };
+  const refresh = (): Promise<readonly Tool[]> => queue(true);
 
   // Changes are followed before the first list: the SDK drops a notification that arrives while
   // no handler is set, and a server that changes its tools right after connecting sends one then.
   const unfollow = follow(client, () => {
     if (closed) return;
-    refresh().catch((error) => options?.onError?.(error));
+    queue(false).catch((error) => options?.onError?.(error));
   });
   try {
     await refresh();
   } catch (error) {
+    failed = true;
     unfollow();
     throw error;
   }

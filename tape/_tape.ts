@@ -310,7 +310,8 @@ export function lineDiff(a: string, b: string, maxLines = 200): string {
 /**
  * A stream that passes on a live stream's chunks and records them, with their times since
  * `started`, as tape entry `index`; the entry is committed exactly once, when the stream ends,
- * fails, fails to open or is cancelled (also before its first read), so a tape never has a gap.
+ * fails, fails to open or is cancelled (also before its first read). A stream dropped without a
+ * cancel is never committed: its index stays a gap.
  * `preparing` is the request the stream answers; `open` is the live stream's reader (a promise of
  * it, or a function called on first read).
  */

@@ -155,13 +155,17 @@ describe("Tool-scope decisions", () => {
 
   it("invoke's approve is held to the ask's terms: an expired wait and an answerer not named deny", async () => {
     const ran: unknown[] = [];
+    // "late" expires in 50 ms; the others wait a minute for ana (a slow machine changes nothing).
     const spec = new AgentSpec().pre(
       "t",
-      () => ({ decision: "ask", expiresInMs: 50, answerableBy: ["ana"] }),
+      ({ args }) => ({
+        decision: "ask",
+        expiresInMs: args.v === "late" ? 50 : 60_000,
+        answerableBy: ["ana"],
+      }),
     );
     const manager = managerWith(spec, ran);
     let handlerSignal: AbortSignal | undefined;
-    const started = Date.now();
     const expired = await manager.invoke({ function: "t", arguments: { v: "late" } }, {
       approve: (_pending, { signal }) => {
         handlerSignal = signal;
@@ -170,7 +174,6 @@ describe("Tool-scope decisions", () => {
     }).then(() => null, (e: unknown) => e);
     assert.ok(expired instanceof ToolDeniedError, String(expired));
     assert.deepEqual([expired.reason, expired.hook], ["expired", "approval by hookscope"]);
-    assert.ok(Date.now() - started < 5_000);
     assert.equal(handlerSignal?.aborted, true, "the handler is told the approval expired");
     const stranger = await manager.invoke({ function: "t", arguments: { v: "m" } }, {
       approve: () => ({ approve: true, by: "mallory" }),

@@ -73,13 +73,22 @@ describe("serve plumbing", () => {
   });
 
   it("a client gone before the handler answered: the answer's body is cancelled, nothing waits", async () => {
-    let cancelled: (reason: string) => void = () => {};
-    const wasCancelled = new Promise<string>((resolve) => cancelled = resolve);
-    let handled: () => void = () => {};
-    const wasHandled = new Promise<void>((resolve) => handled = resolve);
+    const bounded = <T>(promise: Promise<T>, what: string) =>
+      Promise.race([
+        promise,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`${what} took over 10 s`)), 10_000)
+        ),
+      ]);
+    let cancelled: () => void = () => {};
+    const wasCancelled = new Promise<string>((resolve) => cancelled = () => resolve("cancelled"));
+    let received: () => void = () => {};
+    const wasReceived = new Promise<void>((resolve) => received = resolve);
+    let letAnswer: () => void = () => {};
+    const answerNow = new Promise<void>((resolve) => letAnswer = resolve);
     const server = await listen(async () => {
-      await new Promise((r) => setTimeout(r, 300));
-      handled();
+      received();
+      await answerNow; // the client is gone by now
       // A live feed: it never ends by itself, and has a chunk ready at every pull.
       return new Response(
         new ReadableStream({
@@ -87,24 +96,27 @@ describe("serve plumbing", () => {
             controller.enqueue(new TextEncoder().encode("tick\n"));
             return new Promise((r) => setTimeout(r, 5));
           },
-          cancel() {
-            cancelled("cancelled");
-          },
+          cancel: () => cancelled(),
         }),
       );
     }, { host: "127.0.0.1", port: 0 });
     try {
       const req = request({ host: "127.0.0.1", port: server.port, path: "/" });
+      const closed = new Promise<void>((resolve) => req.on("close", resolve));
       req.on("error", () => {});
       req.end();
-      setTimeout(() => req.destroy(), 50);
-      await wasHandled;
+      await bounded(wasReceived, "the request reaching the handler");
+      req.destroy();
+      await bounded(closed, "the client closing");
+      await new Promise((r) => setTimeout(r, 100)); // the server sees the close
+      letAnswer();
       const outcome = await Promise.race([
         wasCancelled,
         new Promise<string>((r) => setTimeout(() => r("still streaming to nobody"), 5_000)),
       ]);
       assert.equal(outcome, "cancelled");
     } finally {
+      letAnswer();
       await server.close();
     }
   });

@@ -280,6 +280,31 @@ describe("mcpTools with a malformed server", () => {
     await client.close();
   });
 
+  it("a set whose first list failed changes nothing later, though a list change came meanwhile", async () => {
+    const server = new Server({ name: "flaky", version: "1.0.0" }, {
+      capabilities: { tools: { listChanged: true } },
+    });
+    let lists = 0;
+    server.setRequestHandler(ListToolsRequestSchema, () => {
+      if (lists++ === 0) {
+        void server.sendToolListChanged();
+        throw new Error("not ready");
+      }
+      return { tools: [{ name: "ghost", inputSchema: { type: "object" } }] } as never;
+    });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(b);
+    const manager = new ActionManager();
+    const errors: unknown[] = [];
+    await assert.rejects(mcpTools(client, { manager, onError: (e) => errors.push(e) }));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(manager.has("ghost"), false);
+    assert.deepEqual([lists, errors.length], [1, 0]);
+    await client.close();
+  });
+
   it("a tool list that is not a list at all is an McpSchemaError naming the server", async () => {
     const client = await serverListing("nope" as never);
     await assert.rejects(mcpTools(client), (error: unknown) => {

@@ -169,14 +169,25 @@ describe("mcpTools over the in-memory transport", () => {
 });
 
 describe("mcpTools with a malformed server", () => {
-  async function serverListing(tools: unknown[]): Promise<Client> {
-    const server = new Server({ name: "bad", version: "1.0.0" }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }) as never);
+  /** A low-level server named `name` whose tools/list answers with `list`, and its client. */
+  async function listingServer(
+    name: string,
+    list: (server: Server) => unknown,
+    listChanged = false,
+  ): Promise<{ server: Server; client: Client }> {
+    const server = new Server({ name, version: "1.0.0" }, {
+      capabilities: { tools: listChanged ? { listChanged: true } : {} },
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => list(server) as never);
     const [a, b] = InMemoryTransport.createLinkedPair();
     await server.connect(a);
     const client = new Client({ name: "test", version: "1.0.0" });
     await client.connect(b);
-    return client;
+    return { server, client };
+  }
+
+  async function serverListing(tools: unknown[]): Promise<Client> {
+    return (await listingServer("bad", () => ({ tools }))).client;
   }
 
   it("a tool with an unknown JSON Schema type is skipped, its McpSchemaError naming the place; the others are offered", async () => {
@@ -218,14 +229,7 @@ describe("mcpTools with a malformed server", () => {
 
   it("a bad tool arriving with a list change is skipped; the refresh still adds the good one", async () => {
     const tools: unknown[] = [{ name: "one", inputSchema: { type: "object" } }];
-    const server = new Server({ name: "bad", version: "1.0.0" }, {
-      capabilities: { tools: { listChanged: true } },
-    });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }) as never);
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await server.connect(a);
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(b);
+    const { server, client } = await listingServer("bad", () => ({ tools }), true);
     const manager = new ActionManager();
     const errors: unknown[] = [];
     const set = await mcpTools(client, { manager, onError: (e) => errors.push(e) });
@@ -249,23 +253,16 @@ describe("mcpTools with a malformed server", () => {
 
   it("a list change sent while the first list is being answered is not lost", async () => {
     const tools: unknown[] = [{ name: "one", inputSchema: { type: "object" } }];
-    const server = new Server({ name: "eager", version: "1.0.0" }, {
-      capabilities: { tools: { listChanged: true } },
-    });
     let lists = 0;
-    server.setRequestHandler(ListToolsRequestSchema, () => {
+    const { client } = await listingServer("eager", (server) => {
       const answer = { tools: [...tools] };
       if (lists++ === 0) {
         // A server that registers another tool as soon as a client has looked.
         tools.push({ name: "two", inputSchema: { type: "object" } });
         void server.sendToolListChanged();
       }
-      return answer as never;
-    });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await server.connect(a);
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(b);
+      return answer;
+    }, true);
     const manager = new ActionManager();
     const set = await mcpTools(client, { manager });
     await until(() => manager.has("two"), "the refresh after the early list change", 3_000);
@@ -281,21 +278,14 @@ describe("mcpTools with a malformed server", () => {
   });
 
   it("a set whose first list failed changes nothing later, though a list change came meanwhile", async () => {
-    const server = new Server({ name: "flaky", version: "1.0.0" }, {
-      capabilities: { tools: { listChanged: true } },
-    });
     let lists = 0;
-    server.setRequestHandler(ListToolsRequestSchema, () => {
+    const { client } = await listingServer("flaky", (server) => {
       if (lists++ === 0) {
         void server.sendToolListChanged();
         throw new Error("not ready");
       }
-      return { tools: [{ name: "ghost", inputSchema: { type: "object" } }] } as never;
-    });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await server.connect(a);
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(b);
+      return { tools: [{ name: "ghost", inputSchema: { type: "object" } }] };
+    }, true);
     const manager = new ActionManager();
     const errors: unknown[] = [];
     await assert.rejects(mcpTools(client, { manager, onError: (e) => errors.push(e) }));

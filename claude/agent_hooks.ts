@@ -5,18 +5,29 @@
  * @module
  */
 
-import type { Session } from "../session/session.ts";
+import { MAX_TIMER_MS } from "../core/_async.ts";
+import { describeValue, isRecord } from "../core/_util.ts";
+import { Session } from "../session/session.ts";
 import { answerClaudeEvent } from "./answer_event.ts";
-import { CLAUDE_EVENTS } from "./settings.ts";
+import { CLAUDE_EVENTS, CLAUDE_EVENTS_NOT_RUN } from "./settings.ts";
+
+// The event names a configuration may list (readClaudeHooks accepts the same).
+const KNOWN_EVENTS: readonly string[] = [...Object.keys(CLAUDE_EVENTS), ...CLAUDE_EVENTS_NOT_RUN];
+const OPTION_KEYS: readonly string[] = ["events", "timeoutMs"];
+
+function fail(what: string): never {
+  throw new TypeError(`Cannot make Claude Agent SDK hooks: ${what}`);
+}
 
 /** Options of {@linkcode claudeAgentHooks}. */
 export interface ClaudeAgentHooksOptions {
   /**
    * The events to answer (default: every event with a hookscope counterpart, and
-   * `PermissionDenied`, which records the refusal of an ask).
+   * `PermissionDenied`, which records the refusal of an ask): a list of Claude Code event names;
+   * a name that is not one throws.
    */
   events?: readonly string[];
-  /** Longest wait for the policy per event, in milliseconds (default 20 000). */
+  /** Longest wait for the policy per event, in milliseconds (default 20 000; at most 2^31 − 1). */
   timeoutMs?: number;
 }
 
@@ -65,23 +76,40 @@ export function claudeAgentHooks(
   session: Session,
   options?: ClaudeAgentHooksOptions,
 ): Record<string, ClaudeAgentHookMatcher[]> {
+  if (!(session instanceof Session)) {
+    fail(`session must be a Session; got ${describeValue(session)}`);
+  }
+  if (options !== undefined && !isRecord(options)) {
+    fail(`options must be an object; got ${describeValue(options)}`);
+  }
+  for (const key of Object.keys(options ?? {})) {
+    if (!OPTION_KEYS.includes(key)) {
+      fail(`unknown option ${JSON.stringify(key)}; valid options: ${OPTION_KEYS.join(", ")}`);
+    }
+  }
   // PermissionDenied: the outcome of an ask the SDK refused (recorded as ApprovalAnswered).
   const events = options?.events ?? [...Object.keys(CLAUDE_EVENTS), "PermissionDenied"];
+  if (!Array.isArray(events)) {
+    fail(`events must be a list of event names; got ${describeValue(events)}`);
+  }
+  for (const event of events) {
+    if (typeof event !== "string" || !KNOWN_EVENTS.includes(event)) {
+      fail(
+        `unknown event ${
+          typeof event === "string" ? JSON.stringify(event) : describeValue(event)
+        } in events; valid: ${KNOWN_EVENTS.join(", ")}`,
+      );
+    }
+  }
   const timeoutMs = options?.timeoutMs ?? 20_000;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-    throw new TypeError(
-      `Cannot make Claude Agent SDK hooks: timeoutMs must be a positive number; got ${timeoutMs}`,
-    );
+  if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    fail(`timeoutMs must be a positive number; got ${String(timeoutMs)}`);
+  }
+  if (timeoutMs > MAX_TIMER_MS) {
+    fail(`timeoutMs must be at most ${MAX_TIMER_MS} (about 24.8 days); got ${timeoutMs}`);
   }
   const out: Record<string, ClaudeAgentHookMatcher[]> = {};
   for (const event of events) {
-    if (typeof event !== "string" || event === "") {
-      throw new TypeError(
-        `Cannot make Claude Agent SDK hooks: events must be event names; got ${
-          JSON.stringify(event)
-        }`,
-      );
-    }
     const callback: ClaudeAgentHookCallback = async (input, toolUseId, { signal }) => {
       const event = input as Record<string, unknown>;
       const withId = toolUseId !== undefined && event.tool_use_id === undefined

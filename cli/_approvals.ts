@@ -7,6 +7,7 @@
 
 import type { PendingApprovalRow, RunAnswer, SessionStore } from "../store/session_store.ts";
 import { ApprovalConflictError } from "../store/store_errors.ts";
+import { approvedArgs } from "../store/_runs.ts";
 import { answerRecorded } from "../session/_answer.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { readResumeInfo } from "./_resume_info.ts";
@@ -150,7 +151,10 @@ async function resumableByCli(
   return readResumeInfo(row?.metadata) !== null;
 }
 
-/** Parses `--args`: a JSON object, or a usage error. */
+/**
+ * Parses `--args`: a JSON object of plain JSON within the stores' limits (see
+ * `approvedArgs`), or a usage error that says what is wrong.
+ */
 export function parseArgsFlag(command: string, text: string): Record<string, unknown> {
   let parsed: unknown;
   try {
@@ -163,7 +167,12 @@ export function parseArgsFlag(command: string, text: string): Record<string, unk
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new UsageError(`hookscope ${command}: --args must be a JSON object`);
   }
-  return parsed as Record<string, unknown>;
+  // The arguments approved are the ones that run: never cut to fit the store, refused instead.
+  try {
+    return approvedArgs(parsed, "--args", `${command} call`, "args");
+  } catch (error) {
+    throw new UsageError(`hookscope ${command}: ${(error as Error).message}`);
+  }
 }
 
 /** The two positionals DB and CALL_ID, or a usage error. */

@@ -45,6 +45,98 @@ function object(value: unknown, key: string, action: string): Record<string, unk
   return toJsonSafe(value) as Record<string, unknown>;
 }
 
+/** How many levels an answer's `updatedArgs` may nest (`{}` is one level; the stores' limit). */
+export const MAX_ANSWER_ARGS_DEPTH = 64;
+/** How many keys or items one object or array of an answer's `updatedArgs` may hold. */
+export const MAX_ANSWER_ARGS_KEYS = 1000;
+
+/**
+ * A copy of an answer's `updatedArgs`, or a `TypeError` that says what is wrong. The arguments a
+ * person approves are the ones that run, so they are never cut or rendered to fit: only plain JSON
+ * (null, booleans, finite numbers, strings, arrays and plain objects) within
+ * {@linkcode MAX_ANSWER_ARGS_DEPTH} levels and {@linkcode MAX_ANSWER_ARGS_KEYS} keys or items per
+ * object or array is accepted. An object property that is `undefined` is left out, as JSON does.
+ * `root` names the value in the message's path (`updatedArgs.items[3]`).
+ */
+export function approvedArgs(
+  value: unknown,
+  what: string,
+  action: string,
+  root = "updatedArgs",
+): Record<string, unknown> {
+  if (!plainObject(value)) fail(action, `${what} must be an object`, value);
+  const refuse = (path: string, problem: string): never => {
+    throw new TypeError(
+      `Cannot ${action}: ${what} must be plain JSON within the stores' limits (${MAX_ANSWER_ARGS_DEPTH} levels, ${MAX_ANSWER_ARGS_KEYS} keys or items per object or array); ${path} ${problem}`,
+    );
+  };
+  const open = new Set<object>();
+  const copy = (item: unknown, path: string, depth: number): unknown => {
+    switch (typeof item) {
+      case "string":
+      case "boolean":
+        return item;
+      case "number":
+        if (!Number.isFinite(item)) refuse(path, `is ${String(item)}, not a finite number`);
+        return item;
+      case "object":
+        break;
+      default:
+        return refuse(path, `is a ${typeof item}`);
+    }
+    if (item === null) return null;
+    if (depth >= MAX_ANSWER_ARGS_DEPTH) {
+      refuse(path, `nests deeper than ${MAX_ANSWER_ARGS_DEPTH} levels`);
+    }
+    if (open.has(item)) refuse(path, "refers to itself (a cycle)");
+    open.add(item);
+    try {
+      if (Array.isArray(item)) {
+        if (item.length > MAX_ANSWER_ARGS_KEYS) {
+          refuse(path, `is an array of ${item.length} items (at most ${MAX_ANSWER_ARGS_KEYS})`);
+        }
+        const out: unknown[] = [];
+        for (let i = 0; i < item.length; i++) {
+          if (item[i] === undefined) refuse(`${path}[${i}]`, "is undefined (not JSON)");
+          out.push(copy(item[i], `${path}[${i}]`, depth + 1));
+        }
+        return out;
+      }
+      if (!plainObject(item)) {
+        return refuse(path, `is ${describeValue(item)}, not a plain object`);
+      }
+      const keys = Object.keys(item);
+      if (keys.length > MAX_ANSWER_ARGS_KEYS) {
+        refuse(path, `is an object of ${keys.length} keys (at most ${MAX_ANSWER_ARGS_KEYS})`);
+      }
+      const out: Record<string, unknown> = {};
+      for (const key of keys) {
+        const field = (item as Record<string, unknown>)[key];
+        if (field === undefined) continue;
+        const at = /^[A-Za-z_$][\w$]*$/.test(key)
+          ? `${path}.${key}`
+          : `${path}[${JSON.stringify(key)}]`;
+        Object.defineProperty(out, key, {
+          value: copy(field, at, depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    } finally {
+      open.delete(item);
+    }
+  };
+  return copy(value, root, 0) as Record<string, unknown>;
+}
+
+function plainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 function normalizeApproval(value: unknown, runId: string, action: string): RunApproval {
   if (!isRecord(value)) fail(action, "each pending approval must be an object", value);
   const out: RunApproval = {
@@ -135,7 +227,7 @@ export function normalizeAnswer(value: unknown, action: string, now = Date.now()
   }
   const out: RunAnswer = { approve: value.approve };
   if (value.updatedArgs !== undefined) {
-    out.updatedArgs = object(value.updatedArgs, "an answer's updatedArgs", action);
+    out.updatedArgs = approvedArgs(value.updatedArgs, "an answer's updatedArgs", action);
   }
   if (value.reason !== undefined) {
     if (typeof value.reason !== "string") {

@@ -198,6 +198,38 @@ describe("console security", () => {
     assert.match(CONSOLE_JS, /aria-label": "change set"/);
   });
 
+  it("an answer whose updatedArgs the store would have to cut is refused with 400 and not stored", async () => {
+    const own = new MemoryStore();
+    await own.saveRun(waitingRun("r9"));
+    const argsHash = (await own.listPendingApprovals({ runId: "r9" }))[0].argsHash!;
+    const open = await listen(consoleHandler(own, { tokens: { ana: TOKEN } }), {
+      host: "127.0.0.1",
+      port: 0,
+    });
+    try {
+      const send = async (updatedArgs: string) => {
+        const response = await fetch(`http://127.0.0.1:${open.port}/api/answer`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+          body: `{"runId":"r9","callId":"c1","approve":true,"argsHash":"${argsHash}",` +
+            `"updatedArgs":${updatedArgs}}`,
+          signal: AbortSignal.timeout(10_000),
+        });
+        return { status: response.status, body: await response.json() };
+      };
+      const deep = await send(`{"a":${"[".repeat(6000)}${"]".repeat(6000)}}`);
+      assert.equal(deep.status, 400, JSON.stringify(deep.body));
+      assert.match(deep.body.error, /updatedArgs\.a\[0\]\[0\].* nests deeper than 64 levels/);
+      const wide = await send(`{"list":[${Array.from({ length: 1500 }, (_, i) => i).join(",")}]}`);
+      assert.equal(wide.status, 400, JSON.stringify(wide.body));
+      assert.match(wide.body.error, /updatedArgs\.list is an array of 1500 items/);
+      assert.deepEqual((await own.getRun("r9"))?.answers, {});
+    } finally {
+      await open.close();
+      await own.close();
+    }
+  });
+
   it("a console without tokens is read-only", async () => {
     const readOnly = await listen(consoleHandler(store), { host: "127.0.0.1", port: 0 });
     try {

@@ -290,6 +290,57 @@ export function runRunConformance(
       assert.equal((await store.getRun("r1"))?.answers.c1?.approve, true);
     });
 
+    it(`${name}.answerApproval() refuses updatedArgs it would have to cut or render, and stores nothing`, async () => {
+      const store = await open();
+      await store.saveRun(waitingRun("big"));
+      const nest = (levels: number): Record<string, unknown> => {
+        let value: Record<string, unknown> = {};
+        for (let i = 1; i < levels; i++) value = { a: value };
+        return value;
+      };
+      const keys = Object.fromEntries(Array.from({ length: 1200 }, (_, i) => [`k${i}`, i]));
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      const bad: [unknown, RegExp][] = [
+        [
+          { list: Array.from({ length: 1500 }, (_, i) => i) },
+          /updatedArgs\.list is an array of 1500 items \(at most 1000\)/,
+        ],
+        [nest(70), /nests deeper than 64 levels/],
+        [nest(6000), /nests deeper than 64 levels/],
+        [keys, /updatedArgs is an object of 1200 keys \(at most 1000\)/],
+        [{ n: 1n }, /updatedArgs\.n is a bigint/],
+        [{ n: Number.NaN }, /updatedArgs\.n is NaN, not a finite number/],
+        [{ when: new Date(0) }, /updatedArgs\.when is .*not a plain object/],
+        [{ list: [1, undefined] }, /updatedArgs\.list\[1\] is undefined/],
+        [cyclic, /updatedArgs\.self refers to itself/],
+      ];
+      for (const [updatedArgs, message] of bad) {
+        await assert.rejects(
+          store.answerApproval("big", "c1", { approve: true, updatedArgs } as never),
+          (error: unknown) =>
+            error instanceof TypeError &&
+            /^Cannot answer approval: an answer's updatedArgs must be plain JSON/.test(
+              error.message,
+            ) && message.test(error.message),
+        );
+      }
+      assert.deepEqual((await store.getRun("big"))?.answers, {});
+      // At the limits exactly: kept as given.
+      const edge = {
+        deep: nest(63),
+        list: Array.from({ length: 1000 }, (_, i) => i),
+        keys: Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, i])),
+        gone: undefined,
+      };
+      assert.equal(
+        await store.answerApproval("big", "c1", { approve: true, updatedArgs: edge }),
+        true,
+      );
+      const { gone: _gone, ...kept } = edge;
+      assert.deepEqual((await store.getRun("big"))?.answers.c1?.updatedArgs, kept);
+    });
+
     it(`${name}.answerApproval() refuses an answer for other arguments, after expiry, or by someone not allowed`, async () => {
       const store = await open();
       const run = waitingRun("terms", {}, ["c1", "c2", "c3"]);

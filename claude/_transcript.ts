@@ -7,7 +7,35 @@
  */
 
 import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import type { Session } from "../session/session.ts";
+import { sessionIdProblem } from "./_session_id.ts";
+
+/** A session whose id cannot name a transcript file in its folder (it would leave the folder). */
+export class ClaudeTranscriptPathError extends TypeError {
+  /** Makes the error. */
+  constructor(reason: string) {
+    super(`Cannot write the Claude transcript: ${reason}`);
+    this.name = "ClaudeTranscriptPathError";
+  }
+}
+
+/**
+ * The transcript file of session `id` in `dir` (`dir/ID.jsonl`); throws a
+ * {@linkcode ClaudeTranscriptPathError} for an id that is not a plain file name, or a path that
+ * would not be directly inside `dir`.
+ */
+export function transcriptPath(dir: string, id: string): string {
+  const problem = sessionIdProblem(id);
+  if (problem !== undefined) throw new ClaudeTranscriptPathError(problem);
+  const path = `${dir}/${id}.jsonl`;
+  if (dirname(resolve(path)) !== resolve(dir)) {
+    throw new ClaudeTranscriptPathError(
+      `${JSON.stringify(path)} is not inside ${JSON.stringify(dir)}`,
+    );
+  }
+  return path;
+}
 
 function text(content: unknown): string {
   return typeof content === "string" ? content : JSON.stringify(content) ?? "";
@@ -67,12 +95,17 @@ function line(
   }
 }
 
-/** Rewrites `path` with every message of the session's branches, oldest first. */
-export async function writeTranscript(session: Session, path: string, cwd: string): Promise<void> {
+/**
+ * Rewrites the session's transcript in `dir` ({@linkcode transcriptPath}: refused when it would
+ * leave `dir`) with every message of the session's branches, oldest first; returns its path.
+ */
+export async function writeTranscript(session: Session, dir: string, cwd: string): Promise<string> {
+  const path = transcriptPath(dir, session.id);
   const messages = session.branches.flatMap((branch) => branch.messages).sort((a, b) =>
     a.createdAt - b.createdAt
   );
   const body = messages.map((m) => JSON.stringify(line(m, session.id, cwd))).join("\n");
-  await mkdir(path.slice(0, path.lastIndexOf("/")) || "/", { recursive: true, mode: 0o700 });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   await writeFile(path, body === "" ? "" : body + "\n", { mode: 0o600 });
+  return path;
 }

@@ -202,9 +202,7 @@ export function claudeCodeHooks(
     const projectDir = resolve(options?.projectDir ?? process.cwd());
     // Paths are POSIX in the coding tools; elsewhere they are shown as given.
     const pathRoot = projectDir.startsWith("/") ? projectDir : undefined;
-    const transcriptPath = `${
-      options?.transcriptDir ?? `${tmpdir()}/hookscope-claude`
-    }/${session.id}.jsonl`;
+    const transcriptDir = options?.transcriptDir ?? `${tmpdir()}/hookscope-claude`;
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
     Object.assign(env, options?.env ?? {}, { CLAUDE_PROJECT_DIR: projectDir });
@@ -215,7 +213,8 @@ export function claudeCodeHooks(
       event: Record<string, unknown>,
       context: HookContext,
     ) => {
-      await writeTranscript(session, transcriptPath, projectDir);
+      // Refused (the call denied at PreToolUse) for a session id that is not a plain file name.
+      const transcriptPath = await writeTranscript(session, transcriptDir, projectDir);
       const input = JSON.stringify({
         session_id: session.id,
         transcript_path: transcriptPath,

@@ -11,6 +11,7 @@ import {
   ClaudeEventError,
 } from "../claude/answer_event.ts";
 import type { Policy } from "../claude/policy.ts";
+import { sessionIdProblem } from "../claude/_session_id.ts";
 import { Session } from "../session/session.ts";
 import { StoreConflictError } from "../store/store_errors.ts";
 import type { SessionStore } from "../store/session_store.ts";
@@ -31,10 +32,10 @@ export async function answerInStore(
     signal?: AbortSignal;
   },
 ): Promise<ClaudeEventAnswer> {
-  const id = (event as { session_id?: unknown } | null)?.session_id;
-  if (typeof id !== "string" || id === "" || id.length > 200) {
-    throw new ClaudeEventError("session_id must be a non-empty string of at most 200 characters");
-  }
+  const id = (event as { session_id?: unknown } | null)?.session_id as string;
+  // The id names the session's transcript file and store row: a plain file name only.
+  const problem = sessionIdProblem(id);
+  if (problem !== undefined) throw new ClaudeEventError(problem);
   const known = options?.known;
   if (known?.has(id)) {
     // This process already made sure the row exists.

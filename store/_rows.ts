@@ -137,11 +137,24 @@ export const SESSION_FIELDS: Readonly<Record<string, "string" | "number" | "obje
 /** The session columns in a fixed order (the SQLite schema uses it). */
 export const SESSION_FIELD_NAMES: readonly string[] = Object.keys(SESSION_FIELDS);
 
-/** Checks an id argument. */
+/** A control character (C0, DEL or C1). */
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * Checks an id argument: a non-empty string without control characters (a NUL, say, is cut off
+ * by some readers, so the id would be stored as one and listed as another).
+ */
 export function checkId(value: unknown, what: string, action: string): string {
   if (typeof value !== "string" || value.length === 0) {
     throw new TypeError(
       `Cannot ${action}: ${what} must be a non-empty string; got ${describeValue(value)}`,
+    );
+  }
+  if (CONTROL.test(value)) {
+    throw new TypeError(
+      `Cannot ${action}: ${what} must not contain control characters; got ${
+        JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)
+      }`,
     );
   }
   return value;

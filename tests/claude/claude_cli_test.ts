@@ -142,6 +142,65 @@ describe("hookscope hook and serve with bad input", () => {
     assert.match(permission(noSession.stdout).permissionDecisionReason ?? "", /session_id/);
   });
 
+  it("a session_id that is a path is refused over hook and serve: the call is denied, no file outside is touched", async () => {
+    // The transcript folder is TMPDIR/hookscope-claude; the id climbs out of it to the victim.
+    const tmp = join(dir, "tmp-hostile");
+    mkdirSync(tmp);
+    const victim = join(dir, "victim", "important.jsonl");
+    mkdirSync(join(dir, "victim"));
+    writeFileSync(victim, "x\n");
+    const settings = join(dir, "hostile-settings.json");
+    writeFileSync(
+      settings,
+      JSON.stringify({
+        hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "true" }] }] },
+      }),
+    );
+    const hostile = (session_id: string) =>
+      JSON.stringify({
+        session_id,
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "ls" },
+        tool_use_id: "t1",
+      });
+    const ids = ["../../victim/important", `../../../../../../..${dir}/victim/important`, ".."];
+    const db2 = join(dir, "hostile.db");
+    for (const id of ids) {
+      const ran = await hook(["--policy", settings, "--db", db2], hostile(id), { TMPDIR: tmp });
+      assert.equal(ran.code, 0, ran.stderr);
+      assert.equal(permission(ran.stdout).permissionDecision, "deny", ran.stdout);
+      assert.match(
+        permission(ran.stdout).permissionDecisionReason ?? "",
+        /session_id must hold only/,
+      );
+    }
+    const { child, url } = await startServe(["--policy", settings, "--db", db2], { TMPDIR: tmp });
+    try {
+      for (const id of [...ids, "a\u0000b"]) {
+        const response = await fetch(`${url}/claude/hooks`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: hostile(id),
+          signal: AbortSignal.timeout(30_000),
+        });
+        assert.equal(response.status, 200);
+        const output = (await response.json()).hookSpecificOutput;
+        assert.equal(output.permissionDecision, "deny");
+        assert.match(output.permissionDecisionReason, /session_id must hold only/);
+      }
+    } finally {
+      stopGroup(child);
+    }
+    assert.equal(readFileSync(victim, "utf8"), "x\n");
+    // A plain id still runs the hook (its transcript lands in the folder).
+    const fine = await hook(["--policy", settings, "--db", db2], hostile("plain-id"), {
+      TMPDIR: tmp,
+    });
+    assert.deepEqual(JSON.parse(fine.stdout), {}, fine.stderr);
+    assert.ok(existsSync(join(tmp, "hookscope-claude", "plain-id.jsonl")));
+  });
+
   it("a policy that throws at load, a missing policy file and a hanging policy deny the call; nothing hangs", async () => {
     const throwing = join(dir, "throws.ts");
     writeFileSync(throwing, `throw new Error("broken policy module");`);

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import {
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   realpathSync,
@@ -500,6 +501,38 @@ describe("claudeCodeHooks", () => {
     );
     assert.equal(existsSync(outside), false);
     assert.equal(existsSync(join(ws, "src", "w.txt")), false);
+  });
+
+  it("never writes a transcript outside transcriptDir: a session id that is a path denies the call", async () => {
+    const victim = join(dir, "victim", "important.jsonl");
+    mkdirSync(join(dir, "victim"), { recursive: true });
+    writeFileSync(victim, "keep me\n");
+    for (
+      const id of [
+        "../victim/important",
+        `../../../../../../..${dir}/victim/important`,
+        "..",
+        "a\u0000b",
+      ]
+    ) {
+      const session = new Session({ id });
+      claudeCodeHooks(pre("Bash", { type: "command", command: "true" }), here())(session);
+      const fold = await session.hooks.decide("tool.pre", {
+        ...CALL,
+        toolName: "bash",
+        callId: "c1",
+        args: { command: "ls" },
+        argsSummary: "",
+      });
+      // A failed blocking hook: the act path (and a PreToolUse answer) denies the call with it.
+      assert.match(
+        String((fold.error as Error)?.message),
+        /Cannot write the Claude transcript/,
+        id,
+      );
+    }
+    assert.equal(readFileSync(victim, "utf8"), "keep me\n");
+    assert.equal(existsSync(join(dir, "victim", "..jsonl")), false);
   });
 
   it("refuses configurations it cannot run, naming where", () => {

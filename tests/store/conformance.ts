@@ -122,6 +122,32 @@ export function runStoreConformance(
       assert.deepEqual(await store.listSessionSignals("s1"), []);
     });
 
+    it(`${name} rejects a session id with a control character (a NUL was stored as "a\\x00b" and listed as "a")`, async () => {
+      const store = await open();
+      for (const id of ["a\u0000b", "a\nb", "a\u007fb", "a\u009bb"]) {
+        await assert.rejects(
+          store.createSession({ id, status: "created" }),
+          (error: unknown) =>
+            error instanceof TypeError &&
+            /id must not contain control characters/.test(error.message),
+        );
+        await assert.rejects(store.getSession(id), /control characters/);
+        await assert.rejects(
+          store.insertMessage(message("m1", { sessionId: id })),
+          /sessionId must not contain control characters/,
+        );
+        await assert.rejects(
+          store.insertSessionSignal({ sessionId: id, kind: "K", opId: "", ts: 1, payload: {} }),
+          /sessionId must not contain control characters/,
+        );
+      }
+      assert.deepEqual(await store.listSessions(), []);
+      assert.deepEqual(await store.listMessages({}), []);
+      // Other characters stay as they are.
+      await store.createSession({ id: "a b/é", status: "created" });
+      assert.deepEqual((await store.listSessions()).map((row) => row.id), ["a b/é"]);
+    });
+
     it(`${name}.updateSession() merges fields; an unknown id changes nothing`, async () => {
       const store = await open();
       await store.createSession({ id: "s1", status: "created", model: "a" });

@@ -7,7 +7,7 @@
 
 import { spawn } from "node:child_process";
 import process from "node:process";
-import { deadlineSignal } from "../core/_async.ts";
+import { deadlineSignal, MAX_TIMER_MS } from "../core/_async.ts";
 import { ClaudeHookError } from "./hook_error.ts";
 import type { ClaudeHook } from "./settings.ts";
 
@@ -76,10 +76,14 @@ function runCommand(
       killGroup(child.pid);
       finish(() => reject(error));
     };
-    const timer = setTimeout(
-      () => fail(new ClaudeHookError("timeout", command, `timed out after ${ms} ms`)),
-      ms,
-    );
+    // A deadline longer than a timer can hold is no deadline (as deadlineSignal, for http hooks):
+    // setTimeout would fire it at once. Configurations are refused above it; this is the backstop.
+    const timer = ms <= MAX_TIMER_MS
+      ? setTimeout(
+        () => fail(new ClaudeHookError("timeout", command, `timed out after ${ms} ms`)),
+        ms,
+      )
+      : undefined;
     const onAbort = () => fail(new ClaudeHookError("timeout", command, "aborted"));
     context.signal?.addEventListener("abort", onAbort, { once: true });
     const collect = (into: Uint8Array[]) => (chunk: Uint8Array) => {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { MAX_TIMER_MS } from "../core/_async.ts";
 import { isRecord } from "../core/_util.ts";
 
 /** The Claude Code events hookscope runs hooks for, and the hook point each maps to. */
@@ -56,7 +57,7 @@ export interface ClaudeCommandHook {
   readonly type: "command";
   /** The command line (`${CLAUDE_PLUGIN_ROOT}` and `$CLAUDE_PROJECT_DIR` work as in Claude Code). */
   readonly command: string;
-  /** Seconds before the hook is killed (default: the `timeoutMs` option, else 60). */
+  /** Seconds before the hook is killed (default: the `timeoutMs` option, else 60; at most 2 147 483). */
   readonly timeout?: number;
   /** What a failure (crash, timeout, bad output) does: `"block"` (default at `PreToolUse`) or `"continue"`. */
   readonly onFailure?: "block" | "continue";
@@ -72,7 +73,7 @@ export interface ClaudeHttpHook {
   readonly headers?: Readonly<Record<string, string>>;
   /** Environment variables the headers may use. */
   readonly allowedEnvVars?: readonly string[];
-  /** Seconds before the request is abandoned (default: the `timeoutMs` option, else 60). */
+  /** Seconds before the request is abandoned (default: the `timeoutMs` option, else 60; at most 2 147 483). */
   readonly timeout?: number;
   /** What a failure does: `"block"` (default at `PreToolUse`) or `"continue"`. */
   readonly onFailure?: "block" | "continue";
@@ -125,6 +126,15 @@ function readTimeout(value: unknown, at: string): number | undefined {
     throw new ClaudeHookConfigError(
       at,
       `timeout must be a positive number of seconds; got ${JSON.stringify(value)}`,
+    );
+  }
+  // A longer deadline than a timer can hold fires at once on every runtime.
+  if (value * 1000 > MAX_TIMER_MS) {
+    throw new ClaudeHookConfigError(
+      at,
+      `timeout must be at most ${
+        Math.floor(MAX_TIMER_MS / 1000)
+      } seconds (2^31 - 1 ms, about 24.8 days); got ${JSON.stringify(value)}`,
     );
   }
   return value;

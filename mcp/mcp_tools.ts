@@ -11,6 +11,7 @@ import type { AgentSpec } from "../action/spec.ts";
 import type { ToolAnnotations, ToolSource } from "../core/tool_source.ts";
 import { Tool, type ToolContext } from "../action/tool.ts";
 import { findSchemaProblem, jsonSchemaValidator } from "../action/_json_schema.ts";
+import { MAX_TIMER_MS } from "../core/_async.ts";
 
 /** Options for {@linkcode mcpTools}. */
 export interface McpToolsOptions {
@@ -30,7 +31,7 @@ export interface McpToolsOptions {
   manager?: ActionManager;
   /** Attach this spec's hook chains to every tool (not needed when `manager` carries one). */
   spec?: AgentSpec;
-  /** Deadline of one tool call in milliseconds (default 60 000). */
+  /** Deadline of one tool call in milliseconds (default 60 000; at most 2^31 − 1). */
   timeoutMs?: number;
   /**
    * Where a failed refresh after a list change goes, and every tool that is not offered (a name
@@ -421,8 +422,14 @@ export async function mcpTools(
     throw new TypeError("Cannot list MCP tools: prefix must be a string");
   }
   const timeoutMs = options?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+  if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new TypeError("Cannot list MCP tools: timeoutMs must be a positive number");
+  }
+  // The SDK arms a timer with it, and a longer one than a timer can hold fires at once.
+  if (timeoutMs > MAX_TIMER_MS) {
+    throw new TypeError(
+      `Cannot list MCP tools: timeoutMs must be at most ${MAX_TIMER_MS} (about 24.8 days); got ${timeoutMs}`,
+    );
   }
   const positive = (value: number | undefined, name: string, fallback: number): number => {
     if (value === undefined) return fallback;

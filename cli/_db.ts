@@ -122,12 +122,36 @@ export async function openExistingDb(path: string): Promise<SessionStore> {
 }
 
 /**
+ * Throws when `path` is an existing file (or folder) that is not a hookscope session database;
+ * nothing there yet, or an empty file, passes.
+ */
+function refuseForeign(path: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch {
+    return; // Nothing there yet: it is created.
+  }
+  const foreign = isFile ? foreignDatabase(path, true) : "not a file";
+  if (foreign !== null) {
+    throw new CliError(
+      `Cannot open database ${
+        JSON.stringify(path)
+      }: it is not a hookscope session database (${foreign}); nothing was written to it. Give ` +
+        `the path of a hookscope database, or of a file that does not exist yet`,
+    );
+  }
+}
+
+/**
  * Why the file is not a hookscope database, read from its SQLite header, or `null` when it may
  * be one. Every hookscope database has a schema version (`user_version`) of 1 or more; a file
  * with a write-ahead log is left to the store, since the header may not show its version yet.
+ * With `newOk` (a database about to be created), an empty file and a SQLite file without any
+ * table may be one.
  */
-function foreignDatabase(path: string): string | null {
-  const header = new Uint8Array(100);
+function foreignDatabase(path: string, newOk = false): string | null {
+  const header = new Uint8Array(108);
   let read = 0;
   const fd = openSync(path, "r");
   try {
@@ -135,11 +159,15 @@ function foreignDatabase(path: string): string | null {
   } finally {
     closeSync(fd);
   }
-  if (read === 0) return "the file is empty";
+  if (read === 0) return newOk ? null : "the file is empty";
   const magic = new TextDecoder().decode(header.subarray(0, 15));
   if (read < 100 || magic !== "SQLite format 3") return "not a SQLite file";
-  const userVersion = new DataView(header.buffer).getUint32(60);
+  const view = new DataView(header.buffer);
+  const userVersion = view.getUint32(60);
   if (userVersion === 0 && !existsSync(`${path}-wal`)) {
+    // A database without a single table or index (page 1, the schema, a leaf with no cells) holds
+    // nothing of anyone's: it may be made a hookscope one (another hook process's just-made file).
+    if (newOk && read >= 108 && header[100] === 0x0d && view.getUint16(103) === 0) return null;
     return "a SQLite file without hookscope's schema version: another application's file?";
   }
   return null;
@@ -147,7 +175,8 @@ function foreignDatabase(path: string): string | null {
 
 /**
  * Opens a session database for writing, creating it when absent: a SQLite file, or a PostgreSQL
- * schema (created and migrated).
+ * schema (created and migrated). An existing file that is not a hookscope database (another
+ * application's SQLite file, any other file) is refused, never given hookscope's tables.
  */
 export async function openOrCreateDb(target: string): Promise<SessionStore> {
   if (isDbUrl(target)) return await openPostgres(target, true);
@@ -159,6 +188,7 @@ export async function openOrCreateDb(target: string): Promise<SessionStore> {
       } does not exist; create it, or give a path in a folder that does`,
     );
   }
+  refuseForeign(target);
   try {
     return await SqliteStore.open(target);
   } catch (error) {

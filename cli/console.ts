@@ -8,8 +8,9 @@ import process from "node:process";
 import { consoleHandler, parseConsoleTokens } from "../console/handler.ts";
 import { listen } from "./_http_listen.ts";
 import { flagHelp, type FlagSpec, parseFlags, requirePositionals } from "./_args.ts";
-import { displayDb, openOrCreateDb } from "./_db.ts";
-import { type CliIO, UsageError } from "./_output.ts";
+import { existsSync } from "node:fs";
+import { displayDb, isDbUrl, openOrCreateDb, openWritableDb } from "./_db.ts";
+import { CliError, type CliIO, UsageError } from "./_output.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   host: { type: "string", help: "address to listen on (default 127.0.0.1)" },
@@ -30,7 +31,8 @@ export const CONSOLE_HELP: string =
   `Usage: hookscope console DB [--host 127.0.0.1] [--port 8788] [--token-env NAME]
                          [--effects-dir DIR] [--no-undo]
 
-Serves the web console over DB (a SQLite file or a postgres:// URL): the sessions, a live
+Serves the web console over DB (an existing SQLite session database, or a postgres:// URL whose
+schema is created when it has no hookscope tables yet): the sessions, a live
 timeline of one session, and the tool calls waiting for a person, with approve, reject (with a
 reason) and edit-then-approve; and an undo of the change sets the coding toolkit committed for a
 session's calls (as hookscope undo, refused when later calls changed the same paths unless forced).
@@ -41,6 +43,26 @@ separated by commas (answers are recorded as by that name). With a token set, ev
 needs it; without one the console is read-only. Prints 'listening on http://HOST:PORT' once ready.
 
 ${flagHelp(FLAGS)}`;
+
+/**
+ * The store the console serves: a PostgreSQL schema (created when it has no hookscope tables yet,
+ * so a console can wait for the first agent), or an existing hookscope SQLite file. A file that
+ * does not exist is refused (a typo must not serve a new, empty database), as is another
+ * application's file.
+ */
+async function openConsoleDb(db: string) {
+  if (isDbUrl(db)) return await openOrCreateDb(db);
+  if (!existsSync(db)) {
+    throw new CliError(
+      `Cannot open database ${
+        JSON.stringify(db)
+      }: no file there. The console serves an existing session database; 'hookscope hook --db ` +
+        `FILE', 'hookscope serve --db FILE' and 'hookscope run --db FILE' create one (or any ` +
+        `application that writes sessions with SqliteStore.open)`,
+    );
+  }
+  return await openWritableDb(db);
+}
 
 /** Runs `hookscope console`; returns the exit code. */
 export async function consoleCommand(args: readonly string[], io: CliIO): Promise<number> {
@@ -65,7 +87,7 @@ export async function consoleCommand(args: readonly string[], io: CliIO): Promis
   } catch (error) {
     throw new UsageError(`hookscope console: ${envName}: ${(error as Error).message}`);
   }
-  const store = await openOrCreateDb(db);
+  const store = await openConsoleDb(db);
   // Live streams never end by themselves: stopping ends them first, then the server.
   const stopping = new AbortController();
   const server = await listen(

@@ -4,8 +4,15 @@
 
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
@@ -15,6 +22,8 @@ import { waitingRun } from "../store/conformance_runs.ts";
 
 const ROOT = resolve(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../..");
 const DENO = join(ROOT, "node_modules", ".bin", "deno");
+// A real SQLite file written by another application (tables `users` and `sessions`).
+const OTHER_APP_DB = join(ROOT, "tests", "fixtures", "other_app.sqlite");
 const dirs: string[] = [];
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "hookscope-cli-inputs-"));
@@ -25,24 +34,29 @@ after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs `hookscope ARGS` in its own process (killed after 60 s). */
+/**
+ * Runs `hookscope ARGS` in its own process, with `input` on stdin; killed after 30 s (a command
+ * that should have refused to start and serves instead ends there, with a null code).
+ */
 function hookscope(
   args: string[],
   env: Record<string, string | undefined> = {},
+  input?: string,
 ): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolvePromise, reject) => {
     // Its own process group, so that the timeout kills the deno binary too, not only the npm
     // launcher that runs it.
     const child = spawn(DENO, ["run", "-A", join(ROOT, "cli/main.ts"), ...args], {
       env: { ...process.env, NO_COLOR: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       detached: true,
     });
+    if (input !== undefined) child.stdin!.end(input);
     let out = "";
     let err = "";
     child.stdout!.on("data", (chunk) => (out += String(chunk)));
     child.stderr!.on("data", (chunk) => (err += String(chunk)));
-    const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 60_000);
+    const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 30_000);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
@@ -93,5 +107,74 @@ describe("hookscope approve --args", { skip: sqliteMissing }, () => {
     const ok = await hookscope(["approve", db, "c1", "--args", edge, "--json"]);
     assert.equal(ok.code, 0, ok.err);
     assert.deepEqual(JSON.parse(ok.out).answer.updatedArgs, JSON.parse(edge));
+  });
+});
+
+describe("a database that is not hookscope's", () => {
+  /**
+   * Another application's SQLite file (one `customers` table, made by `node:sqlite` in a Deno
+   * process), a copy of the fixture, and a policy that decides nothing.
+   */
+  function foreignSetup(): { dir: string; db: string; fixture: string; policy: string } {
+    const dir = tempDir();
+    const db = join(dir, "foreign.db");
+    const made = spawnSync(DENO, [
+      "eval",
+      `import { DatabaseSync } from "node:sqlite";
+       const db = new DatabaseSync(${JSON.stringify(db)});
+       db.exec("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)");
+       db.exec("INSERT INTO customers (name) VALUES ('ann')");
+       db.close();`,
+    ], { timeout: 30_000, encoding: "utf8" });
+    assert.equal(made.status, 0, made.stderr);
+    const fixture = join(dir, "other_app.db");
+    copyFileSync(OTHER_APP_DB, fixture);
+    const policy = join(dir, "policy.ts");
+    writeFileSync(policy, "export const policy = () => {};\n");
+    return { dir, db, fixture, policy };
+  }
+
+  it("hook --db and serve --db refuse another application's SQLite file and change nothing in it", async () => {
+    const { db, fixture, policy } = foreignSetup();
+    const before = readFileSync(db);
+    const fixtureBefore = readFileSync(fixture);
+    const event = JSON.stringify({
+      session_id: "s1",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+      tool_use_id: "toolu_1",
+    });
+    const hook = await hookscope(["hook", "--policy", policy, "--db", db], {}, event);
+    // Fails closed: the call is denied, the reason names the file.
+    assert.equal(JSON.parse(hook.out).hookSpecificOutput?.permissionDecision, "deny", hook.out);
+    assert.match(
+      hook.err,
+      /it is not a hookscope session database \(.*another application's file\?\)/,
+    );
+    const other = await hookscope(["hook", "--policy", policy, "--db", fixture], {}, event);
+    assert.match(other.err, /it is not a hookscope session database/);
+    assert.deepEqual(readFileSync(fixture), fixtureBefore);
+    const serve = await hookscope(["serve", "--policy", policy, "--db", db, "--port", "0"]);
+    assert.equal(serve.code, 1, serve.out + serve.err);
+    assert.match(serve.err, /it is not a hookscope session database/);
+    assert.doesNotMatch(serve.out, /listening/);
+    assert.deepEqual(readFileSync(db), before);
+    assert.equal(existsSync(`${db}-wal`), false);
+  });
+
+  it("console refuses another application's file, and a file that does not exist (saying how to make one)", async () => {
+    const { dir, db } = foreignSetup();
+    const before = readFileSync(db);
+    const foreign = await hookscope(["console", db, "--port", "0"]);
+    assert.equal(foreign.code, 1, foreign.out + foreign.err);
+    assert.match(foreign.err, /it is not a hookscope session database/);
+    assert.deepEqual(readFileSync(db), before);
+    const typo = join(dir, "typo.db");
+    const missing = await hookscope(["console", typo, "--port", "0"]);
+    assert.equal(missing.code, 1, missing.out + missing.err);
+    assert.match(missing.err, /no file there/);
+    assert.match(missing.err, /'hookscope hook --db FILE'/);
+    assert.equal(existsSync(typo), false);
   });
 });

@@ -5,13 +5,14 @@
  */
 
 import { z } from "zod";
-import type { ActionManager } from "../action/manager.ts";
+import { ActionManager } from "../action/manager.ts";
 import { attachToolHooks } from "../action/_attach.ts";
-import type { AgentSpec } from "../action/spec.ts";
+import { AgentSpec } from "../action/spec.ts";
 import type { ToolAnnotations, ToolSource } from "../core/tool_source.ts";
 import { Tool, type ToolContext } from "../action/tool.ts";
 import { findSchemaProblem, jsonSchemaValidator } from "../action/_json_schema.ts";
 import { MAX_TIMER_MS } from "../core/_async.ts";
+import { describeValue, isRecord } from "../core/_util.ts";
 
 /** Options for {@linkcode mcpTools}. */
 export interface McpToolsOptions {
@@ -368,6 +369,59 @@ function toolListChanged(): z.ZodType {
   }).loose();
 }
 
+const OPTION_KEYS: readonly string[] = [
+  "server",
+  "prefix",
+  "manager",
+  "spec",
+  "timeoutMs",
+  "onError",
+  "onProgress",
+  "resetTimeoutOnProgress",
+  "maxTotalTimeoutMs",
+  "maxDescriptionBytes",
+  "maxResultBytes",
+];
+
+function optionFail(what: string): never {
+  throw new TypeError(`Cannot list MCP tools: ${what}`);
+}
+
+/**
+ * Checks the kinds of mcpTools' options up front: an unknown key (a misspelt `manager` or `spec`
+ * would leave the tools under no policy) or a value of another kind is a TypeError naming it.
+ */
+function checkOptions(options: unknown): void {
+  if (options === undefined) return;
+  if (!isRecord(options)) optionFail(`options must be an object; got ${describeValue(options)}`);
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.includes(key)) {
+      optionFail(`unknown option ${JSON.stringify(key)}; valid options: ${OPTION_KEYS.join(", ")}`);
+    }
+  }
+  const { server, manager, spec, onError, onProgress, resetTimeoutOnProgress } = options;
+  if (server !== undefined && (typeof server !== "string" || server === "")) {
+    optionFail(`server must be a non-empty string; got ${describeValue(server)}`);
+  }
+  if (manager !== undefined && !(manager instanceof ActionManager)) {
+    optionFail(`manager must be an ActionManager; got ${describeValue(manager)}`);
+  }
+  if (spec !== undefined && !(spec instanceof AgentSpec)) {
+    optionFail(`spec must be an AgentSpec; got ${describeValue(spec)}`);
+  }
+  if (onError !== undefined && typeof onError !== "function") {
+    optionFail(`onError must be a function; got ${describeValue(onError)}`);
+  }
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    optionFail(`onProgress must be a function; got ${describeValue(onProgress)}`);
+  }
+  if (resetTimeoutOnProgress !== undefined && typeof resetTimeoutOnProgress !== "boolean") {
+    optionFail(
+      `resetTimeoutOnProgress must be a boolean; got ${describeValue(resetTimeoutOnProgress)}`,
+    );
+  }
+}
+
 /**
  * Lists an MCP server's tools and returns them as hookscope {@linkcode Tool}s.
  *
@@ -381,6 +435,9 @@ function toolListChanged(): z.ZodType {
  * @param client A connected MCP `Client` from `@modelcontextprotocol/sdk`.
  * @param options Server name, prefix, manager to keep in sync, spec, call deadline.
  * @returns The tool set; call `close()` to stop following list changes.
+ * @throws {TypeError} When `client` is not a client, or an option is unknown or of another kind
+ *   (`manager` not an `ActionManager`, `spec` not an `AgentSpec`, `timeoutMs` not positive or above
+ *   2^31 − 1, …).
  * @throws {McpSchemaError} When the server's tool list cannot be read. A tool whose definition
  *   cannot be used (a malformed input schema, no name) is not offered: it is in
  *   {@linkcode McpToolSet.skipped} with reason `"invalid-schema"`, and the other tools are.
@@ -417,6 +474,7 @@ export async function mcpTools(
   if (client === null || typeof client !== "object" || typeof client.listTools !== "function") {
     throw new TypeError("Cannot list MCP tools: expected a connected MCP Client");
   }
+  checkOptions(options);
   const prefix = options?.prefix ?? "";
   if (typeof prefix !== "string") {
     throw new TypeError("Cannot list MCP tools: prefix must be a string");

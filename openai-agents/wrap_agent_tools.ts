@@ -11,10 +11,11 @@ import { ApprovalRequiredError, ToolDeniedError } from "../core/errors.ts";
 import { neverAborted } from "../core/_abort.ts";
 import { summarize } from "../core/json_safe.ts";
 import type { ToolSource } from "../core/tool_source.ts";
-import type { AgentSpec } from "../action/spec.ts";
+import { AgentSpec } from "../action/spec.ts";
 import { Tool, type ToolContext } from "../action/tool.ts";
+import { describeValue, isRecord } from "../core/_util.ts";
 import { Branch } from "../session/branch.ts";
-import type { Session } from "../session/session.ts";
+import { Session } from "../session/session.ts";
 
 /** Options for {@linkcode wrapAgentTools}. */
 export interface WrapAgentToolsOptions {
@@ -85,6 +86,41 @@ interface Controller {
 }
 
 const SOURCE: ToolSource = Object.freeze({ kind: "openai-agents" });
+const OPTION_KEYS: readonly string[] = ["session", "branch", "spec", "approvedBy"];
+
+function wrapFail(what: string): never {
+  throw new TypeError(`Cannot wrap agent tools: ${what}`);
+}
+
+/**
+ * Checks the options of wrapAgentTools up front: a key it does not know (a misspelt `sesion`
+ * would leave the tools under no policy) or a value of another kind is a TypeError naming it.
+ */
+function checkWrapOptions(options: unknown): asserts options is WrapAgentToolsOptions {
+  if (!isRecord(options)) wrapFail(`options must be an object; got ${describeValue(options)}`);
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.includes(key)) {
+      wrapFail(`unknown option ${JSON.stringify(key)}; valid options: ${OPTION_KEYS.join(", ")}`);
+    }
+  }
+  const { session, branch, spec, approvedBy } = options;
+  if (session !== undefined && !(session instanceof Session)) {
+    wrapFail(`session must be a Session; got ${describeValue(session)}`);
+  }
+  if (branch !== undefined && !(branch instanceof Branch)) {
+    wrapFail(`branch must be a Branch; got ${describeValue(branch)}`);
+  }
+  if (spec !== undefined && !(spec instanceof AgentSpec)) {
+    wrapFail(`spec must be an AgentSpec; got ${describeValue(spec)}`);
+  }
+  if (spec !== undefined && branch !== undefined && branch.actions.spec !== spec) {
+    // The branch's own tools get its manager's spec: this one would be silently left out.
+    wrapFail("spec is not the branch's spec; make the branch with it (new Branch({ spec }))");
+  }
+  if (approvedBy !== undefined && (typeof approvedBy !== "string" || approvedBy === "")) {
+    wrapFail(`approvedBy must be a non-empty string; got ${describeValue(approvedBy)}`);
+  }
+}
 const controllers = new WeakMap<object, Controller>();
 
 function isFunctionTool(tool: unknown): tool is FunctionToolLike {
@@ -153,7 +189,9 @@ function recordedOutput(branches: readonly Branch[], callId: string): unknown {
  * @param agent The SDK agent.
  * @param options The session, branch, spec and approver name.
  * @returns The wrapped clone, for `run(wrapped, …)` and `RunState.fromString(wrapped, …)`.
- * @throws {TypeError} When `agent` is not an SDK agent, or two function tools share a name.
+ * @throws {TypeError} When `agent` is not an SDK agent, two function tools share a name, or an
+ *   option is unknown or of another kind (`session` not a `Session`, `branch` not a `Branch`,
+ *   `spec` not an `AgentSpec` or not the given branch's).
  *
  * @example A guard that denies a call, seen by the model as the tool's output
  * ```ts
@@ -191,6 +229,7 @@ export function wrapAgentTools<A extends AgentLike>(
   ) {
     throw new TypeError("Cannot wrap agent tools: expected an Agent of @openai/agents");
   }
+  checkWrapOptions(options);
   const session = options.session;
   const branch = options.branch ??
     (session
@@ -342,8 +381,8 @@ export function wrapAgentTools<A extends AgentLike>(
  * @param item One of `result.interruptions` (or `state.getInterruptions()`).
  * @param answer `true`, `false` or an {@linkcode ApprovalAnswer} (without `updatedArgs`: the SDK
  *   runs an approved call with the model's arguments).
- * @throws {TypeError} When the item's agent was not made by `wrapAgentTools`, or the answer has
- *   another shape or `updatedArgs`.
+ * @throws {TypeError} When `state` has no `approve` and `reject`, the item has no `rawItem` or its
+ *   agent was not made by `wrapAgentTools`, or the answer has another shape or `updatedArgs`.
  *
  * @example Reject a call the policy asked about
  * ```ts
@@ -359,6 +398,17 @@ export async function answerApproval<I extends ApprovalItemLike>(
   item: I,
   answer: boolean | ApprovalAnswer,
 ): Promise<void> {
+  if (
+    state === null || typeof state !== "object" ||
+    typeof (state as { approve?: unknown }).approve !== "function" ||
+    typeof (state as { reject?: unknown }).reject !== "function"
+  ) {
+    throw new TypeError(
+      `Cannot answer approval: state must be a RunState (with approve and reject); got ${
+        describeValue(state)
+      }`,
+    );
+  }
   const controller = item && typeof item === "object" ? controllers.get(item.agent) : undefined;
   if (controller === undefined) {
     throw new TypeError(
@@ -379,6 +429,13 @@ export async function answerApproval<I extends ApprovalItemLike>(
   if (normalized.approve && normalized.updatedArgs !== undefined) {
     throw new TypeError(
       "Cannot answer approval: the OpenAI Agents SDK runs an approved call with the model's arguments (no updatedArgs)",
+    );
+  }
+  if (!isRecord(item.rawItem)) {
+    throw new TypeError(
+      `Cannot answer approval: the interruption has no rawItem (the model's tool call); got ${
+        describeValue(item.rawItem)
+      }; pass one of result.interruptions`,
     );
   }
   const raw = item.rawItem as { callId?: unknown; name?: unknown };

@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { Session } from "../../mod.ts";
+import { ActionManager, AgentSpec, Session } from "../../mod.ts";
 import { mcpTools } from "../../mcp/mod.ts";
 
 /** A connected client of an in-memory server with one tool, `shout`. */
@@ -42,6 +42,56 @@ describe("mcpTools options", () => {
       assert.deepEqual((result.output as { content: unknown }).content, [
         { type: "text", text: "HI" },
       ]);
+      set.close();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("refuses a manager, spec or option key of another kind before listing", async () => {
+    const client = await connected();
+    const refused = (message: string) => (error: unknown): boolean => {
+      assert.ok(error instanceof TypeError, String(error));
+      assert.equal(error.message, `Cannot list MCP tools: ${message}`);
+      return true;
+    };
+    try {
+      await assert.rejects(
+        mcpTools(client, { manager: {} as never }),
+        refused("manager must be an ActionManager; got (object)"),
+      );
+      // A spec-like object had been accepted, and the first call failed on spec.hooksFor.
+      await assert.rejects(
+        mcpTools(client, { spec: { securityPre: () => {} } as never }),
+        refused("spec must be an AgentSpec; got (object)"),
+      );
+      await assert.rejects(
+        mcpTools(client, { manger: new ActionManager() } as never),
+        (error: unknown) =>
+          error instanceof TypeError &&
+          error.message.startsWith(
+            'Cannot list MCP tools: unknown option "manger"; valid options: server, prefix, manager, spec, timeoutMs,',
+          ),
+      );
+      await assert.rejects(
+        mcpTools(client, null as never),
+        refused("options must be an object; got null"),
+      );
+      await assert.rejects(
+        mcpTools(client, { onError: "log" as never }),
+        refused('onError must be a function; got "log"'),
+      );
+      // The real kinds are accepted: the spec's hooks run on a call.
+      const seen: string[] = [];
+      const spec = new AgentSpec().pre("shout", ({ args }) => {
+        seen.push(String(args.text));
+        return undefined;
+      });
+      const branch = new Session().newBranch();
+      const set = await mcpTools(client, { manager: branch.actions, spec });
+      assert.deepEqual(set.tools.map((t) => t.name), ["shout"]);
+      await branch.act({ function: "shout", arguments: { text: "x" } });
+      assert.deepEqual(seen, ["x"]);
       set.close();
     } finally {
       await client.close();

@@ -7,6 +7,7 @@
 import process from "node:process";
 import { consoleHandler, parseConsoleTokens } from "../console/handler.ts";
 import { listen } from "./_http_listen.ts";
+import { isLoopback } from "./_listen_flags.ts";
 import { flagHelp, type FlagSpec, parseFlags, requirePositionals } from "./_args.ts";
 import { existsSync } from "node:fs";
 import { displayDb, isDbUrl, openOrCreateDb, openWritableDb } from "./_db.ts";
@@ -40,7 +41,8 @@ session's calls (as hookscope undo, refused when later calls changed the same pa
 Answers need a bearer token, read from the environment variable NAME (default
 HOOKSCOPE_CONSOLE_TOKEN): one token (answers are recorded as by "console"), or name=token pairs
 separated by commas (answers are recorded as by that name). With a token set, every API request
-needs it; without one the console is read-only. Prints 'listening on http://HOST:PORT' once ready.
+needs it; without one the console is read-only, and listens on a loopback address only (another
+--host needs a token). A --token-env variable that is not set is a usage error. Prints 'listening on http://HOST:PORT' once ready.
 
 ${flagHelp(FLAGS)}`;
 
@@ -77,15 +79,28 @@ export async function consoleCommand(args: readonly string[], io: CliIO): Promis
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError(`hookscope console: --port must be a port number`);
   }
-  const envName = typeof values["token-env"] === "string" && values["token-env"] !== ""
-    ? values["token-env"]
-    : "HOOKSCOPE_CONSOLE_TOKEN";
+  const named = values["token-env"];
+  if (named !== undefined && (typeof named !== "string" || named === "")) {
+    throw new UsageError("hookscope console: --token-env needs the name of a variable");
+  }
+  const envName = named ?? "HOOKSCOPE_CONSOLE_TOKEN";
   const raw = process.env[envName] ?? "";
+  // A variable named on purpose that is not set is a mistake, not a wish for a read-only console.
+  if (named !== undefined && raw === "") {
+    throw new UsageError(`hookscope console: the environment variable ${named} is empty`);
+  }
   let tokens: Record<string, string>;
   try {
     tokens = raw === "" ? {} : parseConsoleTokens(raw);
   } catch (error) {
     throw new UsageError(`hookscope console: ${envName}: ${(error as Error).message}`);
+  }
+  // Without a token every API read is open: only this machine may reach it then.
+  if (!isLoopback(host) && Object.keys(tokens).length === 0) {
+    throw new UsageError(
+      `hookscope console: --host ${host} is not a loopback address: set a token (--token-env ` +
+        `NAME, or HOOKSCOPE_CONSOLE_TOKEN), or listen on 127.0.0.1`,
+    );
   }
   const store = await openConsoleDb(db);
   // Live streams never end by themselves: stopping ends them first, then the server.

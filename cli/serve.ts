@@ -11,6 +11,7 @@ import { timingSafeEqual } from "node:crypto";
 import { loadPolicy } from "../claude/load_policy.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { displayDb, openOrCreateDb, projectDb } from "./_db.ts";
+import { isLoopback } from "./_listen_flags.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { answerInStore } from "./_claude_events.ts";
 import {
@@ -58,10 +59,6 @@ a call, blocks a prompt and stops the run.
 Prints 'listening on http://HOST:PORT' once ready.
 
 ${flagHelp(FLAGS)}`;
-
-function isLoopback(host: string): boolean {
-  return host === "127.0.0.1" || host === "::1" || host === "localhost" || /^127\./.test(host);
-}
 
 function send(status: number, body: unknown): Response {
   const text = typeof body === "string" ? body : asciiJson(body);

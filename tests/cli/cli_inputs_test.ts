@@ -178,3 +178,32 @@ describe("a database that is not hookscope's", () => {
     assert.equal(existsSync(typo), false);
   });
 });
+
+/** An empty hookscope session database at `path`, made by a Deno process (any runtime has one). */
+function emptyHookscopeDb(path: string): string {
+  const made = spawnSync(DENO, [
+    "eval",
+    `import { SqliteStore } from ${JSON.stringify(join(ROOT, "store/sqlite/mod.ts"))};
+     await (await SqliteStore.open(${JSON.stringify(path)})).close();`,
+  ], { timeout: 30_000, encoding: "utf8" });
+  assert.equal(made.status, 0, made.stderr);
+  return path;
+}
+
+describe("hookscope console without a token", () => {
+  it("refuses a non-loopback --host, and a --token-env naming an unset variable (exit 2)", async () => {
+    const db = emptyHookscopeDb(join(tempDir(), "sessions.db"));
+    const open = await hookscope(["console", db, "--host", "0.0.0.0", "--port", "0"], {
+      HOOKSCOPE_CONSOLE_TOKEN: undefined,
+    });
+    assert.equal(open.code, 2, open.out + open.err);
+    assert.match(open.err, /--host 0\.0\.0\.0 is not a loopback address: set a token/);
+    assert.doesNotMatch(open.out, /listening/);
+    const unset = await hookscope(["console", db, "--port", "0", "--token-env", "NO_SUCH_TOKEN"], {
+      NO_SUCH_TOKEN: undefined,
+    });
+    assert.equal(unset.code, 2, unset.out + unset.err);
+    assert.match(unset.err, /the environment variable NO_SUCH_TOKEN is empty/);
+    assert.doesNotMatch(unset.out, /listening/);
+  });
+});

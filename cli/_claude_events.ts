@@ -13,6 +13,8 @@ import {
 import type { Policy } from "../claude/policy.ts";
 import { sessionIdProblem } from "../claude/_session_id.ts";
 import { Session } from "../session/session.ts";
+import { applyPolicy } from "../session/_apply_policy.ts";
+import { deadlineSignal } from "../core/_async.ts";
 import { StoreConflictError } from "../store/store_errors.ts";
 import type { SessionStore } from "../store/session_store.ts";
 import type { WriteBehind } from "./_write_behind.ts";
@@ -60,14 +62,22 @@ export async function answerInStore(
     name: "claude-code",
     defaultBranch: false,
   });
-  const undo = policy(session);
+  // One deadline for the policy's setup (an `async` policy is awaited) and its answer.
+  const limit = timeoutMs === Infinity ? undefined : deadlineSignal(
+    timeoutMs,
+    options?.signal,
+    () => new Error(`the policy did not answer within ${timeoutMs} ms`),
+  );
+  const signal = limit?.signal ?? options?.signal;
+  let undo: (() => void) | undefined;
   try {
+    undo = await applyPolicy(policy, session, Infinity, signal);
     const defer = options?.deferRecord;
     return await answerClaudeEvent(session, event, {
-      timeoutMs,
+      timeoutMs: signal ? Infinity : timeoutMs,
       // The session answers this event alone: its hook signals can wait for the answer too.
       deferHookSignals: true,
-      ...(options?.signal ? { signal: options.signal } : {}),
+      ...(signal ? { signal } : {}),
       ...(defer
         ? {
           deferRecord: (recorded: Promise<void>) =>
@@ -76,6 +86,7 @@ export async function answerInStore(
         : {}),
     });
   } finally {
-    if (typeof undo === "function") undo();
+    limit?.done();
+    undo?.();
   }
 }

@@ -8,7 +8,11 @@ import type { Session } from "./session.ts";
 
 /**
  * A policy registers hooks on a session and may return what undoes it. A module used as a
- * policy file (`hookscope hook`, `serve`, `replay`) exports one under the name `policy`.
+ * policy file (`hookscope hook`, `serve`, `replay`) exports one under the name `policy`. It may be
+ * `async` (awaiting its setup before it registers hooks): `hookscope hook`, `serve` and
+ * `replayDecisions` await it within the decision deadline, and a setup that rejects or does not
+ * finish in time fails closed (a `PreToolUse` is denied; a replayed call is `deny` with `error`).
+ * Called directly, a policy's promise is the caller's to await.
  *
  * @example A policy that denies one tool
  * ```ts
@@ -22,8 +26,10 @@ import type { Session } from "./session.ts";
  * const session = new Session();
  * const undo = policy(session);
  * assert.equal(session.hooks.count("tool.pre"), 1);
- * undo?.();
+ * if (typeof undo === "function") undo();
  * assert.equal(session.hooks.count("tool.pre"), 0);
  * ```
  */
-export type Policy = (session: Session) => void | (() => void);
+export type Policy = (
+  session: Session,
+) => void | (() => void) | PromiseLike<void | (() => void)>;

@@ -11,6 +11,7 @@ import type { ToolSource } from "../core/tool_source.ts";
 import type { SessionStore, SignalRow } from "../store/session_store.ts";
 import type { Policy } from "./policy.ts";
 import { Session } from "./session.ts";
+import { applyPolicy, PolicySetupError } from "./_apply_policy.ts";
 import { isRecord } from "../core/_util.ts";
 
 /** A verdict, as recorded or replayed. */
@@ -211,7 +212,9 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
  * is written: the policy is applied to a fresh session without a store, tools or model, named
  * {@linkcode REPLAY_SESSION_NAME}, so a hook with side effects can tell (`session.name`) and stay
  * quiet. A policy that throws or does not answer gives `replayed: "deny"` (fail closed) with
- * `error`, and the replay goes on.
+ * `error`, and the replay goes on. An `async` policy is awaited before the first call (within
+ * `timeoutMs`); a setup that rejects or does not finish gives every call `replayed: "deny"` with
+ * its `PolicySetupError` message as `error`.
  *
  * @example A stricter policy over a recorded session
  * ```ts
@@ -248,7 +251,15 @@ export async function* replayDecisions(
   const timeoutMs = options?.timeoutMs ?? 10_000;
   const calls = await recordedCalls(store, sessionId);
   const session = new Session({ name: REPLAY_SESSION_NAME, defaultBranch: false });
-  const undo = policy(session);
+  let undo: (() => void) | undefined;
+  let setupError: string | undefined;
+  try {
+    undo = await applyPolicy(policy, session, timeoutMs);
+  } catch (error) {
+    // An `async` policy whose setup failed has not registered its hooks: every call fails closed.
+    if (!(error instanceof PolicySetupError)) throw error;
+    setupError = error.message;
+  }
   try {
     for (const call of calls) {
       if (options?.since !== undefined && call.ts < options.since) continue;
@@ -260,6 +271,10 @@ export async function* replayDecisions(
         recorded: call.recorded,
         ts: call.ts,
       };
+      if (setupError !== undefined) {
+        yield { ...base, replayed: "deny", error: setupError, changed: call.recorded !== "deny" };
+        continue;
+      }
       let fold;
       try {
         fold = await within(

@@ -201,6 +201,62 @@ describe("hookscope hook and serve with bad input", () => {
     assert.ok(existsSync(join(tmp, "hookscope-claude", "plain-id.jsonl")));
   });
 
+  it("an async policy is awaited over hook and serve; a setup that rejects or hangs denies the call", async () => {
+    const write = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    const asyncDeny = write(
+      "async-deny.ts",
+      `export const policy = async (session) => { await Promise.resolve(); session.hooks.on("tool.pre", () => ({ decision: "deny", reason: "no" })); };`,
+    );
+    const rejecting = write(
+      "async-reject.ts",
+      `export const policy = async () => { await Promise.resolve(); throw new Error("setup broke"); };`,
+    );
+    const hanging = write("async-hang.ts", `export const policy = () => new Promise(() => {});`);
+    const denied = await hook(["--policy", asyncDeny, "--db", db], pre("ls"));
+    assert.equal(denied.code, 0, denied.stderr);
+    assert.equal(permission(denied.stdout).permissionDecision, "deny", denied.stdout);
+    assert.equal(permission(denied.stdout).permissionDecisionReason, "no");
+    const broke = await hook(["--policy", rejecting, "--db", db], pre("ls"));
+    assert.equal(permission(broke.stdout).permissionDecision, "deny", broke.stdout);
+    assert.match(
+      permission(broke.stdout).permissionDecisionReason ?? "",
+      /Cannot apply the policy: its setup rejected: setup broke/,
+    );
+    const hung = await hook(
+      ["--policy", hanging, "--db", db, "--timeout-ms", "1500"],
+      pre("ls"),
+    );
+    assert.equal(permission(hung.stdout).permissionDecision, "deny", hung.stdout);
+    assert.match(
+      permission(hung.stdout).permissionDecisionReason ?? "",
+      /its setup did not finish: the policy did not answer within 1500 ms/,
+    );
+    for (
+      const [file, reason] of [[asyncDeny, /^no$/], [
+        rejecting,
+        /setup rejected: setup broke/,
+      ]] as const
+    ) {
+      const { child, url } = await startServe(["--policy", file, "--db", join(dir, "async.db")]);
+      try {
+        const response = await fetch(`${url}/claude/hooks`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: pre("ls"),
+          signal: AbortSignal.timeout(30_000),
+        });
+        const output = (await response.json()).hookSpecificOutput;
+        assert.equal(output?.permissionDecision, "deny", file);
+        assert.match(output.permissionDecisionReason, reason);
+      } finally {
+        stopGroup(child);
+      }
+    }
+  });
+
   it("a policy that throws at load, a missing policy file and a hanging policy deny the call; nothing hangs", async () => {
     const throwing = join(dir, "throws.ts");
     writeFileSync(throwing, `throw new Error("broken policy module");`);

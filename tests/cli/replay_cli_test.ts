@@ -135,6 +135,31 @@ describe("hookscope replay", () => {
     },
   );
 
+  it(
+    "an async policy is awaited: replay --all counts its denials",
+    {
+      skip: sqliteMissing
+        ? "node:sqlite needs Node >= 22.5 to record the session in-process"
+        : false,
+    },
+    async () => {
+      const db = join(dir, "async.db");
+      const store = await SqliteStore.open(db);
+      await record(store);
+      await store.close();
+      const asyncDeny = join(dir, "async-deny.ts");
+      writeFileSync(
+        asyncDeny,
+        `export const policy = async (session) => { await Promise.resolve(); session.hooks.on("tool.pre", () => ({ decision: "deny", reason: "no" })); };`,
+      );
+      const changed = replay([db, "--all", "--policy", asyncDeny, "--json"]);
+      assert.equal(changed.code, 1, changed.stderr);
+      const report = JSON.parse(changed.stdout);
+      assert.equal(report.replayed, 5);
+      assert.equal(report.changed.length, 4); // every call but the recorded rm denial
+    },
+  );
+
   it("over a postgres:// store the same gate works", async () => {
     const store = await PostgresStore.open(PG_URL, { schema });
     const sessionId = await record(store);

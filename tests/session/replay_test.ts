@@ -148,6 +148,44 @@ describe("replayDecisions", () => {
     assert.ok(Date.now() - started < 30_000);
   });
 
+  it("an async policy is awaited before the replay: its hooks count; a setup that rejects or hangs denies every call", async () => {
+    const { store, sessionId } = await recorded(5);
+    let undone = 0;
+    const asyncStricter: Policy = async (session) => {
+      await Promise.resolve();
+      const off = session.hooks.on("tool.pre", () => ({ decision: "deny", reason: "no" }), {
+        name: "deny-all",
+      });
+      return () => {
+        undone++;
+        off();
+      };
+    };
+    const changes = await collect(replayDecisions(store, sessionId, asyncStricter));
+    // Every call but the recorded rm denial changes to deny.
+    assert.equal(changes.length, 4);
+    assert.ok(changes.every((c) => c.replayed === "deny" && c.hook === "deny-all"));
+    assert.equal(undone, 1);
+    const rejecting: Policy = async () => {
+      await Promise.resolve();
+      throw new Error("setup broke");
+    };
+    const failed = await collect(
+      replayDecisions(store, sessionId, rejecting, { includeUnchanged: true }),
+    );
+    assert.equal(failed.length, 5);
+    for (const change of failed) {
+      assert.equal(change.replayed, "deny");
+      assert.match(change.error ?? "", /Cannot apply the policy: its setup rejected: setup broke/);
+    }
+    const hanging: Policy = () => new Promise(() => {});
+    const started = Date.now();
+    const timedOut = await collect(replayDecisions(store, sessionId, hanging, { timeoutMs: 300 }));
+    assert.equal(timedOut.length, 5); // a failure is reported for every call, as a hook's is
+    assert.ok(timedOut.every((c) => /its setup did not finish within 300 ms/.test(c.error ?? "")));
+    assert.ok(Date.now() - started < 30_000);
+  });
+
   it("replays the arguments the model sent, not the rewritten ones, and reports a changed rewrite", async () => {
     const store = new MemoryStore();
     const session = new Session({ store });

@@ -15,6 +15,7 @@ import {
   type ToolDeniedInit,
 } from "../core/errors.ts";
 import { neverAborted } from "../core/_abort.ts";
+import { MAX_TIMER_MS } from "../core/_async.ts";
 import { normalizeAnswer } from "../core/_approval_answer.ts";
 import { PayloadTooDeepError } from "../core/_depth.ts";
 import { EventStatus, isAbortError } from "../core/operation.ts";
@@ -96,6 +97,12 @@ export function checkOptions(options: ActOptions | undefined): void {
     (typeof timeoutMs !== "number" || !(timeoutMs > 0) || Number.isNaN(timeoutMs))
   ) {
     throw new TypeError(`Cannot act: timeoutMs must be a positive number`);
+  }
+  if (timeoutMs !== undefined && timeoutMs !== Infinity && timeoutMs > MAX_TIMER_MS) {
+    // A timer fires a longer delay at once; Infinity is no deadline.
+    throw new TypeError(
+      `Cannot act: timeoutMs must be at most ${MAX_TIMER_MS} (about 24.8 days), or Infinity for no deadline; got ${timeoutMs}`,
+    );
   }
   if (approve !== undefined && typeof approve !== "function") {
     throw new TypeError(`Cannot act: approve must be a function`);

@@ -2,6 +2,7 @@
 // internal signal that every awaited step of the act path honours, and a rejection that names
 // the step that was still running. Nothing is created when neither is given.
 
+import { MAX_TIMER_MS } from "../core/_async.ts";
 import { HookTimeoutError } from "../hooks/errors.ts";
 import { isHookPoint } from "../hooks/hook_point.ts";
 
@@ -120,7 +121,8 @@ export class ActDeadline {
     if (this.#armed) return;
     this.#armed = true;
     const ms = this.#timeoutMs;
-    if (ms === undefined || this.#controller === null) return;
+    // Infinity is no deadline: setTimeout would fire it (or anything above MAX_TIMER_MS) at once.
+    if (ms === undefined || ms > MAX_TIMER_MS || this.#controller === null) return;
     const controller = this.#controller;
     const left = Math.max(0, ms - (Date.now() - this.#started));
     this.#timer = setTimeout(() => {

@@ -39,7 +39,8 @@ export interface ActOptions {
   callId?: string;
   /**
    * Deadline for the whole action in milliseconds (gate, hooks, tool, messages). A missed
-   * deadline rejects with an error naming the step that was still running.
+   * deadline rejects with an error naming the step that was still running. At most 2^31 − 1
+   * (about 24.8 days); `Infinity` is no deadline.
    */
   timeoutMs?: number;
   /**

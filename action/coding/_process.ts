@@ -7,6 +7,7 @@
 
 import { spawn } from "node:child_process";
 import process from "node:process";
+import { MAX_TIMER_MS } from "../../core/_async.ts";
 
 /** Options of {@linkcode runProcess}. */
 export interface RunProcessOptions {
@@ -155,10 +156,13 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
       aborted = true;
       kill();
     };
-    const deadline = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, options.timeoutMs);
+    // A deadline longer than a timer holds (2^31 - 1 ms) would fire at once: it is none.
+    const deadline = options.timeoutMs <= MAX_TIMER_MS
+      ? setTimeout(() => {
+        timedOut = true;
+        kill();
+      }, options.timeoutMs)
+      : undefined;
     if (options.signal) {
       if (options.signal.aborted) onAbort();
       else options.signal.addEventListener("abort", onAbort, { once: true });

@@ -17,6 +17,7 @@ import type { ToolPostDecision } from "../../core/tool_hook.ts";
 import { type ResolvedSandbox, runSandboxed, validateSandboxOptions } from "./_bwrap.ts";
 import { resolveSandbox } from "./_resolve_sandbox.ts";
 import { runProcess, type RunProcessResult } from "./_process.ts";
+import { MAX_TIMER_MS } from "../../core/_async.ts";
 import { type SandboxOptions, SandboxUnavailableError } from "./sandbox.ts";
 import { makeStage, removeStage, runStaged, type StagedRunResult } from "./_overlay.ts";
 import { lowerState, readChangeSet } from "./_changes.ts";
@@ -79,7 +80,7 @@ export interface AutoFormatRecord {
 
 /** Options of {@linkcode autoFormat}. */
 export interface AutoFormatOptions {
-  /** The deadline per run (default 10 000 ms); anything but a positive number throws `TypeError`. */
+  /** The deadline per run (default 10 000 ms); anything but a positive number up to 2^31 − 1 throws `TypeError`. */
   timeoutMs?: number;
   /** Extension with its dot (`".py"`) → formatter argv reading stdin and writing stdout. */
   formatters?: Record<string, readonly string[]>;
@@ -253,6 +254,12 @@ export function autoFormat(options: AutoFormatOptions): AutoFormatHook {
       `Cannot create autoFormat hook: timeoutMs must be a positive number, got ${
         String(timeoutMs)
       }`,
+    );
+  }
+  if (timeoutMs > MAX_TIMER_MS) {
+    // The formatter's timer would fire at once.
+    throw new TypeError(
+      `Cannot create autoFormat hook: timeoutMs must be at most ${MAX_TIMER_MS} (about 24.8 days), got ${timeoutMs}`,
     );
   }
   const sandboxOptions = Object.freeze({

@@ -243,4 +243,34 @@ describe("nothing hangs: act(request, { signal, timeoutMs }) (X23)", () => {
     await settlesSoon(sawAbort, "tool signal");
     assert.equal(seen?.aborted, true);
   });
+
+  it("a timeoutMs above what a timer holds is refused; Infinity is no deadline", async () => {
+    // setTimeout fires a longer delay after 1 ms: both had failed the act at once.
+    const session = new Session();
+    const branch = session.newBranch();
+    let ran = 0;
+    branch.actions.register(
+      new Tool({
+        name: "t",
+        execute: async () => {
+          await new Promise((r) => setTimeout(r, 20));
+          ran++;
+          return "done";
+        },
+      }),
+    );
+    await assert.rejects(
+      branch.act({ function: "t", arguments: {} }, { timeoutMs: 3e9 }),
+      (e: Error) =>
+        e instanceof TypeError &&
+        e.message ===
+          "Cannot act: timeoutMs must be at most 2147483647 (about 24.8 days), or Infinity for no deadline; got 3000000000",
+    );
+    assert.equal(ran, 0);
+    for (const timeoutMs of [Infinity, 2_147_483_647]) {
+      const result = await branch.act({ function: "t", arguments: {} }, { timeoutMs });
+      assert.equal(result.output, "done");
+    }
+    assert.equal(ran, 2);
+  });
 });

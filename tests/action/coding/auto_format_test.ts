@@ -365,6 +365,12 @@ describe("autoFormat", () => {
         }`,
       });
     }
+    // A timer fires a longer delay at once: every run had "timed out".
+    assert.throws(() => autoFormat({ cwd: box.ws, timeoutMs: 3e9 }), {
+      name: "TypeError",
+      message:
+        "Cannot create autoFormat hook: timeoutMs must be at most 2147483647 (about 24.8 days), got 3000000000",
+    });
     for (const cwd of ["", "a\0b", 7 as unknown as string, undefined as unknown as string]) {
       assert.throws(() => autoFormat({ cwd }), {
         name: "TypeError",

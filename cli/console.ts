@@ -7,7 +7,7 @@
 import process from "node:process";
 import { consoleHandler, parseConsoleTokens } from "../console/handler.ts";
 import { listen } from "./_http_listen.ts";
-import { isLoopback } from "./_listen_flags.ts";
+import { isLoopback, parsePort } from "./_listen_flags.ts";
 import { flagHelp, type FlagSpec, parseFlags, requirePositionals } from "./_args.ts";
 import { existsSync } from "node:fs";
 import { displayDb, isDbUrl, openOrCreateDb, openWritableDb } from "./_db.ts";
@@ -75,10 +75,7 @@ export async function consoleCommand(args: readonly string[], io: CliIO): Promis
   }
   const [db] = requirePositionals("console", positionals, ["DB"]);
   const host = typeof values.host === "string" && values.host !== "" ? values.host : "127.0.0.1";
-  const port = values.port === undefined ? 8788 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(`hookscope console: --port must be a port number`);
-  }
+  const port = parsePort("console", values.port, 8788);
   const named = values["token-env"];
   if (named !== undefined && (typeof named !== "string" || named === "")) {
     throw new UsageError("hookscope console: --token-env needs the name of a variable");

@@ -87,7 +87,7 @@ export function hookForwarderCommand(args: readonly string[], io: CliIO): number
   const file = resolve(project, out ?? ".claude/hookscope-forward.sh");
   if (existsSync(file) && !readFileSync(file, "utf8").includes(MARK)) {
     throw new CliError(
-      `hookscope hook-forwarder: ${file} exists and is not a forwarder this command wrote; give another --out`,
+      `${file} exists and is not a forwarder this command wrote; give another --out`,
     );
   }
   mkdirSync(dirname(file), { recursive: true });

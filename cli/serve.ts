@@ -11,7 +11,7 @@ import { timingSafeEqual } from "node:crypto";
 import { loadPolicy } from "../claude/load_policy.ts";
 import { flagHelp, type FlagSpec, parseFlags } from "./_args.ts";
 import { displayDb, openOrCreateDb, projectDb } from "./_db.ts";
-import { isLoopback } from "./_listen_flags.ts";
+import { isLoopback, parsePort } from "./_listen_flags.ts";
 import { CliError, type CliIO, UsageError } from "./_output.ts";
 import { answerInStore } from "./_claude_events.ts";
 import {
@@ -136,10 +136,7 @@ export async function serveCommand(args: readonly string[], io: CliIO): Promise<
     );
   }
   const host = (values.host as string | undefined) ?? "127.0.0.1";
-  const port = Number(values.port ?? 8787);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new UsageError("hookscope serve: --port must be 0..65535");
-  }
+  const port = parsePort("serve", values.port, 8787);
   const timeoutMs = Number(values["timeout-ms"] ?? 20_000);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
     throw new UsageError("hookscope serve: --timeout-ms must be an integer from 1 to 600000");

@@ -397,7 +397,13 @@ export function consoleHandler(store: SessionStore, options: ConsoleOptions = {}
     }
     const timeline = /^\/api\/sessions\/([^/]+)\/timeline$/.exec(path);
     if (timeline !== null) {
-      const sessionId = decodeURIComponent(timeline[1]);
+      let sessionId: string;
+      try {
+        sessionId = decodeURIComponent(timeline[1]);
+      } catch {
+        // `%ZZ`, or a `%` escape that is not UTF-8: not a session id, and not a server fault.
+        return reply(400, { error: "the session id in the path is not valid percent-encoding" });
+      }
       const asked = Number(url.searchParams.get("limit") ?? String(pageSize));
       const limit = Number.isInteger(asked) && asked > 0 ? Math.min(asked, pageSize) : pageSize;
       const page = await readTimeline(

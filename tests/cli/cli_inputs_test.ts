@@ -75,7 +75,9 @@ async function waitingDb(): Promise<string> {
 }
 
 describe("hookscope approve --args", { skip: sqliteMissing }, () => {
-  it("refuses edited arguments the store would have to cut (exit 2, nothing stored)", async () => {
+  it("refuses edited arguments the store would have to cut (exit 2, nothing stored)", {
+    timeout: 120_000,
+  }, async () => {
     const db = await waitingDb();
     const nest = (levels: number) => `${'{"a":'.repeat(levels - 1)}{}${"}".repeat(levels - 1)}`;
     const cases: [string, RegExp][] = [
@@ -134,7 +136,9 @@ describe("a database that is not hookscope's", () => {
     return { dir, db, fixture, policy };
   }
 
-  it("hook --db and serve --db refuse another application's SQLite file and change nothing in it", async () => {
+  it("hook --db and serve --db refuse another application's SQLite file and change nothing in it", {
+    timeout: 120_000,
+  }, async () => {
     const { db, fixture, policy } = foreignSetup();
     const before = readFileSync(db);
     const fixtureBefore = readFileSync(fixture);
@@ -163,20 +167,24 @@ describe("a database that is not hookscope's", () => {
     assert.equal(existsSync(`${db}-wal`), false);
   });
 
-  it("console refuses another application's file, and a file that does not exist (saying how to make one)", async () => {
-    const { dir, db } = foreignSetup();
-    const before = readFileSync(db);
-    const foreign = await hookscope(["console", db, "--port", "0"]);
-    assert.equal(foreign.code, 1, foreign.out + foreign.err);
-    assert.match(foreign.err, /it is not a hookscope session database/);
-    assert.deepEqual(readFileSync(db), before);
-    const typo = join(dir, "typo.db");
-    const missing = await hookscope(["console", typo, "--port", "0"]);
-    assert.equal(missing.code, 1, missing.out + missing.err);
-    assert.match(missing.err, /no file there/);
-    assert.match(missing.err, /'hookscope hook --db FILE'/);
-    assert.equal(existsSync(typo), false);
-  });
+  it(
+    "console refuses another application's file, and a file that does not exist (saying how to make one)",
+    { timeout: 120_000 },
+    async () => {
+      const { dir, db } = foreignSetup();
+      const before = readFileSync(db);
+      const foreign = await hookscope(["console", db, "--port", "0"]);
+      assert.equal(foreign.code, 1, foreign.out + foreign.err);
+      assert.match(foreign.err, /it is not a hookscope session database/);
+      assert.deepEqual(readFileSync(db), before);
+      const typo = join(dir, "typo.db");
+      const missing = await hookscope(["console", typo, "--port", "0"]);
+      assert.equal(missing.code, 1, missing.out + missing.err);
+      assert.match(missing.err, /no file there/);
+      assert.match(missing.err, /'hookscope hook --db FILE'/);
+      assert.equal(existsSync(typo), false);
+    },
+  );
 });
 
 /** An empty hookscope session database at `path`, made by a Deno process (any runtime has one). */
@@ -191,7 +199,9 @@ function emptyHookscopeDb(path: string): string {
 }
 
 describe("hookscope console without a token", () => {
-  it("refuses a non-loopback --host, and a --token-env naming an unset variable (exit 2)", async () => {
+  it("refuses a non-loopback --host, and a --token-env naming an unset variable (exit 2)", {
+    timeout: 120_000,
+  }, async () => {
     const db = emptyHookscopeDb(join(tempDir(), "sessions.db"));
     const open = await hookscope(["console", db, "--host", "0.0.0.0", "--port", "0"], {
       HOOKSCOPE_CONSOLE_TOKEN: undefined,
@@ -206,4 +216,47 @@ describe("hookscope console without a token", () => {
     assert.match(unset.err, /the environment variable NO_SUCH_TOKEN is empty/);
     assert.doesNotMatch(unset.out, /listening/);
   });
+});
+
+describe("hookscope --port and messages", () => {
+  it("serve and console take only a decimal --port from 0 to 65535 (exit 2 otherwise)", {
+    timeout: 120_000,
+  }, async () => {
+    const dir = tempDir();
+    const policy = join(dir, "policy.ts");
+    writeFileSync(policy, "export const policy = () => {};\n");
+    const db = emptyHookscopeDb(join(dir, "sessions.db"));
+    for (const port of ["0x4e21", "", "1e3", " 80", "65536", "-1"]) {
+      const serve = await hookscope(["serve", "--policy", policy, "--db", db, `--port=${port}`]);
+      assert.equal(serve.code, 2, `serve --port ${JSON.stringify(port)}: ${serve.out}${serve.err}`);
+      assert.match(serve.err, /hookscope serve: --port must be a decimal integer from 0 to 65535/);
+      assert.doesNotMatch(serve.out, /listening/);
+      const console = await hookscope(["console", db, `--port=${port}`]);
+      assert.equal(console.code, 2, `console --port ${JSON.stringify(port)}: ${console.err}`);
+      assert.match(console.err, /hookscope console: --port must be a decimal integer/);
+    }
+  });
+
+  it(
+    "hook-forwarder names itself once when it will not overwrite a file",
+    { timeout: 120_000 },
+    async () => {
+      const dir = tempDir();
+      const out = join(dir, "mine.sh");
+      writeFileSync(out, "#!/bin/sh\necho mine\n");
+      const result = await hookscope([
+        "hook-forwarder",
+        "--server",
+        "http://127.0.0.1:8787",
+        "--out",
+        out,
+      ]);
+      assert.equal(result.code, 1, result.err);
+      assert.equal(
+        result.err.trim(),
+        `hookscope hook-forwarder: ${out} exists and is not a forwarder this command wrote; give another --out`,
+      );
+      assert.equal(readFileSync(out, "utf8"), "#!/bin/sh\necho mine\n");
+    },
+  );
 });

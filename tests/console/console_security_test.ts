@@ -230,6 +230,23 @@ describe("console security", () => {
     }
   });
 
+  it("a timeline path whose session id is not valid percent-encoding is a 400, not a 500", async () => {
+    for (const id of ["%ZZ", "%E0%A4%A", "%C0%AF"]) {
+      const response = await fetch(`${base}/api/sessions/${id}/timeline`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+        signal: AbortSignal.timeout(10_000),
+      });
+      assert.equal(response.status, 400, id);
+      assert.match((await response.json()).error, /not valid percent-encoding/);
+    }
+    const fine = await fetch(`${base}/api/sessions/${encodeURIComponent("s 1%")}/timeline`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    assert.equal(fine.status, 200);
+    await fine.body?.cancel();
+  });
+
   it("a console without tokens is read-only", async () => {
     const readOnly = await listen(consoleHandler(store), { host: "127.0.0.1", port: 0 });
     try {

@@ -1,6 +1,7 @@
 // The options of PostgresStore.open, their checks, and the names derived from them (the
 // schema's NOTIFY channel). Private to the PostgreSQL store.
 
+import { MAX_TIMER_MS } from "../../core/_async.ts";
 import { redactUrl } from "./_pg_errors.ts";
 
 /** Options for {@linkcode PostgresStore.open}. */
@@ -17,7 +18,7 @@ export interface PostgresStoreOptions {
    * notification listener that reconnected. Default: ignored.
    */
   onError?: (error: Error) => void;
-  /** Deadline of every call, retries included, in milliseconds (default 30 000). */
+  /** Deadline of every call, retries included, in milliseconds (default 30 000; at most 2^31 − 1). */
   timeoutMs?: number;
   /**
    * Create the schema and apply missing migrations (default `true`). With `false` the schema
@@ -105,6 +106,12 @@ export function parseOptions(url: unknown, options: unknown): PgConfig {
   if (typeof timeoutMs !== "number" || !(timeoutMs > 0) || !Number.isFinite(timeoutMs)) {
     throw new TypeError(
       `Cannot ${action}: timeoutMs must be a positive number; got ${String(timeoutMs)}`,
+    );
+  }
+  if (timeoutMs > MAX_TIMER_MS) {
+    // A timer (ours, and the driver's connect_timeout) fires a longer delay at once.
+    throw new TypeError(
+      `Cannot ${action}: timeoutMs must be at most ${MAX_TIMER_MS} (about 24.8 days); got ${timeoutMs}`,
     );
   }
   if (o.onError !== undefined && typeof o.onError !== "function") {

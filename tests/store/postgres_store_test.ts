@@ -89,6 +89,11 @@ describe("PostgresStore", () => {
     await assert.rejects(PostgresStore.open(PG_URL, { schema: "1abc" }), TypeError);
     await assert.rejects(PostgresStore.open(PG_URL, { max: 0 }), TypeError);
     await assert.rejects(PostgresStore.open(PG_URL, { timeoutMs: -1 }), TypeError);
+    // The driver's connect timer would fire at once: the store could never connect.
+    await assert.rejects(
+      PostgresStore.open(PG_URL, { timeoutMs: 3e9 }),
+      /^TypeError: Cannot open PostgreSQL store: timeoutMs must be at most 2147483647 \(about 24\.8 days\); got 3000000000$/,
+    );
     await assert.rejects(
       PostgresStore.open(PG_URL, { synchronousCommit: "local" as "on" }),
       /synchronousCommit must be "on" or "off"/,

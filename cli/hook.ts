@@ -11,6 +11,7 @@ import type { CliIO } from "./_output.ts";
 import { UsageError } from "./_output.ts";
 import { asciiJson, failedAnswer, MAX_EVENT_BYTES, readLimited } from "./_claude_wire.ts";
 import { forwardHook, processForwardIO } from "./_hook_forward.ts";
+import { abortable, deadlineSignal } from "../core/_async.ts";
 
 const FLAGS: Record<string, FlagSpec> = {
   policy: {
@@ -26,7 +27,10 @@ const FLAGS: Record<string, FlagSpec> = {
     type: "string",
     help: "with --server: the environment variable holding the bearer token",
   },
-  "timeout-ms": { type: "string", help: "longest wait for the policy or server (default 20000)" },
+  "timeout-ms": {
+    type: "string",
+    help: "longest wait for the policy (load, store, answer) or server (default 20000)",
+  },
 };
 
 /** Help text for `hookscope hook`. */
@@ -89,22 +93,44 @@ export async function hookCommand(args: readonly string[], io: CliIO): Promise<n
     return fail(`cannot read the event: ${(error as Error)?.message ?? error}`);
   }
   let store;
+  // One deadline for loading the policy, opening the store and the answer: a policy module whose
+  // top-level await never settles, or a store that never opens, fails closed like a slow policy.
+  let phase = "the policy did not answer";
+  const limit = deadlineSignal(
+    timeoutMs,
+    undefined,
+    () => new Error(`${phase} within ${timeoutMs} ms`),
+  );
   try {
     // Loaded here, not at the top: `--server` needs none of it (a forwarding hook starts fast).
-    const [{ loadPolicy }, { openOrCreateDb, projectDb }, { answerInStore }] = await Promise.all([
-      import("../claude/load_policy.ts"),
-      import("./_db.ts"),
-      import("./_claude_events.ts"),
-    ]);
-    const policy = await loadPolicy(policyFile as string);
+    const [{ loadPolicy }, { openOrCreateDb, projectDb }, { answerInStore }] = await abortable(
+      Promise.all([
+        import("../claude/load_policy.ts"),
+        import("./_db.ts"),
+        import("./_claude_events.ts"),
+      ]),
+      limit.signal,
+    );
+    phase = `loading the policy ${JSON.stringify(policyFile)} did not finish`;
+    const policy = await abortable(loadPolicy(policyFile as string), limit.signal);
+    phase = "opening the database did not finish";
     const projectDir = process.env.CLAUDE_PROJECT_DIR ?? process.cwd();
-    store = await openOrCreateDb((values.db as string | undefined) ?? projectDb(projectDir));
-    const answer = await answerInStore(store, policy, event, timeoutMs);
+    const opening = openOrCreateDb((values.db as string | undefined) ?? projectDb(projectDir));
+    try {
+      store = await abortable(opening, limit.signal);
+    } catch (error) {
+      // A store that opens after the deadline is closed when it does.
+      opening.then((late) => late.close(), () => {});
+      throw error;
+    }
+    phase = "the policy did not answer";
+    const answer = await answerInStore(store, policy, event, Infinity, { signal: limit.signal });
     print(answer.output);
     return 0;
   } catch (error) {
     return fail((error as Error)?.message ?? String(error));
   } finally {
+    limit.done();
     await store?.close();
   }
 }

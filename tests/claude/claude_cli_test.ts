@@ -28,6 +28,7 @@ function hook(
   args: string[],
   stdin: string | null,
   env: Record<string, string> = {},
+  guardMs = 90_000,
 ): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(DENO, [...CLI, "hook", ...args], {
@@ -43,7 +44,7 @@ function hook(
       try {
         process.kill(-child.pid!, "SIGKILL");
       } catch { /* gone */ }
-    }, 90_000);
+    }, guardMs);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(guard);
@@ -273,6 +274,52 @@ describe("hookscope hook and serve with bad input", () => {
       /did not answer within 1500 ms|timed out/,
     );
     assert.ok(Date.now() - started < 60_000);
+  });
+
+  it("a policy module whose top-level await never settles, or a store that never opens, denies at the deadline", async () => {
+    const stuck = join(dir, "stuck-module.ts");
+    // A timer keeps the process alive, as a module waiting on a network call would.
+    writeFileSync(
+      stuck,
+      `await new Promise((resolve) => setTimeout(resolve, 600_000));
+       export const policy = () => {};`,
+    );
+    // Killed after 40 s: a hook still running then never answered (the call would wait on it).
+    const hung = await hook(
+      ["--policy", stuck, "--db", db, "--timeout-ms", "2000"],
+      pre("ls"),
+      {},
+      40_000,
+    );
+    assert.equal(hung.code, 0, `exit ${hung.code}: ${hung.stderr}`);
+    assert.equal(permission(hung.stdout).permissionDecision, "deny", hung.stdout);
+    assert.match(
+      permission(hung.stdout).permissionDecisionReason ?? "",
+      /loading the policy .*stuck-module\.ts" did not finish within 2000 ms/,
+    );
+    // A PostgreSQL address that accepts the connection and never answers.
+    const { createServer } = await import("node:net");
+    const sockets = new Set<import("node:net").Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      const noStore = await hook(
+        ["--policy", policy, "--db", `postgres://u@127.0.0.1:${port}/db`, "--timeout-ms", "2000"],
+        pre("ls"),
+        {},
+        40_000,
+      );
+      assert.equal(noStore.code, 0, `exit ${noStore.code}: ${noStore.stderr}`);
+      assert.equal(permission(noStore.stdout).permissionDecision, "deny", noStore.stdout);
+      assert.match(
+        permission(noStore.stdout).permissionDecisionReason ?? "",
+        /opening the database did not finish within 2000 ms/,
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 
   it("stdin that never closes ends at the deadline with a block", async () => {

@@ -439,7 +439,9 @@ export const CONSOLE_JS: string = String.raw`"use strict";
   }
   function route() {
     const match = /^#\/s\/(.+)$/.exec(location.hash);
-    const next = match ? decodeURIComponent(match[1]) : null;
+    let next = null;
+    // A hand-made link with a malformed %-escape names the session as written.
+    if (match) { try { next = decodeURIComponent(match[1]); } catch { next = match[1]; } }
     if (next === state.session) return false;
     state.session = next; state.afterSeq = 0; state.messagesFrom = 0; state.messageIds = new Set(); state.painted = false; state.loaded = false;
     delete document.body.dataset.painted;

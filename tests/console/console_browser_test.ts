@@ -527,6 +527,19 @@ describe("the console in a real browser", () => {
     }
   });
 
+  it("a link with a malformed %-escape opens the console as usual", async () => {
+    await page.goto("about:blank");
+    await page.goto(`${base}/#/s/%ZZ`);
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as PageGlobals).document.getElementById("who")?.textContent ===
+          "answering as ana",
+      null,
+      { timeout: 20_000 },
+    );
+    await page.goto(base);
+  });
+
   it("is usable with the keyboard alone, labels every field, and fits a phone", async () => {
     const { stopped, session } = await stoppedSession("keyboard");
     // A message with no place to break it (a tool's JSON answer with base64 in it) must not

@@ -6,8 +6,10 @@
  * @module
  */
 
-import { mkdir, writeFile } from "node:fs/promises";
+import { lstat, mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, resolve } from "node:path";
+import process from "node:process";
 import type { Session } from "../session/session.ts";
 import { sessionIdProblem } from "./_session_id.ts";
 
@@ -96,16 +98,61 @@ function line(
 }
 
 /**
+ * The default transcript folder: one of this user's own under the OS temp folder
+ * (`TMPDIR/hookscope-claude-UID`, or `TMPDIR/hookscope-claude` where there are no user ids).
+ */
+export function defaultTranscriptDir(): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  return uid === undefined ? `${tmpdir()}/hookscope-claude` : `${tmpdir()}/hookscope-claude-${uid}`;
+}
+
+/**
+ * Checks that the default folder, which sits in a folder every user can write to, is this
+ * user's own real folder that nobody else can write to: else another user could have made it
+ * first and put a link where a transcript goes.
+ */
+async function checkOwnFolder(dir: string): Promise<void> {
+  const info = await lstat(dir);
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  if (!info.isDirectory()) {
+    throw new ClaudeTranscriptPathError(`${JSON.stringify(dir)} is not a folder (a link?)`);
+  }
+  if (uid !== undefined && (info.uid !== uid || (info.mode & 0o022) !== 0)) {
+    throw new ClaudeTranscriptPathError(
+      `${
+        JSON.stringify(dir)
+      } belongs to another user or others may write to it; pass transcriptDir (a folder of your own)`,
+    );
+  }
+}
+
+/**
  * Rewrites the session's transcript in `dir` ({@linkcode transcriptPath}: refused when it would
  * leave `dir`) with every message of the session's branches, oldest first; returns its path.
+ * The default folder must be this user's own ({@linkcode defaultTranscriptDir}); the file is
+ * written beside its place and renamed over it, so a link put where it goes is replaced, never
+ * followed.
  */
-export async function writeTranscript(session: Session, dir: string, cwd: string): Promise<string> {
-  const path = transcriptPath(dir, session.id);
+export async function writeTranscript(
+  session: Session,
+  dir: string | undefined,
+  cwd: string,
+): Promise<string> {
+  const folder = dir ?? defaultTranscriptDir();
+  const path = transcriptPath(folder, session.id);
   const messages = session.branches.flatMap((branch) => branch.messages).sort((a, b) =>
     a.createdAt - b.createdAt
   );
   const body = messages.map((m) => JSON.stringify(line(m, session.id, cwd))).join("\n");
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await writeFile(path, body === "" ? "" : body + "\n", { mode: 0o600 });
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  if (dir === undefined) await checkOwnFolder(folder);
+  const temp = `${path}.${crypto.randomUUID()}.tmp`;
+  try {
+    await writeFile(temp, body === "" ? "" : body + "\n", { mode: 0o600, flag: "wx" });
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true }).catch(() => {});
+    throw error;
+  }
   return path;
 }

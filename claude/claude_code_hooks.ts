@@ -5,7 +5,6 @@
  */
 
 import { readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import process from "node:process";
 import type { HookContext } from "../hooks/bus.ts";
@@ -30,6 +29,7 @@ import {
   toClaudeCall,
 } from "./tool_names.ts";
 import { isRecord } from "../core/_util.ts";
+import { MAX_TIMER_MS } from "../core/_async.ts";
 
 /** Options of {@linkcode claudeCodeHooks}. */
 export interface ClaudeCodeHooksOptions {
@@ -47,7 +47,10 @@ export interface ClaudeCodeHooksOptions {
   timeoutMs?: number;
   /** hookscope tool name → Claude tool name, merged over {@linkcode CLAUDE_TOOL_NAMES}. */
   toolNames?: Record<string, string>;
-  /** Where the session's JSONL transcript is written (default: a folder under the OS temp dir). */
+  /**
+   * Where the session's JSONL transcript is written (default: `TMPDIR/hookscope-claude-UID`, which
+   * must then be this user's own folder that others cannot write to).
+   */
   transcriptDir?: string;
   /** Where hook failures that are let through (`onFailure: "continue"`) are reported. */
   onError?: (error: ClaudeHookError) => void;
@@ -151,7 +154,7 @@ function hookLabel(loaded: ClaudeLoadedHook): string {
  * import { join } from "node:path";
  * import assert from "node:assert/strict";
  *
- * // Where the session's transcript for the hooks goes (default: TMPDIR/hookscope-claude).
+ * // Where the session's transcript for the hooks goes (default: TMPDIR/hookscope-claude-UID).
  * const transcriptDir = mkdtempSync(join(tmpdir(), "transcripts-"));
  * const policy = claudeCodeHooks({
  *   hooks: {
@@ -180,9 +183,9 @@ export function claudeCodeHooks(
   const hooks = readClaudeHooks(loadedFile.settings);
   const pluginRoot = options?.pluginRoot ?? loadedFile.pluginRoot;
   const timeoutMs = options?.timeoutMs ?? 60_000;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_TIMER_MS) {
     throw new TypeError(
-      `Cannot load Claude hooks: timeoutMs must be a positive number; got ${timeoutMs}`,
+      `Cannot load Claude hooks: timeoutMs must be a positive number of at most ${MAX_TIMER_MS}; got ${timeoutMs}`,
     );
   }
   const matchers = hooks.map((loaded) => compileMatcher(loaded.matcher, loaded.at));
@@ -202,7 +205,7 @@ export function claudeCodeHooks(
     const projectDir = resolve(options?.projectDir ?? process.cwd());
     // Paths are POSIX in the coding tools; elsewhere they are shown as given.
     const pathRoot = projectDir.startsWith("/") ? projectDir : undefined;
-    const transcriptDir = options?.transcriptDir ?? `${tmpdir()}/hookscope-claude`;
+    const transcriptDir = options?.transcriptDir;
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
     Object.assign(env, options?.env ?? {}, { CLAUDE_PROJECT_DIR: projectDir });

@@ -5,12 +5,15 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -144,7 +147,7 @@ describe("hookscope hook and serve with bad input", () => {
   });
 
   it("a session_id that is a path is refused over hook and serve: the call is denied, no file outside is touched", async () => {
-    // The transcript folder is TMPDIR/hookscope-claude; the id climbs out of it to the victim.
+    // The transcript folder is TMPDIR/hookscope-claude-UID; the id climbs out of it to the victim.
     const tmp = join(dir, "tmp-hostile");
     mkdirSync(tmp);
     const victim = join(dir, "victim", "important.jsonl");
@@ -199,7 +202,31 @@ describe("hookscope hook and serve with bad input", () => {
       TMPDIR: tmp,
     });
     assert.deepEqual(JSON.parse(fine.stdout), {}, fine.stderr);
-    assert.ok(existsSync(join(tmp, "hookscope-claude", "plain-id.jsonl")));
+    const own = `hookscope-claude${
+      typeof process.getuid === "function" ? `-${process.getuid()}` : ""
+    }`;
+    assert.ok(existsSync(join(tmp, own, "plain-id.jsonl")));
+    // A default folder someone else could have made first (others may write to it, or it is a
+    // link to elsewhere) is not used: the call is denied and nothing is written there.
+    for (const plant of ["writable", "link"] as const) {
+      const tmp2 = join(dir, `tmp-planted-${plant}`);
+      const elsewhere = join(dir, `elsewhere-${plant}`);
+      mkdirSync(tmp2);
+      mkdirSync(elsewhere);
+      if (plant === "writable") {
+        mkdirSync(join(tmp2, own));
+        chmodSync(join(tmp2, own), 0o777);
+      } else symlinkSync(elsewhere, join(tmp2, own));
+      const planted = await hook(["--policy", settings, "--db", db2], hostile("plain-id"), {
+        TMPDIR: tmp2,
+      });
+      assert.equal(permission(planted.stdout).permissionDecision, "deny", planted.stdout);
+      assert.match(
+        permission(planted.stdout).permissionDecisionReason ?? "",
+        plant === "writable" ? /others may write to it; pass transcriptDir/ : /is not a folder/,
+      );
+      assert.deepEqual(readdirSync(plant === "writable" ? join(tmp2, own) : elsewhere), []);
+    }
   });
 
   it("an async policy is awaited over hook and serve; a setup that rejects or hangs denies the call", async () => {

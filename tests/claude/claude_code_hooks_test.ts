@@ -5,11 +5,13 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   realpathSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -533,6 +535,33 @@ describe("claudeCodeHooks", () => {
     }
     assert.equal(readFileSync(victim, "utf8"), "keep me\n");
     assert.equal(existsSync(join(dir, "victim", "..jsonl")), false);
+  });
+
+  it("a link put where a transcript goes is replaced, never followed; timeoutMs past a timer's reach is refused", async () => {
+    const transcripts = join(dir, "linked-transcripts");
+    mkdirSync(transcripts, { recursive: true });
+    const victim = join(dir, "victim-of-link.txt");
+    writeFileSync(victim, "keep me\n");
+    const session = new Session({ id: "linked" });
+    symlinkSync(victim, join(transcripts, "linked.jsonl"));
+    claudeCodeHooks(pre("Bash", { type: "command", command: "true" }), {
+      projectDir: dir,
+      transcriptDir: transcripts,
+    })(session);
+    const fold = await session.hooks.decide("tool.pre", {
+      ...CALL,
+      toolName: "bash",
+      callId: "c1",
+      args: { command: "ls" },
+      argsSummary: "",
+    });
+    assert.equal(fold.error, undefined, String(fold.error));
+    assert.equal(readFileSync(victim, "utf8"), "keep me\n");
+    assert.ok(lstatSync(join(transcripts, "linked.jsonl")).isFile());
+    assert.throws(
+      () => claudeCodeHooks(pre("Bash", { type: "command", command: "true" }), { timeoutMs: 3e9 }),
+      /timeoutMs must be a positive number of at most 2147483647; got 3000000000/,
+    );
   });
 
   it("refuses configurations it cannot run, naming where", () => {

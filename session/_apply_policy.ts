@@ -11,6 +11,9 @@ import { isThenable } from "../core/_util.ts";
 import type { Policy } from "./policy.ts";
 import type { Session } from "./session.ts";
 
+/** A policy file's `async` policy (the `Policy` type itself is synchronous). */
+export type AsyncPolicy = (session: Session) => PromiseLike<void | (() => void)>;
+
 /** An `async` policy whose setup rejected or did not finish in time: its hooks are not all there. */
 export class PolicySetupError extends Error {
   /** Makes the error. */
@@ -28,7 +31,7 @@ export class PolicySetupError extends Error {
  * throws its own error.
  */
 export async function applyPolicy(
-  policy: Policy,
+  policy: Policy | AsyncPolicy,
   session: Session,
   ms: number,
   signal?: AbortSignal,

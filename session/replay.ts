@@ -244,7 +244,7 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
 export async function* replayDecisions(
   store: SessionStore,
   sessionId: string,
-  policy: Policy,
+  policy: Policy | ((session: Session) => PromiseLike<void | (() => void)>),
   options?: ReplayOptions,
 ): AsyncGenerator<DecisionChange, void, undefined> {
   if (typeof policy !== "function") throw new TypeError("Cannot replay: policy must be a function");

@@ -151,7 +151,7 @@ describe("replayDecisions", () => {
   it("an async policy is awaited before the replay: its hooks count; a setup that rejects or hangs denies every call", async () => {
     const { store, sessionId } = await recorded(5);
     let undone = 0;
-    const asyncStricter: Policy = async (session) => {
+    const asyncStricter = async (session: Session) => {
       await Promise.resolve();
       const off = session.hooks.on("tool.pre", () => ({ decision: "deny", reason: "no" }), {
         name: "deny-all",
@@ -166,7 +166,7 @@ describe("replayDecisions", () => {
     assert.equal(changes.length, 4);
     assert.ok(changes.every((c) => c.replayed === "deny" && c.hook === "deny-all"));
     assert.equal(undone, 1);
-    const rejecting: Policy = async () => {
+    const rejecting = async (): Promise<void> => {
       await Promise.resolve();
       throw new Error("setup broke");
     };
@@ -178,7 +178,7 @@ describe("replayDecisions", () => {
       assert.equal(change.replayed, "deny");
       assert.match(change.error ?? "", /Cannot apply the policy: its setup rejected: setup broke/);
     }
-    const hanging: Policy = () => new Promise(() => {});
+    const hanging = (): Promise<void> => new Promise(() => {});
     const started = Date.now();
     const timedOut = await collect(replayDecisions(store, sessionId, hanging, { timeoutMs: 300 }));
     assert.equal(timedOut.length, 5); // a failure is reported for every call, as a hook's is

@@ -30,7 +30,7 @@ export interface BundleCase {
 export const CASES: readonly BundleCase[] = [
   { name: "./service", entry: "service/mod.ts", gzipBudget: 22_000, zodAllowed: false },
   { name: "./hooks", entry: "hooks/mod.ts", gzipBudget: 12_000, zodAllowed: false },
-  { name: ".", entry: "mod.ts", gzipBudget: 88_000, zodAllowed: true },
+  { name: ".", entry: "mod.ts", gzipBudget: 90_000, zodAllowed: true },
 ];
 
 /** Sizes of one bundle. */

@@ -6,14 +6,14 @@
  */
 
 import { MAX_TIMER_MS } from "../core/_async.ts";
-import { describeValue, isRecord } from "../core/_util.ts";
+import { describeValue, isRecord, unknownOptionProblem } from "../core/_util.ts";
 import { Session } from "../session/session.ts";
 import { answerClaudeEvent } from "./answer_event.ts";
 import { CLAUDE_EVENTS, CLAUDE_EVENTS_NOT_RUN } from "./settings.ts";
 
 // The event names a configuration may list (readClaudeHooks accepts the same).
 const KNOWN_EVENTS: readonly string[] = [...Object.keys(CLAUDE_EVENTS), ...CLAUDE_EVENTS_NOT_RUN];
-const OPTION_KEYS: readonly string[] = ["events", "timeoutMs"];
+const OPTION_KEYS: ReadonlySet<string> = new Set(["events", "timeoutMs"]);
 
 function fail(what: string): never {
   throw new TypeError(`Cannot make Claude Agent SDK hooks: ${what}`);
@@ -82,11 +82,8 @@ export function claudeAgentHooks(
   if (options !== undefined && !isRecord(options)) {
     fail(`options must be an object; got ${describeValue(options)}`);
   }
-  for (const key of Object.keys(options ?? {})) {
-    if (!OPTION_KEYS.includes(key)) {
-      fail(`unknown option ${JSON.stringify(key)}; valid options: ${OPTION_KEYS.join(", ")}`);
-    }
-  }
+  const unknown = unknownOptionProblem(options ?? {}, OPTION_KEYS);
+  if (unknown !== undefined) fail(unknown);
   // PermissionDenied: the outcome of an ask the SDK refused (recorded as ApprovalAnswered).
   const events = options?.events ?? [...Object.keys(CLAUDE_EVENTS), "PermissionDenied"];
   if (!Array.isArray(events)) {

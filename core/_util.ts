@@ -23,6 +23,23 @@ export function describeValue(value: unknown): string {
 }
 
 /**
+ * What is wrong with an options object's keys: `"unknown option "x"; valid options: a, b"` for
+ * the first key not in `known` (a misspelt option would otherwise be silently ignored), or
+ * `undefined`.
+ */
+export function unknownOptionProblem(
+  options: object,
+  known: { has(key: string): boolean } & Iterable<string>,
+): string | undefined {
+  for (const key of Object.keys(options)) {
+    if (!known.has(key)) {
+      return `unknown option ${JSON.stringify(key)}; valid options: ${[...known].join(", ")}`;
+    }
+  }
+  return undefined;
+}
+
+/**
  * The clock for durations, in milliseconds. `Date.now()`: on the reference machine Deno's
  * `performance.now()` costs 0.2–0.5 µs a call (an op into the runtime) against ~0.1 µs, and every
  * event reads the clock twice; the price is whole-millisecond durations.

@@ -5,6 +5,7 @@ import type { HookPoint } from "./hook_point.ts";
 import type { HookOptions } from "./hook_options.ts";
 import type { HookContext } from "./bus.ts";
 import { toolNameMatcher } from "./_matcher.ts";
+import { unknownOptionProblem } from "../core/_util.ts";
 
 /** The default deadline of one Session hook handler, in milliseconds. */
 export const SESSION_HOOK_TIMEOUT_MS = 30_000;
@@ -74,11 +75,8 @@ export function makeEntry(
   const fail = (what: string): never => {
     throw new TypeError(`Cannot register hook at ${point}: ${what}`);
   };
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) {
-      fail(`unknown option ${JSON.stringify(key)}; valid options: ${[...OPTION_KEYS].join(", ")}`);
-    }
-  }
+  const unknown = unknownOptionProblem(options, OPTION_KEYS);
+  if (unknown !== undefined) fail(unknown);
   const { priority = 0, match, once = false, signal, timeoutMs, onFailure, mode, name } = options;
   if (typeof priority !== "number" || !Number.isFinite(priority)) {
     fail(`priority must be a finite number`);

@@ -12,7 +12,7 @@ import type { ToolAnnotations, ToolSource } from "../core/tool_source.ts";
 import { Tool, type ToolContext } from "../action/tool.ts";
 import { findSchemaProblem, jsonSchemaValidator } from "../action/_json_schema.ts";
 import { MAX_TIMER_MS } from "../core/_async.ts";
-import { describeValue, isRecord } from "../core/_util.ts";
+import { describeValue, isRecord, unknownOptionProblem } from "../core/_util.ts";
 
 /** Options for {@linkcode mcpTools}. */
 export interface McpToolsOptions {
@@ -369,7 +369,7 @@ function toolListChanged(): z.ZodType {
   }).loose();
 }
 
-const OPTION_KEYS: readonly string[] = [
+const OPTION_KEYS: ReadonlySet<string> = new Set([
   "server",
   "prefix",
   "manager",
@@ -381,7 +381,7 @@ const OPTION_KEYS: readonly string[] = [
   "maxTotalTimeoutMs",
   "maxDescriptionBytes",
   "maxResultBytes",
-];
+]);
 
 function optionFail(what: string): never {
   throw new TypeError(`Cannot list MCP tools: ${what}`);
@@ -394,11 +394,8 @@ function optionFail(what: string): never {
 function checkOptions(options: unknown): void {
   if (options === undefined) return;
   if (!isRecord(options)) optionFail(`options must be an object; got ${describeValue(options)}`);
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.includes(key)) {
-      optionFail(`unknown option ${JSON.stringify(key)}; valid options: ${OPTION_KEYS.join(", ")}`);
-    }
-  }
+  const unknown = unknownOptionProblem(options, OPTION_KEYS);
+  if (unknown !== undefined) optionFail(unknown);
   const { server, manager, spec, onError, onProgress, resetTimeoutOnProgress } = options;
   if (server !== undefined && (typeof server !== "string" || server === "")) {
     optionFail(`server must be a non-empty string; got ${describeValue(server)}`);

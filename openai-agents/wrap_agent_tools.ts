@@ -13,7 +13,7 @@ import { summarize } from "../core/json_safe.ts";
 import type { ToolSource } from "../core/tool_source.ts";
 import { AgentSpec } from "../action/spec.ts";
 import { Tool, type ToolContext } from "../action/tool.ts";
-import { describeValue, isRecord } from "../core/_util.ts";
+import { describeValue, isRecord, unknownOptionProblem } from "../core/_util.ts";
 import { Branch } from "../session/branch.ts";
 import { Session } from "../session/session.ts";
 
@@ -86,7 +86,7 @@ interface Controller {
 }
 
 const SOURCE: ToolSource = Object.freeze({ kind: "openai-agents" });
-const OPTION_KEYS: readonly string[] = ["session", "branch", "spec", "approvedBy"];
+const OPTION_KEYS: ReadonlySet<string> = new Set(["session", "branch", "spec", "approvedBy"]);
 
 function wrapFail(what: string): never {
   throw new TypeError(`Cannot wrap agent tools: ${what}`);
@@ -98,11 +98,8 @@ function wrapFail(what: string): never {
  */
 function checkWrapOptions(options: unknown): asserts options is WrapAgentToolsOptions {
   if (!isRecord(options)) wrapFail(`options must be an object; got ${describeValue(options)}`);
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.includes(key)) {
-      wrapFail(`unknown option ${JSON.stringify(key)}; valid options: ${OPTION_KEYS.join(", ")}`);
-    }
-  }
+  const unknown = unknownOptionProblem(options, OPTION_KEYS);
+  if (unknown !== undefined) wrapFail(unknown);
   const { session, branch, spec, approvedBy } = options;
   if (session !== undefined && !(session instanceof Session)) {
     wrapFail(`session must be a Session; got ${describeValue(session)}`);

@@ -4,6 +4,7 @@
 import { argsHash, canonicalJson } from "../core/approval.ts";
 import { ApprovalConflictError } from "./store_errors.ts";
 import { toJsonSafe } from "../core/json_safe.ts";
+import { isPlainObject } from "../core/_freeze.ts";
 import {
   type PendingApprovalFilter,
   type PendingApprovalRow,
@@ -64,7 +65,7 @@ export function approvedArgs(
   action: string,
   root = "updatedArgs",
 ): Record<string, unknown> {
-  if (!plainObject(value)) fail(action, `${what} must be an object`, value);
+  if (!isPlainObject(value)) fail(action, `${what} must be an object`, value);
   const refuse = (path: string, problem: string): never => {
     throw new TypeError(
       `Cannot ${action}: ${what} must be plain JSON within the stores' limits (${MAX_ANSWER_ARGS_DEPTH} levels, ${MAX_ANSWER_ARGS_KEYS} keys or items per object or array); ${path} ${problem}`,
@@ -102,7 +103,7 @@ export function approvedArgs(
         }
         return out;
       }
-      if (!plainObject(item)) {
+      if (!isPlainObject(item)) {
         return refuse(path, `is ${describeValue(item)}, not a plain object`);
       }
       const keys = Object.keys(item);
@@ -129,12 +130,6 @@ export function approvedArgs(
     }
   };
   return copy(value, root, 0) as Record<string, unknown>;
-}
-
-function plainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 function normalizeApproval(value: unknown, runId: string, action: string): RunApproval {

@@ -42,7 +42,8 @@ Answers need a bearer token, read from the environment variable NAME (default
 HOOKSCOPE_CONSOLE_TOKEN): one token (answers are recorded as by "console"), or name=token pairs
 separated by commas (answers are recorded as by that name). With a token set, every API request
 needs it; without one the console is read-only, and listens on a loopback address only (another
---host needs a token). A --token-env variable that is not set is a usage error. Prints 'listening on http://HOST:PORT' once ready.
+--host needs a token). A --token-env variable that is not set is a usage error. Prints
+'listening on http://HOST:PORT' once ready.
 
 ${flagHelp(FLAGS)}`;
 

@@ -18,6 +18,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type ClientRequest, request } from "node:http";
 import process from "node:process";
 import { CLI, DENO, startServe, stopGroup } from "./_cli.ts";
 
@@ -66,6 +67,33 @@ const pre = (command: string) =>
     tool_input: { command },
     tool_use_id: "toolu_1",
   });
+
+/**
+ * POSTs to serve's `/claude/hooks` at `base` through node:http with the token and `headers`,
+ * `send` writing the body (in parts, or never all of it); resolves with the answer.
+ */
+function rawPost(
+  base: string,
+  headers: Record<string, string>,
+  send: (req: ClientRequest) => void,
+): Promise<{ status: number; text: string }> {
+  const target = new URL(`${base}/claude/hooks`);
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer s3cret", ...headers },
+    }, (res) => {
+      let text = "";
+      res.on("data", (d) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on("error", reject);
+    send(req);
+  });
+}
 
 function permission(
   stdout: string,
@@ -435,30 +463,12 @@ describe("hookscope hook and serve with bad input", () => {
     });
 
     it("reads a chunked body (no content-length) as well as a declared one", async () => {
-      const { request } = await import("node:http");
-      const target = new URL(`${url}/claude/hooks`);
-      const answer = await new Promise<string>((resolve, reject) => {
-        const req = request({
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            authorization: "Bearer s3cret",
-            "transfer-encoding": "chunked",
-          },
-        }, (res) => {
-          let text = "";
-          res.on("data", (d) => (text += d));
-          res.on("end", () => resolve(text));
-        });
-        req.on("error", reject);
-        const body = pre("rm -rf x");
+      const body = pre("rm -rf x");
+      const answer = await rawPost(url, { "transfer-encoding": "chunked" }, (req) => {
         req.write(body.slice(0, 20));
         setTimeout(() => req.end(body.slice(20)), 50);
       });
-      assert.equal(JSON.parse(answer).hookSpecificOutput.permissionDecision, "deny");
+      assert.equal(JSON.parse(answer.text).hookSpecificOutput.permissionDecision, "deny");
     });
 
     it("hook --server fails closed: a server that is down, malformed stdin, bad flags", async () => {
@@ -629,25 +639,7 @@ describe("hookscope hook and serve with bad input", () => {
         /bearer token/,
       );
       // A body that never completes: refused at the deadline.
-      const { request } = await import("node:http");
-      const target = new URL(`${url}/claude/hooks`);
-      const slow = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = request({
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            authorization: "Bearer s3cret",
-            "content-length": "500",
-          },
-        }, (res) => {
-          let text = "";
-          res.on("data", (d) => (text += d));
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-        });
-        req.on("error", reject);
+      const slow = await rawPost(url, { "content-length": "500" }, (req) => {
         req.write(pre("rm -rf victim").slice(0, 40));
       });
       assert.equal(slow.status, 200);

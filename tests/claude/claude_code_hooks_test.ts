@@ -37,6 +37,16 @@ function pre(matcher: string, ...hooks: ClaudeHook[]): ClaudeHookSettings {
   return { hooks: { PreToolUse: [{ matcher, hooks }] } };
 }
 
+/** The session's `tool.pre` decision on one call. */
+function decidePre(
+  session: Session,
+  toolName: string,
+  callId: string,
+  args: Record<string, unknown>,
+) {
+  return session.hooks.decide("tool.pre", { ...CALL, toolName, callId, args, argsSummary: "" });
+}
+
 /** A session with a fake `bash` tool that records what it ran (the hooks are what is tested). */
 function sessionWithEcho(): { session: Session; ran: string[] } {
   const session = new Session();
@@ -89,14 +99,7 @@ describe("claudeCodeHooks", () => {
     claudeCodeHooks(pre("Bash", { type: "command", command: script("decide.py") }), here())(
       session,
     );
-    const fold = (command: string) =>
-      session.hooks.decide("tool.pre", {
-        ...CALL,
-        toolName: "bash",
-        callId: "call-7",
-        args: { command },
-        argsSummary: "",
-      });
+    const fold = (command: string) => decidePre(session, "bash", "call-7", { command });
     const denied = await fold("curl http://example.test");
     assert.equal(denied.verdict, "deny");
     assert.equal(denied.reason, "no network from PreToolUse");
@@ -156,13 +159,7 @@ describe("claudeCodeHooks", () => {
       transcriptDir: join(dir, "transcripts"),
     })(session);
     await session.defaultBranch.addMessage({ role: "user", content: "list the files please" });
-    const fold = await session.hooks.decide("tool.pre", {
-      ...CALL,
-      toolName: "bash",
-      callId: "c1",
-      args: { command: "ls" },
-      argsSummary: "",
-    });
+    const fold = await decidePre(session, "bash", "c1", { command: "ls" });
     assert.deepEqual(fold.context, [
       "transcript has 1 lines; last prompt: list the files please; session true",
     ]);
@@ -225,21 +222,17 @@ describe("claudeCodeHooks", () => {
     const session = new Session();
     const policy = claudeCodeHooks(join(fixtures, "plugin", "hooks", "hooks.json"), here());
     policy(session);
-    const fold = await session.hooks.decide("tool.pre", {
-      ...CALL,
-      toolName: "editor",
-      callId: "c1",
-      args: { action: "write", filePath: "config/.env", content: "KEY=1" },
-      argsSummary: "",
+    const fold = await decidePre(session, "editor", "c1", {
+      action: "write",
+      filePath: "config/.env",
+      content: "KEY=1",
     });
     assert.equal(fold.verdict, "deny");
     assert.equal(fold.reason, `plugin at ${join(fixtures, "plugin")} refuses .env in ${dir}`);
-    const fine = await session.hooks.decide("tool.pre", {
-      ...CALL,
-      toolName: "editor",
-      callId: "c2",
-      args: { action: "write", filePath: "README.md", content: "x" },
-      argsSummary: "",
+    const fine = await decidePre(session, "editor", "c2", {
+      action: "write",
+      filePath: "README.md",
+      content: "x",
     });
     assert.equal(fine.verdict, "none");
   });
@@ -479,12 +472,10 @@ describe("claudeCodeHooks", () => {
 
     // An absolute updatedInput path inside the project becomes the tool's relative path.
     const inside = withHooks({ REWRITE_TO: join(ws, "src", "z.txt") });
-    const decision = await inside.session.hooks.decide("tool.pre", {
-      ...CALL,
-      toolName: "editor",
-      callId: "c-rewrite",
-      args: { action: "write", filePath: "src/y.txt", content: "y" },
-      argsSummary: "",
+    const decision = await decidePre(inside.session, "editor", "c-rewrite", {
+      action: "write",
+      filePath: "src/y.txt",
+      content: "y",
     });
     assert.deepEqual(decision.updatedArgs, {
       action: "write",
@@ -519,13 +510,7 @@ describe("claudeCodeHooks", () => {
     ) {
       const session = new Session({ id });
       claudeCodeHooks(pre("Bash", { type: "command", command: "true" }), here())(session);
-      const fold = await session.hooks.decide("tool.pre", {
-        ...CALL,
-        toolName: "bash",
-        callId: "c1",
-        args: { command: "ls" },
-        argsSummary: "",
-      });
+      const fold = await decidePre(session, "bash", "c1", { command: "ls" });
       // A failed blocking hook: the act path (and a PreToolUse answer) denies the call with it.
       assert.match(
         String((fold.error as Error)?.message),
@@ -548,13 +533,7 @@ describe("claudeCodeHooks", () => {
       projectDir: dir,
       transcriptDir: transcripts,
     })(session);
-    const fold = await session.hooks.decide("tool.pre", {
-      ...CALL,
-      toolName: "bash",
-      callId: "c1",
-      args: { command: "ls" },
-      argsSummary: "",
-    });
+    const fold = await decidePre(session, "bash", "c1", { command: "ls" });
     assert.equal(fold.error, undefined, String(fold.error));
     assert.equal(readFileSync(victim, "utf8"), "keep me\n");
     assert.ok(lstatSync(join(transcripts, "linked.jsonl")).isFile());
